@@ -1,0 +1,24 @@
+"""The rule registry. Each rule lives in its own module; ``ALL_RULES`` lists them in run order."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence
+
+from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.epoch_end import EpochEndRule
+
+ALL_RULES: List[Rule] = [EpochEndRule()]
+
+
+def rules_by_code() -> Dict[str, Rule]:
+    return {r.code: r for r in ALL_RULES}
+
+
+def select_rules(codes: Sequence[str] = ()) -> List[Rule]:
+    """Rules whose code starts with one of ``codes`` (all rules when empty), in run order."""
+    if not codes:
+        return list(ALL_RULES)
+    return [r for r in ALL_RULES if any(r.code.startswith(c) for c in codes)]
+
+
+__all__ = ["ALL_RULES", "Example", "Rule", "RuleContext", "Safety", "rules_by_code", "select_rules"]

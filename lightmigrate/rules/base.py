@@ -1,0 +1,76 @@
+"""The rule framework: what every rule declares, and what it gets to work with.
+
+A rule is a class with metadata (code, summary, the upgrade-guide row it implements, its
+safety) and one method, ``apply``, which takes a parsed libcst ``Module`` and returns the
+rewritten one. Rules never read or write files; the engine does that.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from lightmigrate.findings import Finding, Kind
+from lightmigrate.project import ProjectIndex
+
+
+class Safety(str, enum.Enum):
+    PRESERVING = "behaviour-preserving"  # the rewrite keeps 1.9 behaviour exactly (checked by verify)
+    REVIEW = "needs review"  # the rewrite is the best known port but a human should look
+
+
+@dataclass(frozen=True)
+class Example:
+    """A before/after pair. ``after is None`` means the rule must leave ``before`` unchanged."""
+
+    before: str
+    after: Optional[str]
+    title: str = ""
+
+
+@dataclass
+class RuleContext:
+    """Per-file state a rule may use: the path, the project's class index, and the findings list."""
+
+    path: str = "<string>"
+    project: ProjectIndex = field(default_factory=ProjectIndex)
+    findings: List[Finding] = field(default_factory=list)
+    _positions: Optional[Tuple[cst.Module, Dict]] = None
+
+    def position(self, module: cst.Module, node: cst.CSTNode) -> Tuple[int, int]:
+        """Line and 1-based column of ``node`` inside ``module`` (0, 0 when unknown)."""
+        if self._positions is None or self._positions[0] is not module:
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            self._positions = (module, wrapper.resolve(PositionProvider))
+        pos = self._positions[1].get(node)
+        if pos is None:
+            return (0, 0)
+        return (pos.start.line, pos.start.column + 1)
+
+    def report(self, code: str, message: str, kind: Kind, line: int = 0, col: int = 0) -> None:
+        self.findings.append(Finding(code, message, kind, line, col, self.path))
+
+
+class Rule:
+    """Base class of every rule. Subclasses fill in the metadata and ``apply``."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]  # a short slug, e.g. "epoch-end-outputs"
+    summary: ClassVar[str]  # one line
+    spec_rows: ClassVar[Tuple[str, ...]]  # rows of ../shared/spec/lightning-1-to-2.md, e.g. ("M1",)
+    guide: ClassVar[str]  # the upgrade-guide row it implements, with its link
+    safety: ClassVar[Safety]
+    description: ClassVar[str] = ""  # what it does and why, for `lightmigrate rules CODE`
+    # Cheap prefilter: a file that contains none of these substrings cannot need the rule.
+    triggers: ClassVar[Tuple[str, ...]]
+    examples: ClassVar[Sequence[Example]] = ()
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:  # pragma: no cover
+        raise NotImplementedError
+
+    def may_apply(self, text: str) -> bool:
+        return any(t in text for t in self.triggers)
