@@ -26,6 +26,12 @@ class ClassInfo:
     methods: FrozenSet[str]  # names defined by def (or assigned) in the class body
     super_calls: Dict[str, FrozenSet[str]] = field(default_factory=dict, compare=False, hash=False)
     """method name -> names called as ``super().NAME(...)`` inside it."""
+    params: Dict[str, Tuple[str, ...]] = field(default_factory=dict, compare=False, hash=False)
+    """method name -> its parameter names, in order."""
+    attributes: FrozenSet[str] = field(default=frozenset(), compare=False, hash=False)
+    """names used as ``<first parameter>.NAME`` in its methods (``self.NAME``)."""
+    self_calls: FrozenSet[str] = field(default=frozenset(), compare=False, hash=False)
+    """names called as ``self.NAME(...)`` in its methods."""
 
     @property
     def base_names(self) -> Tuple[str, ...]:
@@ -57,21 +63,59 @@ def _super_calls(func: ast.AST) -> FrozenSet[str]:
     return frozenset(found)
 
 
+def _param_names(func: ast.AST) -> Tuple[str, ...]:
+    a = func.args  # type: ignore[attr-defined]
+    names = [p.arg for p in (*a.posonlyargs, *a.args)]
+    if a.vararg:
+        names.append("*" + a.vararg.arg)
+    names.extend(p.arg for p in a.kwonlyargs)
+    if a.kwarg:
+        names.append("**" + a.kwarg.arg)
+    return tuple(names)
+
+
+def _self_attributes(func: ast.AST, self_name: str) -> set:
+    return {
+        n.attr
+        for n in ast.walk(func)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name
+    }
+
+
+def _self_calls(func: ast.AST, self_name: str) -> set:
+    return {
+        n.func.attr
+        for n in ast.walk(func)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == self_name
+    }
+
+
 def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
     out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
         methods = set()
+        attributes: set = set()
+        calls: set = set()
         supers: Dict[str, FrozenSet[str]] = {}
+        params: Dict[str, Tuple[str, ...]] = {}
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods.add(item.name)
                 supers[item.name] = _super_calls(item)
-            elif isinstance(item, ast.Assign):
-                methods.update(t.id for t in item.targets if isinstance(t, ast.Name))
+                params[item.name] = _param_names(item)
+                if params[item.name]:
+                    attributes |= _self_attributes(item, params[item.name][0])
+                    calls |= _self_calls(item, params[item.name][0])
+            elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                methods.update(t.id for t in targets if isinstance(t, ast.Name))
         bases = tuple(b for b in (_dotted(x) for x in node.bases) if b)
-        out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers))
+        out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes), frozenset(calls)))
     return out
 
 
@@ -80,10 +124,15 @@ class ProjectIndex:
 
     def __init__(self, classes: Iterable[ClassInfo] = ()) -> None:
         self._by_name: Dict[str, List[ClassInfo]] = {}
+        self._paths: set = set()
         for c in classes:
             self.add(c)
 
+    def has_path(self, path: str) -> bool:
+        return path in self._paths
+
     def add(self, info: ClassInfo) -> None:
+        self._paths.add(info.path)
         bucket = self._by_name.setdefault(info.name, [])
         if info not in bucket:
             bucket.append(info)
@@ -93,6 +142,7 @@ class ProjectIndex:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             return
+        self._paths.add(path)
         for c in classes_in_source(tree, path):
             self.add(c)
 

@@ -1,0 +1,315 @@
+"""libcst helpers shared by the rules: building code from templates, reading and editing
+function signatures and bodies, scope checks, and TODO markers.
+
+Generated nodes leave indentation and newlines unset, so libcst renders them with the
+user's own indentation and line endings.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+import libcst.matchers as m
+
+from lightmigrate import MARKER_PREFIX
+
+Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
+
+
+# ---------------------------------------------------------------------------------------------
+# Building code
+
+
+def parse_statements(code: str) -> List[Statement]:
+    """Statements from a snippet (dedented first)."""
+    return list(cst.parse_module(textwrap.dedent(code).strip("\n") + "\n").body)
+
+
+def parse_method(code: str) -> cst.FunctionDef:
+    """A method from its source, as if written inside a class (indentation left to the module)."""
+    wrapped = "class _Template:\n" + textwrap.indent(textwrap.dedent(code).strip("\n"), "    ") + "\n"
+    cls = cst.parse_module(wrapped).body[0]
+    assert isinstance(cls, cst.ClassDef)
+    func = cls.body.body[0]
+    assert isinstance(func, cst.FunctionDef)
+    return func
+
+
+def blank_lines(count: int) -> List[cst.EmptyLine]:
+    return [cst.EmptyLine(indent=False) for _ in range(count)]
+
+
+def leading_blank_count(node: cst.CSTNode) -> int:
+    n = 0
+    for line in getattr(node, "leading_lines", ()):
+        if line.comment is not None:
+            break
+        n += 1
+    return n
+
+
+def insert_before(items: List, index: int, new_items: Sequence) -> None:
+    """Insert statements before ``items[index]`` so they look like hand-written neighbours:
+    the first takes the blank-line spacing the old item had, the rest and the old item get one."""
+    if not new_items:
+        return
+    old = items[index]
+    spacing = leading_blank_count(old)
+    prepared = []
+    for i, node in enumerate(new_items):
+        lines = blank_lines(spacing if i == 0 else 1)
+        prepared.append(node.with_changes(leading_lines=lines))
+    if leading_blank_count(old) == 0:
+        old = old.with_changes(leading_lines=[*blank_lines(1), *old.leading_lines])
+    items[index:index + 1] = [*prepared, old]
+
+
+# ---------------------------------------------------------------------------------------------
+# Signatures
+
+
+def positional_params(func: cst.FunctionDef) -> List[cst.Param]:
+    return [*func.params.posonly_params, *func.params.params]
+
+
+def param_names(func: cst.FunctionDef) -> List[str]:
+    return [p.name.value for p in positional_params(func)]
+
+
+def has_star_params(func: cst.FunctionDef) -> bool:
+    p = func.params
+    return isinstance(p.star_arg, cst.Param) or p.star_kwarg is not None or bool(p.kwonly_params)
+
+
+def self_name(func: cst.FunctionDef) -> str:
+    names = param_names(func)
+    return names[0] if names else "self"
+
+
+def keep_only_params(func: cst.FunctionDef, count: int) -> cst.FunctionDef:
+    """Keep the first ``count`` positional parameters and drop the rest (no star params)."""
+    kept = positional_params(func)[:count]
+    if kept:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return func.with_changes(
+        params=func.params.with_changes(posonly_params=(), params=kept, posonly_ind=cst.MaybeSentinel.DEFAULT)
+    )
+
+
+def set_param_default(func: cst.FunctionDef, name: str, default: str) -> cst.FunctionDef:
+    """Give parameter ``name`` a default value when it has none."""
+    new_params = []
+    for p in func.params.params:
+        if p.name.value == name and p.default is None:
+            p = p.with_changes(
+                default=cst.parse_expression(default),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+        new_params.append(p)
+    return func.with_changes(params=func.params.with_changes(params=new_params))
+
+
+# ---------------------------------------------------------------------------------------------
+# Bodies
+
+
+def body_of(func: cst.FunctionDef) -> List[Statement]:
+    body = func.body
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    return list(body.body)  # a one-line ``def f(): x`` has a SimpleStatementSuite
+
+
+def is_docstring(stmt: Statement) -> bool:
+    return m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())]))
+
+
+def split_docstring(stmts: Sequence[Statement]) -> Tuple[List[Statement], List[Statement]]:
+    if stmts and is_docstring(stmts[0]):
+        return [stmts[0]], list(stmts[1:])
+    return [], list(stmts)
+
+
+def _as_statement_lines(stmts: Sequence) -> List[Statement]:
+    """A one-line body holds small statements; wrap each as a line of its own."""
+    out: List[Statement] = []
+    for s in stmts:
+        if isinstance(s, cst.BaseSmallStatement):
+            out.append(cst.SimpleStatementLine(body=[s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)]))
+        else:
+            out.append(s)
+    return out
+
+
+def with_body(func: cst.FunctionDef, stmts: Sequence[Statement]) -> cst.FunctionDef:
+    stmts = _as_statement_lines(stmts) or [cst.SimpleStatementLine(body=[cst.Pass()])]
+    if isinstance(func.body, cst.IndentedBlock):
+        return func.with_changes(body=func.body.with_changes(body=stmts))
+    return func.with_changes(body=cst.IndentedBlock(body=stmts))
+
+
+def prepend_statements(func: cst.FunctionDef, stmts: Sequence[Statement]) -> cst.FunctionDef:
+    """Insert ``stmts`` at the start of the body, after a docstring."""
+    doc, rest = split_docstring(_as_statement_lines(body_of(func)))
+    return with_body(func, [*doc, *stmts, *rest])
+
+
+def append_statements(func: cst.FunctionDef, stmts: Sequence[Statement]) -> cst.FunctionDef:
+    return with_body(func, [*_as_statement_lines(body_of(func)), *stmts])
+
+
+def drop_docstring(stmts: Sequence[Statement]) -> List[Statement]:
+    return split_docstring(list(stmts))[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Scope questions
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.loaded: Set[str] = set()
+        self.bound: Set[str] = set()
+        self.has_return = False
+        self.has_yield = False
+        self.has_scope_decl = False
+        self._depth = 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.loaded.add(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.bound |= _target_names(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.bound |= _target_names(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.bound |= _target_names(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.bound |= _target_names(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self.bound |= _target_names(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.bound |= _target_names(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            name = node.name
+            while isinstance(name, cst.Attribute):
+                name = name.value
+            if isinstance(name, cst.Name):
+                self.bound.add(name.value)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.has_scope_decl = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.has_scope_decl = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.bound.add(node.name.value)
+        self._depth += 1
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._depth -= 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.bound.add(node.name.value)
+        self._depth += 1
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._depth -= 1
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._depth += 1
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._depth -= 1
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._depth == 0:
+            self.has_return = True
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self._depth == 0:
+            self.has_yield = True
+
+
+def _target_names(node: cst.CSTNode) -> Set[str]:
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out: Set[str] = set()
+        for el in node.elements:
+            out |= _target_names(el.value)
+        return out
+    if isinstance(node, cst.StarredElement):
+        return _target_names(node.value)
+    return set()
+
+
+class BodyFacts:
+    """Names a sequence of statements reads and binds, and whether it returns or yields."""
+
+    def __init__(self, stmts: Iterable[cst.CSTNode]) -> None:
+        v = _Names()
+        for s in stmts:
+            s.visit(v)
+        self.loaded = v.loaded
+        self.bound = v.bound
+        self.has_return = v.has_return
+        self.has_yield = v.has_yield
+        self.has_scope_decl = v.has_scope_decl
+
+    def uses(self, name: str) -> bool:
+        return name in self.loaded or name in self.bound
+
+
+def fresh_name(base: str, taken: Iterable[str]) -> str:
+    taken = set(taken)
+    if base not in taken:
+        return base
+    i = 1
+    while f"{base}_{i}" in taken:
+        i += 1
+    return f"{base}_{i}"
+
+
+def super_call_attr(node: cst.CSTNode) -> Optional[str]:
+    """``NAME`` when ``node`` is a call ``super().NAME(...)``."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and m.matches(node.func.value, m.Call(func=m.Name("super")))
+    ):
+        return node.func.attr.value
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Markers
+
+
+def marker_text(code: str, why: str) -> str:
+    return f"# {MARKER_PREFIX} {code} {why}"
+
+
+def has_marker(node: Union[Statement, cst.FunctionDef], code: str) -> bool:
+    return any(
+        line.comment is not None and f"{MARKER_PREFIX} {code}" in line.comment.value
+        for line in getattr(node, "leading_lines", ())
+    )
+
+
+def add_marker(node, code: str, why: str):
+    """Put ``# TODO(lightmigrate): CODE why`` on the line above a statement (once)."""
+    if has_marker(node, code):
+        return node
+    comment = cst.EmptyLine(comment=cst.Comment(marker_text(code, why)))
+    return node.with_changes(leading_lines=[*node.leading_lines, comment])
