@@ -1,0 +1,79 @@
+"""``# TODO(lightmigrate): LMnnn ...`` markers: finding them in text and reporting them."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from typing import Iterator, List, Sequence, Tuple
+
+from lightmigrate import MARKER_PREFIX
+from lightmigrate.findings import Finding, Kind
+
+MARKER_RE = re.compile(re.escape(MARKER_PREFIX) + r"\s*(LM\d+)\b[\s:\-]*(.*)")
+
+
+@dataclass(frozen=True)
+class Marker:
+    code: str
+    message: str
+    line: int
+    col: int  # 1-based column of "TODO(lightmigrate)"
+
+
+def _comments(text: str) -> Iterator[Tuple[int, int, str]]:
+    """(line, 0-based column, text) of every comment; falls back to a plain line scan when
+    the text does not tokenize (markers are best effort, never an error)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                yield tok.start[0], tok.start[1], tok.string
+        return
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    for number, line in enumerate(text.splitlines(), 1):
+        hash_at = line.find("#")
+        if hash_at >= 0:
+            yield number, hash_at, line[hash_at:]
+
+
+def find_markers(text: str) -> List[Marker]:
+    if MARKER_PREFIX not in text:
+        return []
+    found = []
+    seen = set()
+    for line, col, comment in _comments(text):
+        for m in MARKER_RE.finditer(comment):
+            key = (line, col + m.start())
+            if key not in seen:
+                seen.add(key)
+                found.append(Marker(m.group(1), m.group(2).strip(), line, col + m.start() + 1))
+    return found
+
+
+def merge_marker_findings(
+    findings: Sequence[Finding], markers: Sequence[Marker], path: str
+) -> List[Finding]:
+    """``findings`` plus one MARKER finding per marker the rules did not already report.
+
+    A rule's MARKER finding for the same code counts as reported when it is on the same line;
+    one without a position (line 0) is matched to the first such marker and gets its position.
+    """
+    out = list(findings)
+    for marker in markers:
+        same_line = [
+            f for f in out if f.kind is Kind.MARKER and f.code == marker.code and f.line == marker.line
+        ]
+        if same_line:
+            continue
+        unplaced = next(
+            (i for i, f in enumerate(out) if f.kind is Kind.MARKER and f.code == marker.code and not f.line),
+            None,
+        )
+        if unplaced is not None:
+            f = out[unplaced]
+            out[unplaced] = Finding(f.code, f.message, f.kind, marker.line, marker.col, path)
+        else:
+            out.append(Finding(marker.code, marker.message, Kind.MARKER, marker.line, marker.col, path))
+    return out

@@ -1,0 +1,91 @@
+"""A whole run: discover files, index them, transform each one, write or describe the result."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable, List, Optional, Sequence
+
+from lightmigrate.engine.discovery import discover
+from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
+from lightmigrate.engine.source import (
+    Source,
+    encode_source,
+    read_source,
+    unchanged_on_disk,
+    write_atomic,
+)
+from lightmigrate.engine.transform import needs_transform, transform_text
+from lightmigrate.project import ProjectIndex
+from lightmigrate.rules.base import Rule
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """A ``--- a/path`` / ``+++ b/path`` unified diff that keeps the files' own line endings."""
+    name = path.lstrip("/")
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{name}",
+        tofile=f"b/{name}",
+    )
+    out = []
+    for line in lines:
+        out.append(line)
+        if not line.endswith(("\n", "\r")):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def process_source(
+    source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode
+) -> FileResult:
+    """All the work for one file, writing included. Top-level and free of shared state, so a
+    process pool can run it."""
+    result = FileResult(source.path)
+    if not needs_transform(source.text, rules):
+        return result
+    try:
+        out = transform_text(source.text, rules, source.path, project)
+        result.findings = out.findings
+        result.markers = out.markers
+        if not out.changed:
+            return result
+        data = encode_source(out.text, source.encoding)
+        result.changed = True
+        if mode is Mode.DIFF:
+            result.diff = unified_diff(source.text, out.text, source.path)
+        elif mode is Mode.WRITE:
+            if not unchanged_on_disk(source):
+                raise EngineError("file changed on disk during the run; not rewritten")
+            try:
+                write_atomic(source.path, data)
+            except OSError as exc:
+                raise EngineError(f"cannot write file: {exc.strerror or exc}")
+    except EngineError as exc:
+        return FileResult(source.path, error=exc.problem(source.path))
+    return result
+
+
+def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE) -> RunReport:
+    """Migrate every Python file under ``paths`` with ``rules`` (in order)."""
+    report = RunReport(mode)
+    slots: List[Optional[Source]] = []  # parallel to report.files; None for failed reads
+    project = ProjectIndex()
+    for entry in discover(paths):
+        if entry.error is not None:
+            report.files.append(FileResult(entry.path, error=entry.error))
+            slots.append(None)
+            continue
+        try:
+            source = read_source(entry.path)
+        except EngineError as exc:
+            report.files.append(FileResult(entry.path, error=exc.problem(entry.path)))
+            slots.append(None)
+            continue
+        project.add_source(source.text, source.path)
+        report.files.append(FileResult(entry.path))
+        slots.append(source)
+    for i, source in enumerate(slots):
+        if source is not None:
+            report.files[i] = process_source(source, rules, project, mode)
+    return report

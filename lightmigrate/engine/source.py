@@ -1,0 +1,106 @@
+"""Reading and writing source files byte-exactly.
+
+Text is decoded with the encoding Python itself would use (BOM or coding cookie, else UTF-8),
+strictly, and without newline translation, so CRLF files stay CRLF. Output is encoded back
+with the same codec (``utf-8-sig`` puts the BOM back) and written atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from lightmigrate.engine.model import EngineError
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str
+    text: str
+    encoding: str  # codec name from tokenize.detect_encoding ("utf-8-sig" when there is a BOM)
+    mtime_ns: int = 0
+    size: int = -1
+
+
+def _position_of_byte(data: bytes, offset: int) -> Tuple[int, int]:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, offset - line_start + 1
+
+
+def decode_source(data: bytes) -> Tuple[str, str]:
+    """(text, encoding) of a Python source file's bytes; EngineError when it is not text."""
+    if b"\0" in data:
+        raise EngineError("binary file")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # unknown codec in the cookie, BOM/cookie mismatch
+        raise EngineError(f"cannot detect encoding: {exc.msg or exc}")
+    try:
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as exc:
+        line, col = _position_of_byte(data, exc.start)
+        bad = data[exc.start : exc.end].hex(" ")
+        raise EngineError(f"cannot decode as {encoding}: invalid byte(s) {bad}", line, col)
+
+
+def encode_source(text: str, encoding: str) -> bytes:
+    try:
+        return text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        line = text.count("\n", 0, exc.start) + 1
+        raise EngineError(
+            f"rewritten text cannot be encoded as {encoding}: {text[exc.start:exc.end]!r}", line
+        )
+
+
+def read_source(path: str) -> Source:
+    try:
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            data = f.read()
+    except OSError as exc:
+        raise EngineError(f"cannot read file: {exc.strerror or exc}")
+    text, encoding = decode_source(data)
+    return Source(path, text, encoding, info.st_mtime_ns, info.st_size)
+
+
+def unchanged_on_disk(source: Source) -> bool:
+    """Whether ``source.path`` still looks like it did when it was read."""
+    try:
+        info = os.stat(source.path)
+    except OSError:
+        return False
+    return (info.st_mtime_ns, info.st_size) == (source.mtime_ns, source.size)
+
+
+def write_atomic(path: str, data: bytes, mode: Optional[int] = None) -> None:
+    """Replace ``path`` (the file a symlink points to, if it is one) with ``data``.
+
+    The bytes go to a temporary file in the same folder, are fsynced, get the original's
+    permission bits, and then take the original's place with ``os.replace``; on any failure
+    the temporary file is removed and the original is left as it was.
+    """
+    target = os.path.realpath(path)
+    if mode is None:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    folder = os.path.dirname(target)
+    prefix = "." + os.path.basename(target) + "."
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".lmtmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

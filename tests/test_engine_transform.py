@@ -1,0 +1,156 @@
+import pytest
+from engine_toys import ALL_TOYS, Crash, MarkValidationEnd, RenameEpochEnd, ReportsNote, Uncompilable, Unparsable
+
+from lightmigrate.engine import (
+    InvalidOutput,
+    RuleCrash,
+    SourceSyntaxError,
+    find_markers,
+    needs_transform,
+    transform_text,
+)
+from lightmigrate.findings import Kind
+from lightmigrate.project import ProjectIndex
+from lightmigrate.rules.base import Rule
+
+SRC = "class M:\n    def training_epoch_end(self, outputs):\n        pass\n"
+
+
+def test_rename_changes_text():
+    out = transform_text(SRC, [RenameEpochEnd()])
+    assert out.changed
+    assert out.text == SRC.replace("training_epoch_end", "on_train_epoch_end")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 1\n",
+        "x = 1",  # no final newline
+        "x = 1\r\ny = 2\r\n",
+        "if x:\n\tpass  # tab\n\n\n",
+        "\ufeffx = 'é'\n",
+        "def f(a,\n      b):  # odd spacing\n    return (a  +b)\n",
+    ],
+)
+def test_unchanged_text_is_byte_identical(text):
+    out = transform_text(text, ALL_TOYS[:2] + ALL_TOYS[5:])
+    assert not out.changed
+    assert out.text == text
+
+
+def test_crlf_kept_and_added_lines_use_crlf():
+    src = "class M:\r\n    def validation_epoch_end(self, outputs):\r\n        pass\r\n"
+    out = transform_text(src, [MarkValidationEnd()])
+    assert out.changed
+    assert "\n" not in out.text.replace("\r\n", "")
+    assert "    # TODO(lightmigrate): LM999 check the outputs\r\n" in out.text
+
+
+def test_syntax_error_is_located_and_shows_the_line():
+    with pytest.raises(SourceSyntaxError) as info:
+        transform_text("x = 1\ndef f(:\n    pass\n", [RenameEpochEnd()], path="m.py")
+    err = info.value
+    assert (err.line, err.col) == (2, 7)
+    text = err.problem("m.py").format()
+    assert text.startswith("m.py:2:7: syntax error: ")
+    assert "def f(:" in text and text.rstrip().endswith("^")
+
+
+def test_syntax_error_for_libcst_only_failure_still_has_a_position():
+    with pytest.raises(SourceSyntaxError) as info:
+        transform_text("x = (1,\n", [])
+    assert info.value.line >= 1 and info.value.col >= 1
+
+
+def test_rule_crash_names_the_rule():
+    with pytest.raises(RuleCrash) as info:
+        transform_text("boom = 1\n", [RenameEpochEnd(), Crash()])
+    assert info.value.code == "LM990"
+    assert "internal error in LM990: RuntimeError: kaboom" in str(info.value)
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_rule_returning_a_non_module_is_a_crash():
+    class Bad(Rule):
+        code = "LM995"
+        triggers = ("x",)
+
+        def apply(self, module, ctx):
+            return None
+
+    with pytest.raises(RuleCrash, match="LM995"):
+        transform_text("x = 1\n", [Bad()])
+
+
+def test_unparsable_output_is_rejected_and_blames_the_rule():
+    with pytest.raises(InvalidOutput) as info:
+        transform_text("def breakme():\n    pass\n", [RenameEpochEnd(), Unparsable()])
+    assert info.value.code == "LM991"
+    assert "LM991 produced invalid code" in str(info.value)
+
+
+def test_uncompilable_output_is_rejected():
+    with pytest.raises(InvalidOutput, match="LM992"):
+        transform_text("returnme = 1\n", [Uncompilable()])
+
+
+def test_compile_check_does_not_blame_rules_for_input_that_never_compiled():
+    # `return` outside a function parses (libcst) but never compiled; the rename is fine.
+    src = "return 1\ndef training_epoch_end():\n    pass\n"
+    out = transform_text(src, [RenameEpochEnd()])
+    assert out.changed and "on_train_epoch_end" in out.text
+
+
+def test_markers_become_findings_with_positions():
+    src = "x = 1  # TODO(lightmigrate): LM123 fix the thing\n'# TODO(lightmigrate): LM124 in a string'\n"
+    out = transform_text(src, [])
+    assert out.markers == 1
+    [f] = out.findings
+    assert (f.code, f.kind, f.line, f.col, f.message) == ("LM123", Kind.MARKER, 1, 10, "fix the thing")
+
+
+def test_marker_added_by_rule_counted_and_not_duplicated():
+    class Reporting(MarkValidationEnd):
+        def apply(self, module, ctx):
+            module = super().apply(module, ctx)
+            ctx.report(self.code, "rule's own words", Kind.MARKER, 2, 5)
+            return module
+
+    src = "class M:\n    def validation_epoch_end(self, o):\n        pass\n"
+    out = transform_text(src, [Reporting()], path="p.py")
+    assert out.markers == 1
+    assert [(f.code, f.line, f.message) for f in out.findings] == [("LM999", 2, "rule's own words")]
+    # Without the rule's report, the engine makes one from the comment.
+    out = transform_text(src, [MarkValidationEnd()], path="p.py")
+    assert [(f.code, f.line, f.col, f.path) for f in out.findings] == [("LM999", 2, 7, "p.py")]
+
+
+def test_rule_findings_and_project_are_passed_through():
+    project = ProjectIndex()
+    seen = []
+
+    class Peek(Rule):
+        code = "LM996"
+        triggers = ("",)
+
+        def apply(self, module, ctx):
+            seen.append((ctx.path, ctx.project))
+            return module
+
+    out = transform_text("class A:\n    pass\n", [ReportsNote(), Peek()], path="q.py", project=project)
+    assert seen == [("q.py", project)]
+    assert [(f.code, f.kind, f.line, f.col, f.path) for f in out.findings] == [
+        ("LM993", Kind.NOTE, 1, 1, "q.py")
+    ]
+
+
+def test_prefilter():
+    assert not needs_transform("x = 1\n", [RenameEpochEnd()])
+    assert needs_transform("def training_epoch_end(): pass\n", [RenameEpochEnd()])
+    assert needs_transform("# TODO(lightmigrate): LM001 old marker\n", [RenameEpochEnd()])
+
+
+def test_find_markers_in_untokenizable_text_falls_back():
+    [m] = find_markers('x = """\n# TODO(lightmigrate): LM007 hmm\n')
+    assert (m.code, m.line, m.message) == ("LM007", 2, "hmm")
