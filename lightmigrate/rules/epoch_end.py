@@ -352,6 +352,8 @@ class _ClassMigration:
             self._inject_into_own_hooks(stage, buf, helper)
 
     def _migrate_top(self, stage: Stage, old: cst.FunctionDef, buf: str, helper: str) -> None:
+        old = self._strip_super_old(old, stage)
+        self._set(stage.old, old)
         s = self_name(old)
         param = param_names(old)[1]
         old_facts = BodyFacts(body_of(old))
@@ -400,7 +402,7 @@ class _ClassMigration:
             self._set(stage.new, None)
         else:
             new = with_body(new, [*split_docstring(body)[0], *gather, *drop_docstring(body), *super_tail])
-        self._set(stage.old, self._strip_super_old(new, stage))
+        self._set(stage.old, new)
         how = "with the outputs collected in self." + buf if needs_buffer else "(outputs was unused)"
         merged_note = f", merged with the existing {stage.new}" if existing_end is not None else ""
         self._fixed(f"{stage.old} -> {stage.new} {how}{merged_note}", stage.old)
