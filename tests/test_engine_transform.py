@@ -154,3 +154,22 @@ def test_prefilter():
 def test_find_markers_in_untokenizable_text_falls_back():
     [m] = find_markers('x = """\n# TODO(lightmigrate): LM007 hmm\n')
     assert (m.code, m.line, m.message) == ("LM007", 2, "hmm")
+
+
+def test_each_rule_is_gated_on_the_text_the_previous_rules_left():
+    ran = []
+
+    class After(Rule):
+        code = "LM998"
+        triggers = ("on_train_epoch_end",)
+
+        def apply(self, module, ctx):
+            ran.append(self.code)
+            return module
+
+    transform_text("def training_epoch_end(): pass\n", [After()])
+    assert ran == []  # trigger absent: not run
+    transform_text("def training_epoch_end(): pass\n", [RenameEpochEnd(), After()])
+    assert ran == ["LM998"]  # trigger introduced by the rename
+    # A crashing rule whose trigger is absent never runs.
+    assert transform_text(SRC, [RenameEpochEnd(), Crash()]).changed

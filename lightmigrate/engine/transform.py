@@ -106,7 +106,8 @@ def transform_text(
     path: str = "<string>",
     project: Optional[ProjectIndex] = None,
 ) -> TransformResult:
-    """Apply ``rules`` in order to ``text``.
+    """Apply ``rules`` in order to ``text``; a rule runs only when its ``may_apply`` accepts
+    the text as the rules before it left it.
 
     Raises SourceSyntaxError when ``text`` does not parse, RuleCrash when a rule raises, and
     InvalidOutput when the result does not parse or compile. Unchanged input comes back
@@ -119,25 +120,30 @@ def transform_text(
     module = parse_source(text, path)
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
+    new_text = text
     for rule in rules:
+        if not rule.may_apply(new_text):
+            continue
         try:
             module = rule.apply(module, ctx)
+            # The next rule's prefilter sees this rule's output.
+            new_text = module.code if isinstance(module, cst.Module) else new_text
         except Exception as exc:
-            raise RuleCrash(rule.code, f"internal error in {rule.code}: {type(exc).__name__}: {exc}") from exc
+            message = f"internal error in {rule.code}: {type(exc).__name__}: {exc}"
+            raise RuleCrash(rule.code, message) from exc
         if not isinstance(module, cst.Module):
-            raise RuleCrash(
-                rule.code, f"internal error in {rule.code}: apply() returned {type(module).__name__}"
-            )
-        steps.append((rule.code, module))
+            message = f"internal error in {rule.code}: apply() returned {type(module).__name__}"
+            raise RuleCrash(rule.code, message)
+        steps.append((rule.code, new_text))
 
-    new_text = module.code
     changed = new_text != text
     if changed and _invalid_reason(new_text, text, path) is not None:
         # Name the first rule whose output was bad.
-        for code, step in steps:
-            reason = _invalid_reason(step.code, text, path)
+        for code, step_text in steps:
+            reason = _invalid_reason(step_text, text, path)
             if reason is not None:
-                raise InvalidOutput(code, f"{code} produced invalid code ({reason}); file left unchanged")
+                message = f"{code} produced invalid code ({reason}); file left unchanged"
+                raise InvalidOutput(code, message)
     markers = find_markers(new_text)
     findings = merge_marker_findings(ctx.findings, markers, path)
     return TransformResult(new_text, findings, changed, len(markers))
