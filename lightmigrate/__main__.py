@@ -1,0 +1,3 @@
+from lightmigrate.cli import main
+
+main(prog_name="lightmigrate")

@@ -1,0 +1,66 @@
+"""The ``lightmigrate`` command line. Only argument handling lives here."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional, Tuple
+
+import click
+
+from lightmigrate import __version__
+from lightmigrate.engine import Mode, run
+from lightmigrate.report import print_report, print_rules_table, rule_detail
+from lightmigrate.rules import ALL_RULES, rules_by_code, select_rules
+
+
+def _parse_select(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:
+    codes = [c.strip().upper() for v in value for c in v.split(",") if c.strip()]
+    unknown = [c for c in codes if not any(r.code.startswith(c) for r in ALL_RULES)]
+    if unknown:
+        raise click.BadParameter(f"unknown rule code(s): {', '.join(unknown)}")
+    return codes
+
+
+@click.group()
+@click.version_option(__version__, prog_name="lightmigrate")
+def main() -> None:
+    """Migrate PyTorch Lightning 1.x code to Lightning 2.x."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--check", is_flag=True, help="List files that would change; write nothing.")
+@click.option(
+    "--select",
+    multiple=True,
+    callback=_parse_select,
+    help="Comma-separated rule codes (or prefixes) to run; default: all rules.",
+)
+@click.option("--no-color", is_flag=True, help="Never colour the diff.")
+def rewrite(paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], no_color: bool) -> None:
+    """Rewrite the Python files under PATHS in place (or show/check what would change).
+
+    Exit status: 0 when all went well, 1 when --check/--diff found files to change,
+    2 when any file could not be processed.
+    """
+    if show_diff and check:
+        raise click.UsageError("--diff and --check cannot be used together")
+    mode = Mode.DIFF if show_diff else Mode.CHECK if check else Mode.WRITE
+    report = run(paths, select_rules(select), mode)
+    print_report(report, color=not no_color and sys.stdout.isatty())
+    sys.exit(report.exit_code)
+
+
+@main.command()
+@click.argument("code", required=False)
+def rules(code: Optional[str]) -> None:
+    """List the rules, or describe the rule CODE."""
+    if code is None:
+        print_rules_table(ALL_RULES)
+        return
+    rule = rules_by_code().get(code.upper())
+    if rule is None:
+        click.echo(f"unknown rule code: {code}", err=True)
+        sys.exit(2)
+    click.echo(rule_detail(rule))
