@@ -38,7 +38,9 @@ def main() -> None:
     help="Comma-separated rule codes (or prefixes) to run; default: all rules.",
 )
 @click.option("--no-color", is_flag=True, help="Never colour the diff.")
-def rewrite(paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], no_color: bool) -> None:
+def rewrite(
+    paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], no_color: bool
+) -> None:
     """Rewrite the Python files under PATHS in place (or show/check what would change).
 
     Exit status: 0 when all went well, 1 when --check/--diff found files to change,

@@ -211,3 +211,19 @@ def test_symlinked_file_is_rewritten_through_the_link(tmp_path):
     assert report.changed == 1
     assert (tmp_path / "link.py").is_symlink()
     assert (tmp_path / "real/a.py").read_text() == RENAMED
+
+
+def test_index_is_built_only_when_some_file_needs_rules(tmp_path, monkeypatch):
+    from lightmigrate.project import ProjectIndex
+
+    indexed = []
+    original = ProjectIndex.add_source
+    monkeypatch.setattr(
+        ProjectIndex, "add_source", lambda self, text, path: (indexed.append(path), original(self, text, path))
+    )
+    write(tmp_path, {"a.py": "class A:\n    pass\n", "b.py": "x = 1\n"})
+    run([str(tmp_path)], TOYS)
+    assert indexed == []
+    write(tmp_path, {"c.py": HOOK})
+    run([str(tmp_path)], TOYS)
+    assert sorted(map(os.path.basename, indexed)) == ["a.py", "b.py", "c.py"]  # all files, not just c.py

@@ -1,5 +1,13 @@
 import pytest
-from engine_toys import ALL_TOYS, Crash, MarkValidationEnd, RenameEpochEnd, ReportsNote, Uncompilable, Unparsable
+from engine_toys import (
+    ALL_TOYS,
+    Crash,
+    MarkValidationEnd,
+    RenameEpochEnd,
+    ReportsNote,
+    Uncompilable,
+    Unparsable,
+)
 
 from lightmigrate.engine import (
     InvalidOutput,

@@ -14,7 +14,13 @@ from lightmigrate.engine.discovery import Entry, discover
 from lightmigrate.engine.markers import Marker, find_markers
 from lightmigrate.engine.model import EngineError, FileResult, Mode, Problem, RunReport
 from lightmigrate.engine.run import process_source, run, unified_diff
-from lightmigrate.engine.source import Source, decode_source, encode_source, read_source, write_atomic
+from lightmigrate.engine.source import (
+    Source,
+    decode_source,
+    encode_source,
+    read_source,
+    write_atomic,
+)
 from lightmigrate.engine.transform import (
     InvalidOutput,
     RuleCrash,

@@ -61,19 +61,19 @@ def merge_marker_findings(
     one without a position (line 0) is matched to the first such marker and gets its position.
     """
     out = list(findings)
+
+    def rule_marker(f: Finding, marker: Marker) -> bool:
+        return f.kind is Kind.MARKER and f.code == marker.code
+
     for marker in markers:
-        same_line = [
-            f for f in out if f.kind is Kind.MARKER and f.code == marker.code and f.line == marker.line
-        ]
-        if same_line:
+        if any(rule_marker(f, marker) and f.line == marker.line for f in out):
             continue
-        unplaced = next(
-            (i for i, f in enumerate(out) if f.kind is Kind.MARKER and f.code == marker.code and not f.line),
-            None,
-        )
+        unplaced = next((i for i, f in enumerate(out) if rule_marker(f, marker) and not f.line), None)
         if unplaced is not None:
             f = out[unplaced]
             out[unplaced] = Finding(f.code, f.message, f.kind, marker.line, marker.col, path)
         else:
-            out.append(Finding(marker.code, marker.message, Kind.MARKER, marker.line, marker.col, path))
+            out.append(
+                Finding(marker.code, marker.message, Kind.MARKER, marker.line, marker.col, path)
+            )
     return out

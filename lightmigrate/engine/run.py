@@ -69,23 +69,25 @@ def process_source(
 def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE) -> RunReport:
     """Migrate every Python file under ``paths`` with ``rules`` (in order)."""
     report = RunReport(mode)
-    slots: List[Optional[Source]] = []  # parallel to report.files; None for failed reads
-    project = ProjectIndex()
+    sources: List[Optional[Source]] = []  # parallel to report.files; None for failed reads
     for entry in discover(paths):
-        if entry.error is not None:
-            report.files.append(FileResult(entry.path, error=entry.error))
-            slots.append(None)
-            continue
-        try:
-            source = read_source(entry.path)
-        except EngineError as exc:
-            report.files.append(FileResult(entry.path, error=exc.problem(entry.path)))
-            slots.append(None)
-            continue
-        project.add_source(source.text, source.path)
-        report.files.append(FileResult(entry.path))
-        slots.append(source)
-    for i, source in enumerate(slots):
-        if source is not None:
-            report.files[i] = process_source(source, rules, project, mode)
+        error = entry.error
+        source = None
+        if error is None:
+            try:
+                source = read_source(entry.path)
+            except EngineError as exc:
+                error = exc.problem(entry.path)
+        report.files.append(FileResult(entry.path, error=error))
+        sources.append(source)
+    # Every file goes into the class index (a subclass may live in a file no rule touches),
+    # but when no file passes the prefilter nobody will ask, so skip the cost.
+    todo = [i for i, s in enumerate(sources) if s is not None and needs_transform(s.text, rules)]
+    project = ProjectIndex()
+    if todo:
+        for source in sources:
+            if source is not None:
+                project.add_source(source.text, source.path)
+    for i in todo:
+        report.files[i] = process_source(sources[i], rules, project, mode)  # type: ignore[arg-type]
     return report
