@@ -16,6 +16,13 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})
 LIGHTNING_IMPORT_ROOTS = ("pytorch_lightning", "lightning")
+# A class can only matter to a rule if its file mentions Lightning or defines hook-like
+# methods; other files are not parsed at all.
+_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer")
+
+
+def worth_indexing(text: str) -> bool:
+    return "class " in text and any(h in text for h in _INDEX_HINTS)
 
 
 @dataclass(frozen=True)
@@ -138,11 +145,13 @@ class ProjectIndex:
             bucket.append(info)
 
     def add_source(self, text: str, path: str) -> None:
+        self._paths.add(path)
+        if not worth_indexing(text):
+            return
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             return
-        self._paths.add(path)
         for c in classes_in_source(tree, path):
             self.add(c)
 

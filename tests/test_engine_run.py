@@ -175,7 +175,11 @@ def test_markers_in_untriggered_files_are_counted(tmp_path):
 
 
 def test_project_index_covers_all_files(tmp_path):
-    write(tmp_path, {"base.py": "class Base(LightningModule):\n    pass\n", "child.py": "class Child(Base):\n    pass\n"})
+    write(tmp_path, {
+        "base.py": "class Base(LightningModule):\n    pass\n",
+        "child.py": "class Child(Base):\n    def training_step(self, b, i):\n        pass\n",
+        "plain.py": "class Plain(Base):\n    pass\n",  # nothing hook-like: not worth indexing
+    })
     seen = {}
 
     class Probe(Rule):
@@ -185,10 +189,11 @@ def test_project_index_covers_all_files(tmp_path):
         def apply(self, module, ctx):
             info = ctx.project.resolve("Child")
             seen[os.path.basename(ctx.path)] = info and ctx.project.is_lightning_module(info)
+            assert ctx.project.resolve("Plain") is None
             return module
 
     run([str(tmp_path)], [Probe()])
-    assert seen == {"base.py": True, "child.py": True}
+    assert seen == {"base.py": True, "child.py": True, "plain.py": True}
 
 
 def test_file_changed_during_run_is_not_overwritten(tmp_path):
