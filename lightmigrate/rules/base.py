@@ -52,6 +52,9 @@ class RuleContext:
         return (pos.start.line, pos.start.column + 1)
 
     def report(self, code: str, message: str, kind: Kind, line: int = 0, col: int = 0) -> None:
+        """Record a change or a note. Markers are not reported here: a rule writes the
+        ``# TODO(lightmigrate)`` comment and the engine reports every marker it finds in the
+        output, at its real line, the same on every run."""
         self.findings.append(Finding(code, message, kind, line, col, self.path))
 
 

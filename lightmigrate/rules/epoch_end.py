@@ -264,8 +264,6 @@ class _ClassMigration:
         if i is None:
             return
         self.items[i] = add_marker(self.items[i], CODE, why)
-        line, col = self._pos(name)
-        self.ctx.report(CODE, f"{self.info.name}.{name}: {why}", Kind.MARKER, line, col)
         self.changed = True
 
     def _pos(self, name: str) -> Tuple[int, int]:
@@ -305,8 +303,6 @@ class _ClassMigration:
                     why = ("epoch-end hook assigned as an attribute; define the matching on_*_epoch_end "
                            "that calls the shared method with the collected outputs")
                     self.items[i] = add_marker(item, CODE, why)
-                    line, col = self.ctx.position(self.module, item)
-                    self.ctx.report(CODE, why, Kind.MARKER, line, col)
                     self.changed = True
 
     # -- one stage -----------------------------------------------------------------------------
@@ -430,8 +426,6 @@ class _ClassMigration:
             ]
             return with_body(func, stmts)
         why = f"super().{stage.old}() reaches a base class lightmigrate cannot see; port that call by hand"
-        line, col = self.position
-        self.ctx.report(CODE, why, Kind.MARKER, line, col)
         return add_marker(func, CODE, why)
 
     # -- buffer hooks --------------------------------------------------------------------------
@@ -473,8 +467,6 @@ class _ClassMigration:
         if has_star_params(func) or len(names) < wanted:
             why = (f"{stage.batch_end} has a signature lightmigrate cannot extend; append its outputs "
                    f"to self.{buf} by hand")
-            line, col = self.position
-            self.ctx.report(CODE, why, Kind.MARKER, line, col)
             return add_marker(func, CODE, why)
         dl_idx = names[4] if stage.loaders is not None else ""
         if stage.loaders is not None:
@@ -643,7 +635,6 @@ class _ModuleMigration(cst.CSTTransformer):
             for i, item in enumerate(items):
                 if isinstance(item, cst.FunctionDef) and item.name.value in hooks - {PREDICT_HOOK}:
                     items[i] = add_marker(item, CODE, why)
-                    self.ctx.report(CODE, why, Kind.MARKER, *position)
             return updated.with_changes(body=updated.body.with_changes(body=items))
         return _ClassMigration(updated, original, info, self.index, self.ctx, self.module, position).run()
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import textwrap
 from typing import Dict, List, Optional, Tuple
 
-import libcst as cst
 import pytest
 
 from lightmigrate.findings import Finding
 from lightmigrate.project import ProjectIndex
-from lightmigrate.rules.base import Rule, RuleContext
+from lightmigrate.engine import transform_text
+from lightmigrate.rules.base import Rule
 
 
 def run_rule(rule: Rule, source: str, path: str = "model.py",
@@ -20,9 +20,8 @@ def run_rule(rule: Rule, source: str, path: str = "model.py",
     for other_path, text in (project_files or {}).items():
         index.add_source(text, other_path)
     index.add_source(source, path)
-    ctx = RuleContext(path=path, project=index)
-    out = rule.apply(cst.parse_module(source), ctx).code
-    return out, ctx.findings
+    result = transform_text(source, [rule], path=path, project=index)
+    return result.text, result.findings
 
 
 def check_rewrite(rule: Rule, before: str, after: Optional[str], **kw) -> List[Finding]:

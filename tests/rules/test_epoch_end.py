@@ -321,8 +321,11 @@ class GAN(pl.LightningModule):
     assert "# TODO(lightmigrate): LM001 outputs are nested per optimizer" in out
     assert "def training_epoch_end(self, outputs):" in out
     assert [f.kind for f in findings] == [Kind.MARKER]
-    again, _ = run_rule(RULE, out)
+    marker_line = out.splitlines().index(next(l for l in out.splitlines() if "TODO(lightmigrate)" in l)) + 1
+    assert findings[0].line == marker_line
+    again, findings_again = run_rule(RULE, out)
     assert again == out
+    assert findings_again == findings  # the same single report on every run
 
 
 def test_tbptt_gets_marker():
