@@ -79,8 +79,10 @@ def run_in(
     watch: Optional[Mapping[str, Mapping[str, Any]]] = None,
     timeout: float = 900,
     env: Optional[Mapping[str, str]] = None,
+    checkpoint_dir: Optional[PathLike] = None,
 ) -> Dict[str, Any]:
-    """Run ``case_files`` in interpreter ``python`` (one process) and return the results."""
+    """Run ``case_files`` in interpreter ``python`` (one process) and return the results.
+    With ``checkpoint_dir``, each case's final checkpoint is saved there as ``<case>.ckpt``."""
     python = Path(python)
     if not python.exists():
         raise OracleError(f"interpreter not found: {python}")
@@ -92,6 +94,8 @@ def run_in(
             watch_path = Path(tmp) / "watch.json"
             watch_path.write_text(json.dumps(watch), encoding="utf-8")
             cmd += ["--watch", str(watch_path)]
+        if checkpoint_dir is not None:
+            cmd += ["--save-checkpoints", str(Path(checkpoint_dir).resolve())]
         run_env = dict(os.environ)
         run_env.update(env or {})
         root = str(repo_root())
@@ -111,10 +115,13 @@ def run_in(
 
 
 def run_original(
-    case_files: Sequence[PathLike], python: Optional[PathLike] = None, timeout: float = 900
+    case_files: Sequence[PathLike],
+    python: Optional[PathLike] = None,
+    timeout: float = 900,
+    checkpoint_dir: Optional[PathLike] = None,
 ) -> Dict[str, Any]:
     """Run the original cases on the 1.9.5 oracle interpreter (side ``v1``)."""
-    return run_in(python or default_oracle_python(), case_files, "v1", timeout=timeout)
+    return run_in(python or default_oracle_python(), case_files, "v1", timeout=timeout, checkpoint_dir=checkpoint_dir)
 
 
 def migrate_cases(case_files: Sequence[PathLike], migrate: Migrate, out_dir: PathLike) -> List[Path]:

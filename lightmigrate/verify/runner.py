@@ -127,8 +127,12 @@ def run_case(
     index: int = 0,
     root: Optional[str] = None,
     quiet: bool = True,
+    checkpoint_dir: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Import and run one case file; never raises (errors are recorded in the result).
+
+    With ``checkpoint_dir``, the trainer's checkpoint after the run is saved there as
+    ``<case>.ckpt`` (so a 1.9.5 checkpoint can be loaded into the migrated model).
 
     ``watch`` (side ``v2``) is ``hooks.epoch_end_watch`` of the ORIGINAL file: the 1.x parameter
     names per stage and the first lines of the 1.x bodies. When omitted it is read from
@@ -203,6 +207,9 @@ def run_case(
                     kwargs["verbose"] = False  # no result table on stdout; nothing else changes
                 value = getattr(trainer, method)(model, **kwargs)
                 record["returns"].append({"method": method, "value": encode(value)})
+        if checkpoint_dir is not None:
+            record["checkpoint"] = os.path.join(checkpoint_dir, case_name(path) + ".ckpt")
+            trainer.save_checkpoint(record["checkpoint"])
     except BaseException as exc:  # noqa: BLE001 - a failing case must not stop the others
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -245,6 +252,7 @@ def run_cases(
     watch: Optional[Mapping[str, Mapping[str, Any]]] = None,
     seed: int = SEED,
     quiet: bool = True,
+    checkpoint_dir: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Run each case file in order; ``watch`` maps case name -> ``epoch_end_watch`` of the
     original file (side v2)."""
@@ -268,7 +276,9 @@ def run_cases(
         name = case_name(path)
         if name in cases:
             raise ValueError(f"two case files share the name {name!r}")
-        cases[name] = run_case(path, side, (watch or {}).get(name), seed=seed, index=index, quiet=quiet)
+        cases[name] = run_case(
+            path, side, (watch or {}).get(name), seed=seed, index=index, quiet=quiet, checkpoint_dir=checkpoint_dir
+        )
     return {
         "import_seconds": round(imported, 4),
         "side": side,
@@ -290,6 +300,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "[first lines of the 1.x bodies]}, read from the ORIGINAL files (side v2)",
     )
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--save-checkpoints", metavar="DIR", help="save each case's checkpoint as DIR/<case>.ckpt")
     parser.add_argument("--verbose", action="store_true", help="keep Lightning's warnings and info logs")
     args = parser.parse_args(argv)
 
@@ -297,7 +308,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.watch:
         with open(args.watch, encoding="utf-8") as fh:
             watch = json.load(fh)
-    results = run_cases(args.cases, args.side, watch=watch, seed=args.seed, quiet=not args.verbose)
+    results = run_cases(
+        args.cases, args.side, watch=watch, seed=args.seed, quiet=not args.verbose, checkpoint_dir=args.save_checkpoints
+    )
     text = json.dumps(results)
     if args.out == "-":
         sys.stdout.write(text + "\n")
