@@ -15,6 +15,12 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})
+CALLBACK_NAMES = frozenset(
+    {"Callback", "ModelCheckpoint", "EarlyStopping", "BasePredictionWriter", "ProgressBarBase", "ProgressBar",
+     "TQDMProgressBar", "RichProgressBar", "LearningRateMonitor", "BaseFinetuning", "BackboneFinetuning",
+     "GradientAccumulationScheduler", "StochasticWeightAveraging", "DeviceStatsMonitor", "Timer",
+     "ModelSummary", "RichModelSummary", "LearningRateFinder", "BatchSizeFinder", "LambdaCallback"}
+)
 LIGHTNING_IMPORT_ROOTS = ("pytorch_lightning", "lightning")
 # A class can only matter to a rule if its file mentions Lightning or defines hook-like
 # methods; other files are not parsed at all.
@@ -202,8 +208,9 @@ class ProjectIndex:
                 todo.extend((found, b) for b in found.bases)
         return out, complete
 
-    def is_lightning_module(self, info: ClassInfo) -> Optional[bool]:
-        """True when some ancestor is ``LightningModule``; None when that cannot be known."""
+    def is_lightning_module(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> Optional[bool]:
+        """True when some ancestor is ``LightningModule`` (or one of ``names``); None when that
+        cannot be known."""
         todo, seen, unknown = [info], set(), False
         while todo:
             c = todo.pop()
@@ -211,7 +218,7 @@ class ProjectIndex:
                 continue
             seen.add((c.name, c.path))
             for base in c.base_names:
-                if base in LIGHTNING_MODULE_NAMES:
+                if base in names:
                     return True
                 found = self.resolve(base, c.path)
                 if found is None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Dict, List, Sequence
 
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
 
-ALL_RULES: List[Rule] = [EpochEndRule()]
+# Run order matters: rules that migrate hooks come first; LM002 marks what is left.
+ALL_RULES: List[Rule] = [EpochEndRule(), DeadHooksRule()]
 
 
 def rules_by_code() -> Dict[str, Rule]:

@@ -1,0 +1,208 @@
+"""LM002: methods that look like Lightning hooks but that Lightning 2.x never calls (or cannot).
+
+Lightning 2.x silently ignores a hook it removed (``training_step_end``, ``on_epoch_end``), a
+misspelt hook (``on_training_epoch_end``), and it cannot call a hook whose signature needs more
+positional arguments than 2.x passes (``on_train_batch_end(self, outputs, batch, batch_idx,
+dataloader_idx)``) or binds them differently (``optimizer_idx``). Their code just stops running,
+or fails at the first call, with nothing to point at the cause. This rule runs after the rules
+that migrate such hooks and marks whatever is left, so it is never silent.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from lightmigrate import MARKER_PREFIX
+from lightmigrate.cst_helpers import add_marker, positional_params
+from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_table
+from lightmigrate.project import CALLBACK_NAMES, ClassInfo
+from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+
+CODE = "LM002"
+DATALOADER_IDX_HOOKS = frozenset(
+    {"validation_step", "test_step", "predict_step", "on_validation_batch_start", "on_validation_batch_end",
+     "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end"}
+)
+OPTIMIZER_IDX_NAMES = frozenset({"optimizer_idx", "opt_idx"})
+
+
+def _has_any_marker(node: cst.FunctionDef) -> bool:
+    return any(line.comment is not None and MARKER_PREFIX in line.comment.value for line in node.leading_lines)
+
+
+def _diagnose(func: cst.FunctionDef, kind: str) -> Optional[str]:
+    """Why Lightning 2.x will not run this method as the author meant, or None."""
+    name = func.name.value
+    removed = removed_table(kind)
+    if name in removed:
+        return f"`{name}` is never called by Lightning 2.x, so this code silently stops running; use {removed[name]}"
+    hooks = hook_table(kind)
+    if name not in hooks:
+        meant = likely_misspelling(name, kind)
+        if meant:
+            return f"`{name}` is not a Lightning hook and never runs; did you mean `{meant}`?"
+        return None
+    params = positional_params(func)
+    skip = 3 if kind == "callback" else 1  # self (trainer, pl_module)
+    args = params[skip:]
+    names = [p.name.value for p in args]
+    if OPTIMIZER_IDX_NAMES & set(names):
+        return (f"Lightning 2.x no longer passes `optimizer_idx` to `{name}`; the other arguments shift "
+                "into its place or the call fails (multiple optimizers need manual optimization)")
+    if name == "training_step" and "hiddens" in names:
+        return "Lightning 2.x removed truncated BPTT: `hiddens` is no longer passed (use manual optimization)"
+    required = sum(1 for p in args if p.default is None)
+    passes = hooks[name]
+    if name in DATALOADER_IDX_HOOKS and len(args) > passes:
+        idx = args[passes]
+        if idx.default is None:
+            return (f"with a single dataloader Lightning 2.x calls `{name}` without `{idx.name.value}`; "
+                    f"give it a default (`{idx.name.value}=0`)")
+        required = min(required, passes)
+    if required > passes:
+        return (f"Lightning 2.x calls `{name}` with {passes} positional argument(s); this signature needs "
+                f"{required}, so the call fails")
+    return None
+
+
+class _Marker(cst.CSTTransformer):
+    def __init__(self, rule_ctx: RuleContext) -> None:
+        self.ctx = rule_ctx
+        self.stack: List[Optional[str]] = []
+
+    def _kind(self, node: cst.ClassDef) -> Optional[str]:
+        index = self.ctx.project
+        info: Optional[ClassInfo] = index.resolve(node.name.value, self.ctx.path)
+        if info is None or info.path != self.ctx.path:
+            return None
+        if index.is_lightning_module(info):
+            return "module"
+        if index.is_lightning_module(info, CALLBACK_NAMES):
+            return "callback"
+        return None
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.stack.append(self._kind(node))
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        kind = self.stack.pop()
+        if kind is None or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        items = list(updated.body.body)
+        changed = False
+        for i, item in enumerate(items):
+            if not isinstance(item, cst.FunctionDef) or _has_any_marker(item):
+                continue
+            why = _diagnose(item, kind)
+            if why:
+                items[i] = add_marker(item, CODE, why)
+                changed = True
+        return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
+
+
+class DeadHooksRule(Rule):
+    code = CODE
+    name = "dead-hooks"
+    summary = "Marks methods that look like Lightning hooks but that Lightning 2.x never calls, or cannot call."
+    spec_rows = ("M4", "M5", "M10", "M11", "M12", "M13", "M14", "M15", "M16", "M20", "M27", "C1", "C3", "A.8")
+    guide = ("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html (rows on removed hooks, "
+             "`optimizer_idx` in hook signatures, `dataloader_idx` defaults; PRs 16791, 16539, 16753)")
+    safety = Safety.REVIEW
+    triggers = ("def on_", "_step_end", "optimizer_idx", "opt_idx", "dataloader_idx", "tbptt_split_batch",
+                "log_grad_norm", "get_progress_bar_dict", "hiddens", "_epoch_end")
+    description = (
+        "Lightning 2.x does not warn about a hook it no longer calls. A removed hook such as "
+        "`training_step_end` or `on_epoch_end`, a misspelt one such as `on_training_epoch_end`, and a "
+        "hook whose signature 2.x cannot call (an extra required argument, `optimizer_idx`, a "
+        "`dataloader_idx` without default) all silently stop running or fail at the first call. "
+        "This rule changes no code: it marks each such method with "
+        "`# TODO(lightmigrate): LM002 <why and what to use instead>` so `rewrite --check` reports it. "
+        "It runs after the rules that migrate these hooks, so it only marks what they left."
+    )
+    examples = (
+        Example(
+            title="a misspelt hook",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_training_epoch_end(self):
+        self.log("x", 1.0)
+''',
+            after='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    # TODO(lightmigrate): LM002 `on_training_epoch_end` is not a Lightning hook and never runs; did you mean `on_train_epoch_end`?
+    def on_training_epoch_end(self):
+        self.log("x", 1.0)
+''',
+        ),
+        Example(
+            title="a removed callback hook",
+            before='''\
+from pytorch_lightning import Callback
+
+
+class Printer(Callback):
+    def on_epoch_end(self, trainer, pl_module):
+        print(trainer.current_epoch)
+''',
+            after='''\
+from pytorch_lightning import Callback
+
+
+class Printer(Callback):
+    # TODO(lightmigrate): LM002 `on_epoch_end` is never called by Lightning 2.x, so this code silently stops running; use on_train_epoch_end / on_validation_epoch_end / on_test_epoch_end
+    def on_epoch_end(self, trainer, pl_module):
+        print(trainer.current_epoch)
+''',
+        ),
+        Example(
+            title="dataloader_idx without a default",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        pass
+''',
+            after='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    # TODO(lightmigrate): LM002 with a single dataloader Lightning 2.x calls `on_validation_batch_end` without `dataloader_idx`; give it a default (`dataloader_idx=0`)
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        pass
+''',
+        ),
+        Example(
+            title="valid 2.x hooks and plain methods are left alone",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_train_epoch_end(self):
+        pass
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        pass
+
+    def on_step_finished(self):
+        pass
+''',
+            after=None,
+        ),
+    )
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        if not ctx.project.has_path(ctx.path):
+            ctx.project.add_source(module.code, ctx.path)
+        return module.visit(_Marker(ctx))
