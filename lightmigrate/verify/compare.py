@@ -8,7 +8,9 @@ must have the same shape and dtype and close values; ``requires_grad`` is record
 compared with ``check_requires_grad=True``. Everything else must match in structure: same dict
 keys, same list lengths, same scalars and reprs.
 
-Sections compared per case, in this order: ``error``, ``metrics`` (same keys at the same steps,
+Sections compared per case, in this order: ``error``, ``hooks`` (the order in which Lightning
+called the model's original hooks, in 2.x names, and dead hooks: methods that ran on the
+reference but never on 2.x), ``metrics`` (same keys at the same steps,
 close values), ``epoch_end`` (per stage: same number of invocations, same sanity/epoch, same
 received value), ``global_step``, ``current_epoch``, ``returns``, ``state_dict``,
 ``optimizers``, ``callback_metrics``.
@@ -20,9 +22,12 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from lightmigrate.verify.hook_log import normalized_sequence
+
 MISSING = "<missing>"
 
 DEFAULT_SECTIONS: Tuple[str, ...] = (
+    "hooks",
     "metrics",
     "epoch_end",
     "global_step",
@@ -239,6 +244,32 @@ def _compare_epoch_end(
             compare_values(e.get("value"), a.get("value"), path, out, rtol, atol, check_requires_grad)
 
 
+def _compare_hooks(case: str, expected: Any, actual: Any, out: _Collector) -> None:
+    if not expected or not actual:
+        return  # a record from before hooks were logged
+    keep = expected.get("defined") or []
+    seq_e = normalized_sequence(expected, keep)
+    seq_a = normalized_sequence(actual, keep)
+    if seq_e != seq_a:
+        i = next((k for k, (x, y) in enumerate(zip(seq_e, seq_a)) if x != y), min(len(seq_e), len(seq_a)))
+        out.add(
+            f"{case}/hooks[{i}]",
+            seq_e[max(0, i - 1):i + 3],
+            seq_a[max(0, i - 1):i + 3],
+            f"hook order differs at call {i} ({len(seq_e)} vs {len(seq_a)} hook calls)",
+        )
+    ran = expected.get("counts") or {}
+    for dead in actual.get("dead") or []:
+        times = ran.get(dead["name"], 0)
+        if times:
+            out.add(
+                f"{case}/hooks/dead/{dead['qualname']}",
+                f"ran {times} time(s)",
+                "never ran",
+                f"dead hook on 2.x: {dead['reason']}",
+            )
+
+
 def _describe_call(rec: Dict[str, Any]) -> str:
     where = "sanity" if rec.get("sanity") else f"epoch {rec.get('epoch')}"
     return f"{rec.get('hook')}@{where}"
@@ -272,7 +303,9 @@ def compare_case(
     for section in sections:
         out = _Collector(limit)
         e, a = expected.get(section), actual.get(section)
-        if section == "metrics":
+        if section == "hooks":
+            _compare_hooks(case, e, a, out)
+        elif section == "metrics":
             _compare_metrics(case, e, a, out, rtol, atol)
         elif section == "epoch_end":
             _compare_epoch_end(case, e, a, out, rtol, atol, check_requires_grad)

@@ -33,6 +33,7 @@ import traceback
 import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
+from lightmigrate.verify.hook_log import HookLog
 from lightmigrate.verify.hooks import STAGES, epoch_end_watch, helper_param_names
 from lightmigrate.verify.recorder import EpochEndTracer, encode, make_logger
 
@@ -153,10 +154,12 @@ def run_case(
         "state_dict": None,
         "optimizers": None,
         "callback_metrics": None,
+        "hooks": None,
         "seconds": None,
     }
     root_dir = tempfile.mkdtemp(prefix="lightmigrate-case-")
     tracer: Optional[EpochEndTracer] = None
+    hook_log: Optional[HookLog] = None
     logger: Any = None
     trainer: Any = None
     model: Any = None
@@ -191,8 +194,9 @@ def run_case(
         logger = make_logger(root)
         trainer = pl.Trainer(**trainer_settings(root_dir, logger, case.get("trainer")))
         tracer = EpochEndTracer(path, side, watch=record["watch"], module_base=pl.LightningModule)
+        hook_log = HookLog(path, model)
         datamodule = case.get("datamodule")
-        with tracer:
+        with tracer, hook_log:
             for method in run:
                 if method == "fit":
                     kwargs: Dict[str, Any] = {"datamodule": datamodule} if datamodule is not None else {
@@ -218,6 +222,8 @@ def run_case(
     finally:
         if tracer is not None:
             record["epoch_end"] = tracer.records
+        if hook_log is not None:
+            record["hooks"] = hook_log.record()
         if logger is not None:
             record["metrics"] = logger.rows
         if trainer is not None:
