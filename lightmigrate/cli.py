@@ -66,3 +66,36 @@ def rules(code: Optional[str]) -> None:
         click.echo(f"unknown rule code: {code}", err=True)
         sys.exit(2)
     click.echo(rule_detail(rule))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--oracle", "oracle_python", type=click.Path(),
+              help="Run the originals on this pytorch-lightning 1.x interpreter instead of the v1 shim.")
+@click.option("--source", "sources", multiple=True, type=click.Path(file_okay=False),
+              help="A folder of your own code that the cases import; it is migrated for the 2.x run too.")
+@click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance for numbers.")
+@click.option("--atol", type=float, default=1e-8, show_default=True, help="Absolute tolerance for numbers.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--max-differences", type=int, default=5, show_default=True,
+              help="Differences shown per mismatching case (text output).")
+def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[str, ...], rtol: float,
+           atol: float, output_format: str, max_differences: int) -> None:
+    """Run each case before and after migration and compare what matters.
+
+    PATHS are case files (1.x code with a lightmigrate_case() entry point) or folders of them.
+    Exit status: 0 all match, 1 any mismatch, 2 a case could not run.
+    """
+    from lightmigrate.verify.render import print_json, print_text
+    from lightmigrate.verify.session import VerifyError, verify_paths
+
+    try:
+        report = verify_paths(paths, oracle_python=oracle_python, sources=sources, rtol=rtol, atol=atol)
+    except VerifyError as exc:
+        click.echo(f"lightmigrate verify: {exc}", err=True)
+        sys.exit(2)
+    if output_format == "json":
+        print_json(report, sys.stdout)
+    else:
+        print_text(report, sys.stdout, color=sys.stdout.isatty(), max_differences=max_differences)
+    sys.exit(report.exit_code)

@@ -226,3 +226,15 @@ class ProjectIndex:
                 else:
                     todo.append(found)
         return None if unknown else False
+
+    def in_lightning_hierarchy(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> Optional[bool]:
+        """Like :meth:`is_lightning_module`, but a mixin that some project class combines with
+        ``LightningModule`` (``class Model(Mixin, pl.LightningModule)``) counts too: its hooks
+        end up on a LightningModule."""
+        direct = self.is_lightning_module(info, names)
+        if direct:
+            return True
+        if any(self.is_lightning_module(d, names) for d in self.descendants(info)):
+            return True
+        return direct
+

@@ -37,7 +37,7 @@ def _diagnose(func: cst.FunctionDef, kind: str) -> Optional[str]:
     name = func.name.value
     removed = removed_table(kind)
     if name in removed:
-        return f"`{name}` is never called by Lightning 2.x, so this code silently stops running; use {removed[name]}"
+        return f"`{name}` is never called by Lightning 2.x, so this code silently stops running; instead: {removed[name]}"
     hooks = hook_table(kind)
     if name not in hooks:
         meant = likely_misspelling(name, kind)
@@ -77,9 +77,9 @@ class _Marker(cst.CSTTransformer):
         info: Optional[ClassInfo] = index.resolve(node.name.value, self.ctx.path)
         if info is None or info.path != self.ctx.path:
             return None
-        if index.is_lightning_module(info):
+        if index.in_lightning_hierarchy(info):
             return "module"
-        if index.is_lightning_module(info, CALLBACK_NAMES):
+        if index.in_lightning_hierarchy(info, CALLBACK_NAMES):
             return "callback"
         return None
 
@@ -157,7 +157,7 @@ from pytorch_lightning import Callback
 
 
 class Printer(Callback):
-    # TODO(lightmigrate): LM002 `on_epoch_end` is never called by Lightning 2.x, so this code silently stops running; use on_train_epoch_end / on_validation_epoch_end / on_test_epoch_end
+    # TODO(lightmigrate): LM002 `on_epoch_end` is never called by Lightning 2.x, so this code silently stops running; instead: on_train_epoch_end / on_validation_epoch_end / on_test_epoch_end
     def on_epoch_end(self, trainer, pl_module):
         print(trainer.current_epoch)
 ''',

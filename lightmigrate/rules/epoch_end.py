@@ -624,7 +624,7 @@ class _ModuleMigration(cst.CSTTransformer):
             s.old in a.methods for a in self.index.ancestors(info)[0] for s in STAGES
         ):
             return updated
-        lightning = self.index.is_lightning_module(info)
+        lightning = self.index.in_lightning_hierarchy(info)
         if lightning is False:
             return updated
         position = self.ctx.position(self.module, original)

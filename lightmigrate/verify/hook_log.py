@@ -69,6 +69,8 @@ class HookLog:
                 continue
             for name, value in vars(cls).items():
                 func = getattr(value, "__func__", value)
+                while hasattr(func, "__wrapped__"):  # decorated: the user's function is inside
+                    func = func.__wrapped__
                 code = getattr(func, "__code__", None)
                 if name in out or code is None or not hook_like(name):
                     continue
@@ -95,9 +97,14 @@ class HookLog:
         }
 
 
+def certainly_dead(name: str) -> bool:
+    """Removed and misspelt hooks can never run on 2.x, whatever the run exercised."""
+    return name in REMOVED_MODULE_HOOKS or likely_misspelling(name) is not None
+
+
 def dead_reason(name: str) -> str:
     if name in REMOVED_MODULE_HOOKS:
-        return f"removed in Lightning 2.0; use {REMOVED_MODULE_HOOKS[name]}"
+        return f"removed in Lightning 2.0; instead: {REMOVED_MODULE_HOOKS[name]}"
     meant = likely_misspelling(name)
     if meant:
         return f"not a Lightning hook; did you mean {meant}?"

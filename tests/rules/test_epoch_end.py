@@ -447,3 +447,43 @@ def test_one_line_body():
     out, _ = run_rule(RULE, HEAD + "class M(pl.LightningModule):\n    def test_epoch_end(self, outputs): self.n = len(outputs)\n")
     assert "def on_test_epoch_end(self):\n        outputs = self.test_step_outputs" in out
     compile(out, "m.py", "exec")
+
+
+def test_mixin_combined_with_lightning_module_is_migrated():
+    # Found by the corpus (corpus/mixin_epoch_end.py): the mixin is a plain class, and only a
+    # LightningModule that mixes it in makes its hooks Lightning hooks.
+    out, findings = run_rule(RULE, '''\
+import pytorch_lightning as pl
+
+
+class SummaryMixin:
+    def validation_epoch_end(self, outputs):
+        self.n = len(outputs)
+
+
+class Model(SummaryMixin, pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch.sum()
+''')
+    mixin = out.split("class Model")[0]
+    assert "def validation_epoch_end" not in out
+    assert "def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):" in mixin
+    assert "def on_validation_epoch_end(self):\n        outputs = self.validation_step_outputs" in mixin
+    assert "super()" not in mixin
+    assert [f.kind for f in findings] == [Kind.FIXED]
+
+
+def test_plain_class_never_mixed_into_lightning_is_left_alone():
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class Reporter:
+    def validation_epoch_end(self, outputs):
+        return len(outputs)
+
+
+class Model(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch.sum()
+''', None)

@@ -1,0 +1,215 @@
+"""``lightmigrate verify``: run each case before and after migration and compare.
+
+The reference run is the ORIGINAL 1.x code, either under the v1 shim on this interpreter's
+Lightning 2.x (default; no second environment needed) or on a real pytorch-lightning 1.x
+interpreter (``oracle_python``). The migrated run migrates the case files, and the user's own
+source folders they import (``sources``), into a temporary folder with the same rules as
+``rewrite`` and runs them on this interpreter's Lightning 2.x. One interpreter per side runs
+every case, so Lightning is imported once per side.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from lightmigrate.engine import discover, read_source, transform_text
+from lightmigrate.project import ProjectIndex
+from lightmigrate.rules import ALL_RULES
+from lightmigrate.verify import oracle
+from lightmigrate.verify.compare import Difference, compare_case
+from lightmigrate.verify.hook_log import certainly_dead
+
+ENTRY_POINT = "def lightmigrate_case("
+
+
+class VerifyError(Exception):
+    """The run as a whole cannot start (missing dependencies, no cases)."""
+
+
+@dataclass
+class CaseResult:
+    name: str
+    path: str
+    verdict: str  # "match", "mismatch" or "error"
+    differences: List[Difference] = field(default_factory=list)
+    dead_hooks: List[Dict[str, str]] = field(default_factory=list)
+    error: Optional[str] = None
+    seconds: Dict[str, Optional[float]] = field(default_factory=dict)
+
+
+@dataclass
+class VerifyReport:
+    reference: str
+    cases: List[CaseResult]
+    problems: List[str] = field(default_factory=list)  # paths that are not usable case files
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        if self.problems or any(c.verdict == "error" for c in self.cases):
+            return 2
+        return 1 if any(c.verdict == "mismatch" for c in self.cases) else 0
+
+
+def find_case_files(paths: Sequence[str]) -> tuple:
+    """Case files under ``paths`` (files given by name must be cases; directories are searched
+    for ``*.py`` files that define ``lightmigrate_case``). Returns (files, problems)."""
+    files: List[Path] = []
+    problems: List[str] = []
+    for entry in discover(paths):
+        if entry.error is not None:
+            problems.append(entry.error.format())
+            continue
+        path = Path(entry.path)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if ENTRY_POINT in text:
+            files.append(path)
+        elif any(Path(p).resolve() == path.resolve() for p in paths):
+            problems.append(f"{path}: not a verify case (no lightmigrate_case() entry point; see the README)")
+    names = [f.stem for f in files]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"two case files are named {name}.py; case names must be unique")
+    return files, problems
+
+
+def _require_lightning() -> None:
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("pytorch_lightning") is None:
+        raise VerifyError(
+            "lightmigrate verify needs torch and Lightning 2.x in this environment: "
+            "pip install -c constraints.txt 'lightmigrate[verify]'"
+        )
+
+
+def _migrate_tree(files: Sequence[Path], sources: Sequence[str], out: Path) -> Dict[str, Path]:
+    """Migrate the user's source folders into ``out/src<i>`` and the case files into
+    ``out/cases``, with one project index over all of them. Returns case name -> migrated file."""
+    entries = [(Path(e.path), i) for i, src in enumerate(sources) for e in discover([src]) if e.error is None]
+    texts = {path: read_source(str(path)).text for path, _ in entries}
+    texts.update({f: f.read_text(encoding="utf-8") for f in files})
+    project = ProjectIndex()
+    for path, text in texts.items():
+        project.add_source(text, str(path))
+    for path, i in entries:  # sources are absolute, so discovered paths are too
+        dest = out / f"src{i}" / path.relative_to(sources[i])
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(transform_text(texts[path], ALL_RULES, path=str(path), project=project).text, encoding="utf-8")
+    migrated: Dict[str, Path] = {}
+    (out / "cases").mkdir(parents=True, exist_ok=True)
+    for f in files:
+        dest = out / "cases" / f.name
+        dest.write_text(transform_text(texts[f], ALL_RULES, path=str(f), project=project).text, encoding="utf-8")
+        migrated[f.stem] = dest
+    return migrated
+
+
+def _pythonpath(folders: Sequence[Path]) -> Dict[str, str]:
+    extra = os.pathsep.join(str(f) for f in folders)
+    current = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": extra + (os.pathsep + current if current else "")}
+
+
+def verify_paths(
+    paths: Sequence[str],
+    oracle_python: Optional[str] = None,
+    sources: Sequence[str] = (),
+    rtol: float = 1e-5,
+    atol: float = 1e-8,
+    limit: Optional[int] = 10,
+) -> VerifyReport:
+    started = time.perf_counter()
+    _require_lightning()
+    files, problems = find_case_files(paths)
+    sources = [str(Path(s).resolve()) for s in sources]
+    for s in sources:
+        if not Path(s).is_dir():
+            problems.append(f"{s}: --source must be a folder")
+    if oracle_python is not None:
+        # absolute, but not resolved: a venv's python is a symlink that must stay in the venv
+        oracle_python = os.path.abspath(oracle_python)
+        if not Path(oracle_python).exists():
+            raise VerifyError(f"--oracle interpreter not found: {oracle_python}")
+    reference = f"pytorch-lightning 1.x at {oracle_python}" if oracle_python else "the v1 shim on Lightning 2.x"
+    if not files:
+        return VerifyReport(reference, [], problems or ["no case files found"], time.perf_counter() - started)
+
+    case_dirs = sorted({f.parent.resolve() for f in files})
+    with tempfile.TemporaryDirectory(prefix="lightmigrate-verify-") as tmp:
+        out = Path(tmp)
+        migrate_error: Optional[str] = None
+        try:
+            migrated = _migrate_tree(files, sources, out)
+        except Exception as exc:  # noqa: BLE001 - reported as an error for every case
+            migrated, migrate_error = {}, f"migration failed: {type(exc).__name__}: {exc}"
+        ref_env = _pythonpath([Path(s) for s in sources] + case_dirs)
+        new_env = _pythonpath([out / f"src{i}" for i in range(len(sources))] + [out / "cases"] + case_dirs)
+        watch = oracle.watch_names(files)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            ref_job = pool.submit(
+                oracle.run_in, oracle_python or sys.executable, files, "v1" if oracle_python else "v1shim",
+                None, 900, ref_env,
+            )
+            new_job = pool.submit(
+                oracle.run_in, sys.executable, list(migrated.values()), "v2", watch, 900, new_env
+            ) if migrated else None
+            try:
+                expected = ref_job.result()["cases"]
+                actual = new_job.result()["cases"] if new_job is not None else {}
+            except oracle.OracleError as exc:
+                raise VerifyError(str(exc)) from exc
+
+    cases = []
+    for f in files:
+        name = f.stem
+        e, a = expected.get(name), actual.get(name)
+        result = CaseResult(name, str(f), "match", seconds={
+            "reference": (e or {}).get("seconds"), "migrated": (a or {}).get("seconds")})
+        if e is None or e.get("error"):
+            result.verdict = "error"
+            result.error = "the original could not run: " + ((e or {}).get("error") or "no result")
+        elif migrate_error or a is None:
+            result.verdict = "error"
+            result.error = migrate_error or "the migrated copy produced no result"
+        else:
+            ran_before = (e.get("hooks") or {}).get("counts") or {}
+            result.dead_hooks = [
+                d for d in (a.get("hooks") or {}).get("dead") or []
+                if certainly_dead(d["name"]) or ran_before.get(d["name"])
+            ]
+            result.differences = compare_case(name, e, a, rtol=rtol, atol=atol, limit=limit)
+            if result.differences:
+                result.verdict = "mismatch"
+        cases.append(result)
+    return VerifyReport(reference, cases, problems, time.perf_counter() - started)
+
+
+def report_to_json(report: VerifyReport) -> Dict[str, Any]:
+    return {
+        "reference": report.reference,
+        "seconds": round(report.seconds, 3),
+        "exit_code": report.exit_code,
+        "problems": report.problems,
+        "cases": [
+            {
+                "name": c.name,
+                "path": c.path,
+                "verdict": c.verdict,
+                "error": c.error,
+                "seconds": c.seconds,
+                "dead_hooks": c.dead_hooks,
+                "differences": [
+                    {"path": d.path, "expected": d.expected, "actual": d.actual, "message": d.message}
+                    for d in c.differences
+                ],
+            }
+            for c in report.cases
+        ],
+        "summary": {v: sum(c.verdict == v for c in report.cases) for v in ("match", "mismatch", "error")},
+    }
