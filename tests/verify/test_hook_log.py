@@ -1,7 +1,6 @@
 """Hook order and dead hooks: the comparison on synthetic records, and a real dead hook found
 at run time (a loss-changing training_step_end that 2.x silently never calls)."""
 
-import os
 import textwrap
 
 import pytest
@@ -84,12 +83,8 @@ CASE = textwrap.dedent('''\
 
 
 @pytest.mark.oracle
-def test_unmigrated_step_end_is_reported_dead_and_divergent(tmp_path):
-    python = oracle.default_oracle_python()
-    if not python.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"oracle interpreter missing: {python}")
-        pytest.skip("oracle interpreter missing")
+def test_unmigrated_step_end_is_reported_dead_and_divergent(tmp_path, oracle_python):
+    python = oracle_python
     case = tmp_path / "doubler.py"
     case.write_text(CASE)
     expected = oracle.run_original([case], python)["cases"]["doubler"]
