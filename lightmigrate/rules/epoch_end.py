@@ -26,7 +26,7 @@ Two shapes of output code:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -37,7 +37,6 @@ from lightmigrate.cst_helpers import (
     append_statements,
     body_of,
     drop_docstring,
-    insert_before,
     fresh_name,
     has_star_params,
     keep_only_params,
@@ -51,15 +50,12 @@ from lightmigrate.cst_helpers import (
     super_call_attr,
     with_body,
 )
-from lightmigrate.findings import Kind
 from lightmigrate.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
 
 CODE = "LM001"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
-LIGHTNING_HOOK_HINTS = frozenset(
-    {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
-)
 
 
 @dataclass(frozen=True)
@@ -80,6 +76,9 @@ TEST = Stage("test_epoch_end", "on_test_epoch_end", "on_test_epoch_start", "on_t
              "test_step_outputs", "test_dataloaders")
 STAGES = (TRAIN, VALIDATION, TEST)
 PREDICT_HOOK = "on_predict_epoch_end"
+HOOKS = frozenset({s.old for s in STAGES} | {PREDICT_HOOK})
+UNKNOWN_CLASS = ("looks like a Lightning 1.x epoch-end hook, but the class is not recognisably a "
+                 "LightningModule; migrate it by hand if it is one")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,45 +131,11 @@ def _predict_results(s: str, local: str, loaders: str) -> List[Statement]:
 # Per-class facts
 
 
-@dataclass
-class _Hierarchy:
-    """Everything known about one class and the classes around it, for one stage."""
-
-    info: ClassInfo
-    ancestors: List[ClassInfo]
-    complete: bool  # every base resolved
-    descendants: List[ClassInfo]
-
-    def ancestor_defines(self, name: str) -> bool:
-        return any(name in a.methods for a in self.ancestors)
-
-    def may_inherit(self, name: str) -> bool:
-        """Whether ``super().name`` may reach user code: a known ancestor defines it, or a base
-        could not be resolved."""
-        return not self.complete or self.ancestor_defines(name)
-
-
-def _top_definer(h: _Hierarchy, stage: Stage) -> ClassInfo:
-    top = h.info
-    for a in h.ancestors:  # nearest first; keep the farthest that defines the old hook
-        if stage.old in a.methods:
-            top = a
-    return top
-
-
-def _family(index: ProjectIndex, top: ClassInfo) -> List[ClassInfo]:
-    ancestors, _ = index.ancestors(top)
-    return [top, *ancestors, *index.descendants(top)]
-
-
 def _names_for(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Tuple[str, str]:
     """Buffer attribute and helper method names for ``top``'s family, the same wherever asked."""
-    family = _family(index, top)
-    attrs: Set[str] = set()
-    for c in family:
-        attrs |= c.attributes | c.methods
-    buf = fresh_name(stage.buffer, attrs)
-    helper = fresh_name("_" + stage.old, attrs | {buf})
+    taken = taken_names(index, top)
+    buf = fresh_name(stage.buffer, taken)
+    helper = fresh_name("_" + stage.old, taken | {buf})
     return buf, helper
 
 
@@ -183,113 +148,20 @@ def _uses_helper(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
     return any(stage.old in c.self_calls for c in [top, *index.descendants(top)])
 
 
-def _calls_super(func: cst.FunctionDef, name: str) -> bool:
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if super_call_attr(node) == name:
-                found.append(node)
-
-    func.visit(V())
-    return bool(found)
-
-
-class _CallRenamer(cst.CSTTransformer):
-    """Renames ``self.OLD(...)`` / ``super().OLD(...)`` calls inside one method."""
-
-    def __init__(self, self_param: str, renames: Dict[str, str]) -> None:
-        self.self_param = self_param
-        self.renames = renames
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        func = updated.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in self.renames:
-            return updated
-        target = func.value
-        is_self = isinstance(target, cst.Name) and target.value == self.self_param
-        if is_self or super_call_attr(cst.Call(func=func)) is not None:
-            return updated.with_changes(func=func.with_changes(attr=cst.Name(self.renames[func.attr.value])))
-        return updated
-
-
 # ---------------------------------------------------------------------------------------------
 # The class rewrite
 
 
-class _ClassMigration:
-    def __init__(self, cls: cst.ClassDef, original: cst.ClassDef, info: ClassInfo, index: ProjectIndex,
-                 ctx: RuleContext, module: cst.Module, position: Tuple[int, int]) -> None:
-        self.cls = cls
-        self.original = original
-        self.info = info
-        self.index = index
-        self.ctx = ctx
-        self.module = module
-        self.position = position
-        self.items: List[cst.CSTNode] = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
-        ancestors, complete = index.ancestors(info)
-        self.h = _Hierarchy(info, ancestors, complete, index.descendants(info))
-        self.renames: Dict[str, str] = {}  # old hook -> helper, for calls inside this class
-        self.changed = False
-
-    # -- body item access ----------------------------------------------------------------------
-
-    def _find(self, name: str) -> Optional[int]:
-        found = None
-        for i, item in enumerate(self.items):
-            if isinstance(item, cst.FunctionDef) and item.name.value == name:
-                found = i
-        return found
-
-    def _get(self, name: str) -> Optional[cst.FunctionDef]:
-        i = self._find(name)
-        return None if i is None else self.items[i]  # type: ignore[return-value]
-
-    def _set(self, name: str, func: Optional[cst.FunctionDef]) -> None:
-        i = self._find(name)
-        assert i is not None
-        if func is None:
-            del self.items[i]
-        else:
-            self.items[i] = func
-
-    def _insert_before(self, name: str, funcs: Sequence[cst.FunctionDef]) -> None:
-        i = self._find(name)
-        assert i is not None
-        insert_before(self.items, i, funcs)
-
-    def _mark(self, name: str, why: str) -> None:
-        i = self._find(name)
-        if i is None:
-            return
-        self.items[i] = add_marker(self.items[i], CODE, why)
-        self.changed = True
-
-    def _pos(self, name: str) -> Tuple[int, int]:
-        """Where method ``name`` is in the original source (the class when it is new)."""
-        for item in getattr(self.original.body, "body", ()):
-            if isinstance(item, cst.FunctionDef) and item.name.value == name:
-                return self.ctx.position(self.module, item)
-        return self.position
-
-    def _fixed(self, message: str, name: str = "") -> None:
-        line, col = self._pos(name) if name else self.position
-        self.ctx.report(CODE, f"{self.info.name}: {message}", Kind.FIXED, line, col)
-        self.changed = True
+class _ClassMigration(ClassEditor):
+    code = CODE
 
     # -- entry ---------------------------------------------------------------------------------
 
-    def run(self) -> cst.ClassDef:
+    def migrate(self) -> None:
         self._mark_aliases()
         for stage in STAGES:
             self._migrate_stage(stage)
         self._migrate_predict()
-        if self.renames:
-            self._rename_calls()
-        if not self.changed:
-            return self.cls
-        return self.cls.with_changes(body=self.cls.body.with_changes(body=self.items))
 
     def _mark_aliases(self) -> None:
         olds = {s.old for s in STAGES}
@@ -327,33 +199,33 @@ class _ClassMigration:
         return None
 
     def _migrate_stage(self, stage: Stage) -> None:
-        old = self._get(stage.old)
+        old = self.get(stage.old)
         if old is None and not self.h.ancestor_defines(stage.old):
             return
         if old is not None:
             why = self._blocked(stage, old)
             if why:
-                self._mark(stage.old, why)
+                self.mark(stage.old, why)
                 return
-        top = _top_definer(self.h, stage)
+        top = self.h.top_definer(stage.old)
         buf, helper = _names_for(self.index, top, stage)
         if old is not None and top is self.info:
             self._migrate_top(stage, old, buf, helper)
         else:
             if old is not None:
                 # A subclass override: keep it as an override of the parent's helper.
-                self._set(stage.old, old.with_changes(name=cst.Name(helper)))
+                self.set(stage.old, old.with_changes(name=cst.Name(helper)))
                 self.renames[stage.old] = helper
-                self._fixed(f"{stage.old} kept as {helper}(), called from the inherited {stage.new}", stage.old)
+                self.fixed(f"{stage.old} kept as {helper}(), called from the inherited {stage.new}", stage.old)
             self._inject_into_own_hooks(stage, buf, helper)
 
     def _migrate_top(self, stage: Stage, old: cst.FunctionDef, buf: str, helper: str) -> None:
         old = self._strip_super_old(old, stage)
-        self._set(stage.old, old)
+        self.set(stage.old, old)
         s = self_name(old)
         param = param_names(old)[1]
         old_facts = BodyFacts(body_of(old))
-        existing_end = self._get(stage.new)
+        existing_end = self.get(stage.new)
         use_helper = _uses_helper(self.index, self.info, stage)
         if not use_helper and existing_end is not None:
             use_helper = not self._merge_safe(old, existing_end, param)
@@ -363,7 +235,7 @@ class _ClassMigration:
 
         if needs_buffer:
             self._add_buffer_hooks(stage, s, buf, before=stage.old)
-            old = self._get(stage.old)  # spacing before it may have changed
+            old = self.get(stage.old)  # spacing before it may have changed
             assert old is not None
 
         super_tail = (
@@ -378,13 +250,13 @@ class _ClassMigration:
                 local = fresh_name(param, facts.loaded | facts.bound)
                 es = self_name(existing_end)
                 dispatch = [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")]
-                self._set(stage.new, prepend_statements(existing_end, dispatch))
+                self.set(stage.new, prepend_statements(existing_end, dispatch))
             else:
                 new = parse_method(f"def {stage.new}({s}):\n    pass")
-                self._insert_before(stage.old, [with_body(new, [*dispatch, *super_tail])])
-            self._set(stage.old, old.with_changes(name=cst.Name(helper)))
+                self.insert_before(stage.old, [with_body(new, [*dispatch, *super_tail])])
+            self.set(stage.old, old.with_changes(name=cst.Name(helper)))
             self.renames[stage.old] = helper
-            self._fixed(f"{stage.old} kept as {helper}(outputs) and called from {stage.new} "
+            self.fixed(f"{stage.old} kept as {helper}(outputs) and called from {stage.new} "
                         f"with the outputs collected in self.{buf}", stage.old)
             return
 
@@ -395,13 +267,13 @@ class _ClassMigration:
             doc, old_rest = split_docstring(body)
             merged = [*doc, *gather, *old_rest, *drop_docstring(body_of(existing_end))]
             new = with_body(new, merged)
-            self._set(stage.new, None)
+            self.set(stage.new, None)
         else:
             new = with_body(new, [*split_docstring(body)[0], *gather, *drop_docstring(body), *super_tail])
-        self._set(stage.old, new)
+        self.set(stage.old, new)
         how = "with the outputs collected in self." + buf if needs_buffer else "(outputs was unused)"
         merged_note = f", merged with the existing {stage.new}" if existing_end is not None else ""
-        self._fixed(f"{stage.old} -> {stage.new} {how}{merged_note}", stage.old)
+        self.fixed(f"{stage.old} -> {stage.new} {how}{merged_note}", stage.old)
 
     def _merge_safe(self, old: cst.FunctionDef, existing: cst.FunctionDef, param: str) -> bool:
         a = BodyFacts(body_of(old))
@@ -416,7 +288,7 @@ class _ClassMigration:
     def _strip_super_old(self, func: cst.FunctionDef, stage: Stage) -> cst.FunctionDef:
         """``super().validation_epoch_end(outputs)`` in the topmost definer reached Lightning's
         empty default; drop it when every base is known, mark it otherwise."""
-        if not _calls_super(func, stage.old):
+        if not calls_super(func, stage.old):
             return func
         if self.h.complete:
             stmts = [
@@ -432,18 +304,18 @@ class _ClassMigration:
 
     def _add_buffer_hooks(self, stage: Stage, s: str, buf: str, before: str) -> None:
         new_funcs = []
-        start = self._get(stage.start)
+        start = self.get(stage.start)
         if start is not None:
-            self._set(stage.start, self._with_reset(stage, start, buf))
+            self.set(stage.start, self._with_reset(stage, start, buf))
         else:
             func = parse_method(f"def {stage.start}({s}):\n    pass")
             func = with_body(func, _reset(stage, s, buf, "loaders"))
             if self.h.may_inherit(stage.start):
                 func = append_statements(func, parse_statements(f"super().{stage.start}()"))
             new_funcs.append(func)
-        end = self._get(stage.batch_end)
+        end = self.get(stage.batch_end)
         if end is not None:
-            self._set(stage.batch_end, self._with_collect(stage, end, buf))
+            self.set(stage.batch_end, self._with_collect(stage, end, buf))
         else:
             sig = (f"{s}, outputs, batch, batch_idx" if stage.loaders is None
                    else f"{s}, outputs, batch, batch_idx, dataloader_idx=0")
@@ -454,7 +326,7 @@ class _ClassMigration:
                 func = append_statements(func, parse_statements(f"super().{stage.batch_end}({args})"))
             new_funcs.append(func)
         if new_funcs:
-            self._insert_before(before, new_funcs)
+            self.insert_before(before, new_funcs)
 
     def _with_reset(self, stage: Stage, func: cst.FunctionDef, buf: str) -> cst.FunctionDef:
         facts = BodyFacts(body_of(func))
@@ -477,8 +349,8 @@ class _ClassMigration:
         """A class below the one that owns the buffer overrides one of its hooks without calling
         super(): put the buffer logic into the override too, as 1.9 collected regardless."""
         for name in (stage.start, stage.batch_end, stage.new):
-            func = self._get(name)
-            if func is None or _calls_super(func, name):
+            func = self.get(name)
+            if func is None or calls_super(func, name):
                 continue
             if name == stage.start:
                 func = self._with_reset(stage, func, buf)
@@ -491,13 +363,13 @@ class _ClassMigration:
                 func = prepend_statements(
                     func, [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
                 )
-            self._set(name, func)
-            self._fixed(f"{name} overrides the hook that collects outputs for {stage.old}; collection added", name)
+            self.set(name, func)
+            self.fixed(f"{name} overrides the hook that collects outputs for {stage.old}; collection added", name)
 
     # -- predict -------------------------------------------------------------------------------
 
     def _migrate_predict(self) -> None:
-        func = self._get(PREDICT_HOOK)
+        func = self.get(PREDICT_HOOK)
         if func is None:
             return
         names = param_names(func)
@@ -507,21 +379,21 @@ class _ClassMigration:
         facts = BodyFacts(body_of(func))
         new = keep_only_params(func, 1)
         if self._mutates(func, param):
-            self._mark(PREDICT_HOOK, f"changes `{param}` in place, which in 1.x also changed what "
+            self.mark(PREDICT_HOOK, f"changes `{param}` in place, which in 1.x also changed what "
                                      "trainer.predict() returned; in 2.x edit "
                                      "self.trainer.predict_loop.predictions instead")
             return
         supers_ok = self._predict_super_calls_ok(func, param)
         if not supers_ok:
-            self._mark(PREDICT_HOOK, f"passes something other than `{param}` to super().{PREDICT_HOOK}(); "
+            self.mark(PREDICT_HOOK, f"passes something other than `{param}` to super().{PREDICT_HOOK}(); "
                                      "port that call by hand")
             return
         if facts.uses(param):
             loaders = fresh_name("loaders", facts.loaded | facts.bound)
             new = prepend_statements(new, _predict_results(s, param, loaders))
         new = new.visit(_DropSuperArgs(PREDICT_HOOK))  # type: ignore[assignment]
-        self._set(PREDICT_HOOK, new)
-        self._fixed(f"{PREDICT_HOOK}({param}) -> {PREDICT_HOOK}() reading trainer.predict_loop.predictions",
+        self.set(PREDICT_HOOK, new)
+        self.fixed(f"{PREDICT_HOOK}({param}) -> {PREDICT_HOOK}() reading trainer.predict_loop.predictions",
                     PREDICT_HOOK)
 
     @staticmethod
@@ -562,13 +434,6 @@ class _ClassMigration:
         func.visit(V())
         return not bad
 
-    # -- calls ---------------------------------------------------------------------------------
-
-    def _rename_calls(self) -> None:
-        for i, item in enumerate(self.items):
-            if isinstance(item, cst.FunctionDef):
-                self.items[i] = item.visit(_CallRenamer(self_name(item), self.renames))  # type: ignore[assignment]
-
 
 class _DropSuperArgs(cst.CSTTransformer):
     def __init__(self, name: str) -> None:
@@ -581,62 +446,6 @@ class _DropSuperArgs(cst.CSTTransformer):
 
 
 # ---------------------------------------------------------------------------------------------
-
-
-def _imports_lightning(module: cst.Module) -> bool:
-    code_head = [s for s in module.body if isinstance(s, cst.SimpleStatementLine)]
-    for st in code_head:
-        for small in st.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    if cst.Module([]).code_for_node(alias.name).split(".")[0] in ("pytorch_lightning", "lightning"):
-                        return True
-            if isinstance(small, cst.ImportFrom) and small.module is not None:
-                root = cst.Module([]).code_for_node(small.module).split(".")[0]
-                if root in ("pytorch_lightning", "lightning"):
-                    return True
-    return False
-
-
-class _ModuleMigration(cst.CSTTransformer):
-    def __init__(self, module: cst.Module, ctx: RuleContext) -> None:
-        self.module = module
-        self.ctx = ctx
-        self.index = ctx.project
-        self.imports_lightning = _imports_lightning(module)
-        self.seen: Dict[str, int] = {}
-
-    def _info(self, node: cst.ClassDef) -> Optional[ClassInfo]:
-        name = node.name.value
-        nth = self.seen.get(name, 0)
-        self.seen[name] = nth + 1
-        found = self.index.resolve(name, self.ctx.path)
-        if found is not None and found.path == self.ctx.path:
-            return found
-        return None
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        info = self._info(original)
-        if info is None:
-            return updated
-        hooks = {s.old for s in STAGES} | {PREDICT_HOOK}
-        if not (hooks & info.methods) and not any(
-            s.old in a.methods for a in self.index.ancestors(info)[0] for s in STAGES
-        ):
-            return updated
-        lightning = self.index.in_lightning_hierarchy(info)
-        if lightning is False:
-            return updated
-        position = self.ctx.position(self.module, original)
-        if lightning is None and not (self.imports_lightning or LIGHTNING_HOOK_HINTS & info.methods):
-            why = ("looks like a Lightning 1.x epoch-end hook, but the class is not recognisably a "
-                   "LightningModule; migrate it by hand if it is one")
-            items = list(updated.body.body)
-            for i, item in enumerate(items):
-                if isinstance(item, cst.FunctionDef) and item.name.value in hooks - {PREDICT_HOOK}:
-                    items[i] = add_marker(item, CODE, why)
-            return updated.with_changes(body=updated.body.with_changes(body=items))
-        return _ClassMigration(updated, original, info, self.index, self.ctx, self.module, position).run()
 
 
 class EpochEndRule(Rule):
@@ -784,6 +593,4 @@ class Model(pl.LightningModule):
     )
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        if not ctx.project.has_path(ctx.path):
-            ctx.project.add_source(module.code, ctx.path)
-        return module.visit(_ModuleMigration(module, ctx))
+        return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS)
