@@ -4,7 +4,9 @@
 
 One interpreter runs every given case (Lightning is imported once). Side ``v1`` is meant for
 real pytorch-lightning 1.9.5 running original cases, side ``v2`` for Lightning 2.x running
-migrated copies. Must not import libcst, click or rich: the 1.9.5 interpreter has none of them.
+migrated copies, side ``v1shim`` for Lightning 2.x running ORIGINAL cases under the v1 shim
+(``lightmigrate.verify.shim``: 1.9.5 semantics on 2.x), recorded like side ``v1``.
+Must not import libcst, click or rich: the 1.9.5 interpreter has none of them.
 
 A case file defines ``lightmigrate_case()`` returning a dict (see ``corpus/README.md``)::
 
@@ -38,6 +40,7 @@ from lightmigrate.verify.hooks import STAGES, epoch_end_watch, helper_param_name
 from lightmigrate.verify.recorder import EpochEndTracer, encode, make_logger
 
 SEED = 1234
+SIDES = ("v1", "v2", "v1shim")
 RUN_METHODS = ("fit", "validate", "test", "predict")
 CASE_KEYS = {
     "model",
@@ -166,6 +169,8 @@ def run_case(
     try:
         with open(path, encoding="utf-8") as fh:
             source = fh.read()
+        if side not in SIDES:
+            raise ValueError(f"unknown side {side!r}; expected one of {SIDES}")
         root = root or ("pytorch_lightning" if side == "v1" else detect_root(source))
         pl = importlib.import_module(root)
         if quiet:
@@ -191,9 +196,16 @@ def run_case(
             if method not in RUN_METHODS:
                 raise ValueError(f"unknown run method {method!r}; expected one of {RUN_METHODS}")
 
+        trainer_kwargs = case.get("trainer")
+        if side == "v1shim":
+            from lightmigrate.verify.shim import apply_v1_shim
+
+            model, trainer_kwargs = apply_v1_shim(model, trainer_kwargs)
         logger = make_logger(root)
-        trainer = pl.Trainer(**trainer_settings(root_dir, logger, case.get("trainer")))
-        tracer = EpochEndTracer(path, side, watch=record["watch"], module_base=pl.LightningModule)
+        trainer = pl.Trainer(**trainer_settings(root_dir, logger, trainer_kwargs))
+        # Under the shim the user's original 1.x epoch-end hooks run: trace them like side v1.
+        tracer_side = "v1" if side == "v1shim" else side
+        tracer = EpochEndTracer(path, tracer_side, watch=record["watch"], module_base=pl.LightningModule)
         hook_log = HookLog(path, model)
         datamodule = case.get("datamodule")
         with tracer, hook_log:
@@ -232,6 +244,13 @@ def run_case(
                 record["current_epoch"] = int(trainer.current_epoch)
                 record["callback_metrics"] = encode(dict(trainer.callback_metrics))
                 record["optimizers"] = _optimizer_states(trainer)
+            except Exception as exc:  # pragma: no cover
+                record.setdefault("record_errors", []).append(repr(exc))
+        if side == "v1shim" and model is not None:
+            try:
+                from lightmigrate.verify.shim import hook_log as shim_hook_log
+
+                record["shim_hooks"] = shim_hook_log(model)
             except Exception as exc:  # pragma: no cover
                 record.setdefault("record_errors", []).append(repr(exc))
         if model is not None and hasattr(model, "state_dict"):
@@ -298,7 +317,7 @@ def run_cases(
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lightmigrate.verify.runner", description=__doc__.split("\n\n")[0])
     parser.add_argument("cases", nargs="+", help="case files to run, in order")
-    parser.add_argument("--side", choices=("v1", "v2"), required=True)
+    parser.add_argument("--side", choices=SIDES, required=True)
     parser.add_argument("--out", default="-", help="where to write the results JSON ('-' for stdout)")
     parser.add_argument(
         "--watch",
