@@ -56,10 +56,18 @@ def default_v2_python() -> Path:
     return venv if venv.exists() else Path(sys.executable)
 
 
-def corpus_files(directory: Optional[PathLike] = None) -> List[Path]:
-    """The case files of the corpus (``<repo>/corpus/*.py``), sorted by name."""
+def corpus_files(directory: Optional[PathLike] = None, include_pending: bool = False) -> List[Path]:
+    """The case files of the corpus (``<repo>/corpus/*.py``), sorted by name.
+
+    With ``include_pending``, the cases under ``<corpus>/pending/`` (1.x code that needs rules
+    not written yet) follow, also sorted by name. Published-model cases
+    (``<corpus>/published/``) are never listed here: see :mod:`lightmigrate.verify.published`.
+    """
     folder = Path(directory) if directory is not None else repo_root() / "corpus"
-    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+    files = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+    if include_pending:
+        files += sorted(p for p in (folder / "pending").glob("*.py") if not p.name.startswith("_"))
+    return files
 
 
 def watch_names(case_files: Sequence[PathLike]) -> Dict[str, Dict[str, Any]]:
