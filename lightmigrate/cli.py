@@ -79,8 +79,12 @@ def rules(code: Optional[str]) -> None:
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--max-differences", type=int, default=5, show_default=True,
               help="Differences shown per mismatching case (text output).")
+@click.option("--select", multiple=True, callback=_parse_select,
+              help="Migrate with these rule codes (or prefixes) only; default: all rules.")
+@click.option("--no-migrate", is_flag=True,
+              help="Run the cases on 2.x as they are: check a hand port, or see what 2.x does with 1.x code.")
 def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[str, ...], rtol: float,
-           atol: float, output_format: str, max_differences: int) -> None:
+           atol: float, output_format: str, max_differences: int, select: List[str], no_migrate: bool) -> None:
     """Run each case before and after migration and compare what matters.
 
     PATHS are case files (1.x code with a lightmigrate_case() entry point) or folders of them.
@@ -90,7 +94,9 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
     from lightmigrate.verify.session import VerifyError, verify_paths
 
     try:
-        report = verify_paths(paths, oracle_python=oracle_python, sources=sources, rtol=rtol, atol=atol)
+        rules = [] if no_migrate else select_rules(select)
+        report = verify_paths(paths, oracle_python=oracle_python, sources=sources, rtol=rtol, atol=atol,
+                              rules=rules)
     except VerifyError as exc:
         click.echo(f"lightmigrate verify: {exc}", err=True)
         sys.exit(2)

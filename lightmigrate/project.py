@@ -11,6 +11,7 @@ and resolves to nothing.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
@@ -25,6 +26,9 @@ LIGHTNING_IMPORT_ROOTS = ("pytorch_lightning", "lightning")
 # A class can only matter to a rule if its file mentions Lightning or defines hook-like
 # methods; other files are not parsed at all.
 _INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer")
+
+
+_DP = re.compile(r"""(strategy|accelerator|distributed_backend)\s*=\s*["']dp["']|DataParallelStrategy""")
 
 
 def worth_indexing(text: str) -> bool:
@@ -138,6 +142,7 @@ class ProjectIndex:
     def __init__(self, classes: Iterable[ClassInfo] = ()) -> None:
         self._by_name: Dict[str, List[ClassInfo]] = {}
         self._paths: set = set()
+        self.uses_dp = False  # some file selects the DataParallel strategy (gone in 2.x)
         for c in classes:
             self.add(c)
 
@@ -152,6 +157,8 @@ class ProjectIndex:
 
     def add_source(self, text: str, path: str) -> None:
         self._paths.add(path)
+        if _DP.search(text):
+            self.uses_dp = True
         if not worth_indexing(text):
             return
         try:

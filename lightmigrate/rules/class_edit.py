@@ -13,7 +13,15 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_marker, fresh_name, insert_before, self_name, super_call_attr
+from lightmigrate.cst_helpers import (
+    add_marker,
+    blank_lines,
+    fresh_name,
+    insert_before,
+    leading_blank_count,
+    self_name,
+    super_call_attr,
+)
 from lightmigrate.findings import Kind
 from lightmigrate.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
@@ -140,6 +148,7 @@ class ClassEditor:
         self.items: List[cst.CSTNode] = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
         self.h = Hierarchy.of(index, info)
         self.renames: Dict[str, str] = {}  # method -> new name, for self./super() calls in this class
+        self.keep_calls: Set[str] = set()  # generated methods whose calls must not be renamed
         self.changed = False
 
     def migrate(self) -> None:  # pragma: no cover - abstract
@@ -149,7 +158,7 @@ class ClassEditor:
         self.migrate()
         if self.renames:
             for i, item in enumerate(self.items):
-                if isinstance(item, cst.FunctionDef):
+                if isinstance(item, cst.FunctionDef) and item.name.value not in self.keep_calls:
                     self.items[i] = item.visit(CallRenamer(self_name(item), self.renames))  # type: ignore[assignment]
         if not self.changed:
             return self.cls
@@ -169,10 +178,15 @@ class ClassEditor:
     def set(self, name: str, func: Optional[cst.FunctionDef]) -> None:
         i = self.find(name)
         assert i is not None
-        if func is None:
-            del self.items[i]
-        else:
+        if func is not None:
             self.items[i] = func
+            return
+        gone = self.items.pop(i)
+        if i < len(self.items):  # the next statement takes over the spacing the removed one had
+            nxt = self.items[i]
+            own = list(nxt.leading_lines)[leading_blank_count(nxt):]
+            spacing = blank_lines(leading_blank_count(gone))
+            self.items[i] = nxt.with_changes(leading_lines=[*spacing, *own])
 
     def insert_before(self, name: str, funcs: Sequence[cst.FunctionDef]) -> None:
         i = self.find(name)

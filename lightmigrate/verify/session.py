@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from lightmigrate.engine import discover, read_source, transform_text
 from lightmigrate.project import ProjectIndex
-from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules import ALL_RULES, Rule
 from lightmigrate.verify import oracle
 from lightmigrate.verify.compare import Difference, compare_case
 from lightmigrate.verify.hook_log import certainly_dead
@@ -88,7 +88,7 @@ def _require_lightning() -> None:
         )
 
 
-def _migrate_tree(files: Sequence[Path], sources: Sequence[str], out: Path) -> Dict[str, Path]:
+def _migrate_tree(files: Sequence[Path], sources: Sequence[str], out: Path, rules: Sequence[Rule]) -> Dict[str, Path]:
     """Migrate the user's source folders into ``out/src<i>`` and the case files into
     ``out/cases``, with one project index over all of them. Returns case name -> migrated file."""
     entries = [(Path(e.path), i) for i, src in enumerate(sources) for e in discover([src]) if e.error is None]
@@ -100,12 +100,12 @@ def _migrate_tree(files: Sequence[Path], sources: Sequence[str], out: Path) -> D
     for path, i in entries:  # sources are absolute, so discovered paths are too
         dest = out / f"src{i}" / path.relative_to(sources[i])
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(transform_text(texts[path], ALL_RULES, path=str(path), project=project).text, encoding="utf-8")
+        dest.write_text(transform_text(texts[path], rules, path=str(path), project=project).text, encoding="utf-8")
     migrated: Dict[str, Path] = {}
     (out / "cases").mkdir(parents=True, exist_ok=True)
     for f in files:
         dest = out / "cases" / f.name
-        dest.write_text(transform_text(texts[f], ALL_RULES, path=str(f), project=project).text, encoding="utf-8")
+        dest.write_text(transform_text(texts[f], rules, path=str(f), project=project).text, encoding="utf-8")
         migrated[f.stem] = dest
     return migrated
 
@@ -123,8 +123,12 @@ def verify_paths(
     rtol: float = 1e-5,
     atol: float = 1e-8,
     limit: Optional[int] = 10,
+    rules: Optional[Sequence[Rule]] = None,
 ) -> VerifyReport:
+    """``rules`` migrate the copies (all rules when None; none, to run the code as it is on 2.x:
+    a hand port, or un-migrated 1.x code to see what 2.x does with it)."""
     started = time.perf_counter()
+    rules = ALL_RULES if rules is None else list(rules)
     _require_lightning()
     files, problems = find_case_files(paths)
     sources = [str(Path(s).resolve()) for s in sources]
@@ -145,7 +149,7 @@ def verify_paths(
         out = Path(tmp)
         migrate_error: Optional[str] = None
         try:
-            migrated = _migrate_tree(files, sources, out)
+            migrated = _migrate_tree(files, sources, out, rules)
         except Exception as exc:  # noqa: BLE001 - reported as an error for every case
             migrated, migrate_error = {}, f"migration failed: {type(exc).__name__}: {exc}"
         ref_env = _pythonpath([Path(s) for s in sources] + case_dirs)

@@ -88,7 +88,8 @@ def test_unmigrated_step_end_is_reported_dead_and_divergent(tmp_path, oracle_pyt
     case = tmp_path / "doubler.py"
     case.write_text(CASE)
     expected = oracle.run_original([case], python)["cases"]["doubler"]
-    actual = oracle.run_migrated([case], oracle.engine_migrate(), workdir=tmp_path / "out")["cases"]["doubler"]
+    # run un-migrated on 2.x (no rules), as a hand port that forgot the hook would
+    actual = oracle.run_migrated([case], oracle.engine_migrate(rules=[]), workdir=tmp_path / "out")["cases"]["doubler"]
     assert expected["error"] is None and actual["error"] is None, actual["traceback"]
     assert actual["hooks"]["dead"][0]["name"] == "training_step_end"
     diffs = compare_case("doubler", expected, actual)

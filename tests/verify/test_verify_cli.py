@@ -36,21 +36,25 @@ def test_matching_cases_exit_0_with_a_verdict_table(tmp_path, oracle_python):
 def test_json_output_and_a_dead_hook_mismatch_exit_1(tmp_path, oracle_python):
     shutil.copy(ROOT / "corpus" / "train_tensor_accumulate.py", tmp_path)
     (tmp_path / "doubler.py").write_text(DOUBLER_CASE)
-    result = verify("--oracle", oracle_python, "--output-format", "json", ".", cwd=tmp_path)
+    result = verify("--oracle", oracle_python, "--no-migrate", "--output-format", "json", ".", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     doc = json.loads(result.stdout)
     verdicts = {c["name"]: c for c in doc["cases"]}
-    assert verdicts["train_tensor_accumulate"]["verdict"] == "match"
+    assert verdicts["train_tensor_accumulate"]["verdict"] == "mismatch"  # un-migrated epoch end raises
     doubler = verdicts["doubler"]
     assert doubler["verdict"] == "mismatch"
     assert [d["qualname"] for d in doubler["dead_hooks"]] == ["Doubler.training_step_end"]
     assert any(d["path"].startswith("doubler/state_dict") for d in doubler["differences"])
-    assert doc["summary"] == {"match": 1, "mismatch": 1, "error": 0} and doc["exit_code"] == 1
+    assert doc["summary"] == {"match": 0, "mismatch": 2, "error": 0} and doc["exit_code"] == 1
+    # migrated (LM003 inlines the hook), the same two cases match
+    fixed = verify("--oracle", oracle_python, "--output-format", "json", ".", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout
+    assert json.loads(fixed.stdout)["summary"] == {"match": 2, "mismatch": 0, "error": 0}
 
 
 def test_text_output_explains_the_mismatch(tmp_path, oracle_python):
     (tmp_path / "doubler.py").write_text(DOUBLER_CASE)
-    result = verify("--oracle", oracle_python, "doubler.py", cwd=tmp_path)
+    result = verify("--oracle", oracle_python, "--no-migrate", "doubler.py", cwd=tmp_path)
     assert result.returncode == 1
     assert "dead hook Doubler.training_step_end: never called on Lightning 2.x" in result.stdout
     assert "doubler/hooks/dead/Doubler.training_step_end" in result.stdout
