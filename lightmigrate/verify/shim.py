@@ -256,22 +256,22 @@ def _adapter_for(base: type) -> type:
         return _ADAPTERS[base]
 
     def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx=0, optimizer_closure=None, on_tpu=False,
-                       using_native_amp=False, using_lbfgs=False):
+                       using_lbfgs=False):
         optimizer.step(closure=optimizer_closure)
 
-    def optimizer_zero_grad(self, epoch, batch_idx, optimizer, optimizer_idx=None):
+    def optimizer_zero_grad(self, epoch, batch_idx, optimizer, optimizer_idx):
         optimizer.zero_grad()
 
     def lr_scheduler_step(self, scheduler, optimizer_idx, metric):
         base.lr_scheduler_step(self, scheduler, metric)
 
-    def on_before_optimizer_step(self, optimizer, optimizer_idx=None):
+    def on_before_optimizer_step(self, optimizer, optimizer_idx):
         pass
 
-    def backward(self, loss, optimizer=None, optimizer_idx=None, *args, **kwargs):
+    def backward(self, loss, optimizer, optimizer_idx, *args, **kwargs):
         base.backward(self, loss, *args, **kwargs)
 
-    def configure_gradient_clipping(self, optimizer, optimizer_idx=None, gradient_clip_val=None,
+    def configure_gradient_clipping(self, optimizer, optimizer_idx, gradient_clip_val=None,
                                     gradient_clip_algorithm=None):
         self.clip_gradients(optimizer, gradient_clip_val=gradient_clip_val,
                             gradient_clip_algorithm=gradient_clip_algorithm)
