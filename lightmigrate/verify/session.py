@@ -110,6 +110,25 @@ def _migrate_tree(files: Sequence[Path], sources: Sequence[str], out: Path, rule
     return migrated
 
 
+def _build_published(files: List[Path], out: Path, problems: List[str]) -> List[Path]:
+    """Published-model cases (``PUBLISHED = {...}``, see ``verify/published.py``) name a model in
+    a pinned PyPI package: install it into ``out`` and assemble a self-contained case file from
+    its original source. Other case files pass through unchanged."""
+    from lightmigrate.verify import published
+
+    result: List[Path] = []
+    for f in files:
+        if "PUBLISHED" not in f.read_text(encoding="utf-8", errors="replace"):
+            result.append(f)
+            continue
+        try:
+            case = published.read_case(f)
+            result.extend(published.build_all([case], out / "install", out / "built", python=sys.executable))
+        except Exception as exc:  # noqa: BLE001 - one unusable case must not stop the others
+            problems.append(f"{f}: cannot build the published-model case: {exc}")
+    return result
+
+
 def _pythonpath(folders: Sequence[Path]) -> Dict[str, str]:
     extra = os.pathsep.join(str(f) for f in folders)
     current = os.environ.get("PYTHONPATH")
@@ -147,6 +166,7 @@ def verify_paths(
     case_dirs = sorted({f.parent.resolve() for f in files})
     with tempfile.TemporaryDirectory(prefix="lightmigrate-verify-") as tmp:
         out = Path(tmp)
+        files = _build_published(files, out / "published", problems)
         migrate_error: Optional[str] = None
         try:
             migrated = _migrate_tree(files, sources, out, rules)
