@@ -6,7 +6,6 @@ returns per-sample losses and the step_end reduces them with a weight. 2.x never
 `training_step_end`, so an unmigrated file silently trains on a different loss (or fails on a
 non-scalar loss). `training_epoch_end` receives the step_end results.
 """
-# PENDING(LMxxx): needs the step-end rule (spec M4/M5: inline *_step_end into the step)
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -3,15 +3,10 @@
 Exercises (spec M1, M2, M3): `EpochSummaryMixin` (a plain `object` subclass, no Lightning
 import) defines `training_epoch_end`, `validation_epoch_end` and `test_epoch_end`; the model is
 `class MixedInModel(EpochSummaryMixin, pl.LightningModule)`, so the mixin's hooks win in the MRO.
-A migration that only rewrites classes deriving from LightningModule leaves the 1.x hooks in
-place and 2.x refuses to fit.
+A migration that only rewrote classes deriving from LightningModule would leave the 1.x hooks
+in place and 2.x would refuse to fit; LM001 treats a mixin combined with LightningModule as part
+of the hierarchy.
 """
-# PENDING(LM001): the mixin's hooks are left untouched (no rewrite, no marker), so the migrated
-# file still defines training_epoch_end and 2.x raises NotImplementedError at fit. Minimal
-# reproduction: `class M:` with `def validation_epoch_end(self, outputs): ...`, then
-# `class Model(M, pl.LightningModule)` with a validation_step; `lightmigrate rewrite` changes
-# nothing. LM001 should treat a class that is only ever mixed into LightningModules as part of
-# the hierarchy (or at least leave a marker).
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -5,7 +5,6 @@ returned (single device) and their non-None return is what gets buffered for
 `validation_epoch_end` / `test_epoch_end` (a list of two lists). The step_end turns per-sample
 errors into a summary dict tagged with the loader index it reads from the step output.
 """
-# PENDING(LMxxx): needs the step-end rule (spec M5; combined with LM001 epoch-end buffers)
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -5,7 +5,6 @@ Exercises (spec M4, B.3): `BaseRegressor.training_step_end` adds an L2 penalty t
 `training_epoch_end` and overrides `training_step`. The step_end rewrite has to follow the
 hierarchy: the subclass's own step must still go through the base class's step_end.
 """
-# PENDING(LMxxx): needs the step-end rule (spec M4, inherited step_end)
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -6,7 +6,6 @@ returns None - 1.x then uses the step's own output (`final = step_end or raw`).
 replaced dict otherwise, so `validation_epoch_end` sees a mix of raw and replaced outputs.
 The step_end logs use the step defaults (train: on_step; eval: on_epoch).
 """
-# PENDING(LMxxx): needs the step-end rule (spec M4/M5, None fallback to the raw output)
 import torch
 import torch.nn.functional as F
 from torch import nn
