@@ -146,6 +146,9 @@ class ProjectIndex:
         for c in classes:
             self.add(c)
 
+    def classes(self) -> List[ClassInfo]:
+        return [c for bucket in self._by_name.values() for c in bucket]
+
     def has_path(self, path: str) -> bool:
         return path in self._paths
 

@@ -50,7 +50,8 @@ from lightmigrate.cst_helpers import (
     super_call_attr,
     with_body,
 )
-from lightmigrate.project import ClassInfo, ProjectIndex
+from lightmigrate.findings import Kind
+from lightmigrate.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
 
@@ -157,6 +158,22 @@ class _ClassMigration(ClassEditor):
 
     # -- entry ---------------------------------------------------------------------------------
 
+    def _note_callback_order(self, stage: Stage) -> None:
+        """Spec B.2: 2.x runs user callbacks' epoch-end hooks before the module's, so a callback
+        that reads what this body computes now sees the previous epoch's value."""
+        callbacks = sorted(
+            c.name for c in self.index.classes()
+            if stage.new in c.methods and self.index.in_lightning_hierarchy(c, CALLBACK_NAMES)
+        )
+        if callbacks:
+            line, col = self.pos(stage.old)
+            self.ctx.report(
+                CODE,
+                f"{self.info.name}.{stage.old}: callbacks' own {stage.new} ({', '.join(callbacks)}) now run "
+                f"before this body; in 1.x they ran after it. Check what they read (spec B.2)",
+                Kind.NOTE, line, col,
+            )
+
     def migrate(self) -> None:
         self._mark_aliases()
         for stage in STAGES:
@@ -209,6 +226,8 @@ class _ClassMigration(ClassEditor):
                 return
         top = self.h.top_definer(stage.old)
         buf, helper = _names_for(self.index, top, stage)
+        if old is not None:
+            self._note_callback_order(stage)
         if old is not None and top is self.info:
             self._migrate_top(stage, old, buf, helper)
         else:

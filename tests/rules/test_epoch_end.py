@@ -487,3 +487,21 @@ class Model(pl.LightningModule):
     def validation_step(self, batch, batch_idx):
         return batch.sum()
 ''', None)
+
+
+def test_callbacks_with_their_own_epoch_end_hook_get_a_note():
+    out, findings = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.avg = sum(o["loss"] for o in outputs)
+
+
+class Reader(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module):
+        print(pl_module.avg)
+''')
+    notes = [f for f in findings if f.kind is Kind.NOTE]
+    assert len(notes) == 1
+    assert "callbacks' own on_train_epoch_end (Reader) now run before this body" in notes[0].message
+    assert notes[0].line == 5
+    assert "TODO(lightmigrate)" not in out  # a note, not a marker: the rewrite itself is right
