@@ -152,26 +152,28 @@ class _ParamUse(cst.CSTVisitor):
             self.ok = False
 
 
-def _side_effect_only(func: cst.FunctionDef, p: str, training: bool) -> bool:
-    """True when the hook returns its argument unchanged or None and only reads it."""
+def _not_side_effect_only(func: cst.FunctionDef, p: str, training: bool) -> Optional[str]:
+    """Why the hook may change the step's result or see something different in a batch-end
+    hook; None when it returns its argument unchanged or None and only reads it."""
     body = body_of(func)
     for ret in _returns(body):
         if ret.value is not None and not (isinstance(ret.value, cst.Name) and ret.value.value in (p, "None")):
-            return False
+            return "it returns a new value"
     use = _ParamUse(p, training)
     for st in body:
         st.visit(use)
     if not use.ok:
-        return False
+        return ("it changes its argument, or reads the loss / the output as a whole, which "
+                "on_train_batch_end receives detached and scaled" if training else "it changes its argument")
     for st in body:
         for n in _names(st, p):
             if id(n) not in use.allowed and not _is_returned(st, n):
-                return False
+                return f"it passes `{p}` on to other code, which could change it"
     if training:
         code = cst.Module(body=[]).code_for_node(func)
         if STEP_SENSITIVE.search(code):
-            return False
-    return True
+            return "it reads weights, gradients or global_step, which change before on_train_batch_end"
+    return None
 
 
 def _is_returned(stmt: cst.CSTNode, name: cst.Name) -> bool:
@@ -254,11 +256,12 @@ class _StepEndMigration(ClassEditor):
                 return
         top = self.h.top_definer(stage.end)
         step_helper, end_helper = self._names(top, stage)
-        if end is not None and top is self.info and self._batch_end_ok(stage, end):
+        why_inline = self._why_inline(stage, end) if end is not None and top is self.info else None
+        if end is not None and top is self.info and why_inline is None:
             self._move_to_batch_end(stage, end)
             return
         if top is self.info:
-            self._inline_top(stage, step_helper, end_helper)
+            self._inline_top(stage, step_helper, end_helper, why_inline or "")
         else:
             # Below the class that owns the wrapper: override its helpers, as this class
             # overrode the 1.x hooks.
@@ -270,28 +273,29 @@ class _StepEndMigration(ClassEditor):
 
     # -- batch end -----------------------------------------------------------------------------
 
-    def _batch_end_ok(self, stage: Stage, end: cst.FunctionDef) -> bool:
+    def _why_inline(self, stage: Stage, end: cst.FunctionDef) -> Optional[str]:
+        """Why the hook cannot become a batch-end hook (None: it can)."""
         family = [self.info, *self.h.descendants]
         if any(stage.end in c.self_calls for c in family):
-            return False  # called by hand somewhere: keep it callable
+            return "it is also called directly"
         if any({stage.end, stage.batch_end} & d.methods for d in self.h.descendants):
-            return False
-        p = param_names(end)[1]
-        if not _side_effect_only(end, p, stage.training):
-            return False
+            return f"subclasses override {stage.end} or {stage.batch_end}"
+        why = _not_side_effect_only(end, param_names(end)[1], stage.training)
+        if why:
+            return why
         stmts, early_returns = _strip_final_return(split_docstring(body_of(end))[1])
         existing = self.get(stage.batch_end)
         if existing is not None:
             names = param_names(existing)
             wanted = 4 if stage.training else 5
             if early_returns or has_star_params(existing) or len(names) < wanted or self_name(existing) != self_name(end):
-                return False
+                return f"it cannot be merged safely into the existing {stage.batch_end}"
             a, b = BodyFacts(stmts), BodyFacts(body_of(existing))
             if a.has_scope_decl or b.has_scope_decl or (a.bound & (b.loaded - b.bound)) or (b.bound & (a.loaded - a.bound)):
-                return False
+                return f"its local names clash with the existing {stage.batch_end}"
         elif early_returns and self.h.may_inherit(stage.batch_end):
-            return False  # the super() call at the end could be skipped
-        return True
+            return "an early return would skip the inherited batch-end hook"
+        return None
 
     def _move_to_batch_end(self, stage: Stage, end: cst.FunctionDef) -> None:
         s, p = param_names(end)
@@ -325,7 +329,7 @@ class _StepEndMigration(ClassEditor):
 
     # -- inline --------------------------------------------------------------------------------
 
-    def _inline_top(self, stage: Stage, step_helper: str, end_helper: str) -> None:
+    def _inline_top(self, stage: Stage, step_helper: str, end_helper: str, why: str) -> None:
         end = self.get(stage.end)
         assert end is not None
         step = self.get(stage.step)
@@ -362,7 +366,7 @@ class _StepEndMigration(ClassEditor):
             self.mark(end_helper, f"this reduced outputs gathered across GPUs under strategy=\"dp\", which "
                                   f"Lightning 2.x removed; on one device (and per process under DDP) it sees "
                                   f"a single {stage.step} output")
-        self.fixed(f"{stage.end} inlined: {stage.step} now returns its result unless it is None "
+        self.fixed(f"{stage.end} inlined because {why}: {stage.step} now returns its result unless it is None "
                    f"(step body in {step_helper}, hook in {end_helper})", stage.end)
 
 

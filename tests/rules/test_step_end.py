@@ -212,3 +212,20 @@ class M(pl.LightningModule):
     assert "def training_step_end" not in text and "def training_epoch_end" not in text
     assert "TODO(lightmigrate)" not in text
     assert transform_text(text, ALL_RULES, path="m.py").text == text
+
+
+def test_report_says_why_a_hook_was_inlined():
+    cases = {
+        'return {"loss": out["loss"] * 2}': "because it returns a new value",
+        'out["loss"] = 0': "because it changes its argument",
+        'self.log("l", out["loss"])': "reads the loss",
+        'self.log("s", float(self.global_step))': "because it reads weights, gradients or global_step",
+    }
+    for body, reason in cases.items():
+        _, findings = run_rule(RULE, HEAD + f'''\
+class M(pl.LightningModule):
+    def training_step_end(self, out):
+        {body}
+''')
+        (finding,) = findings
+        assert reason in finding.message and "inlined" in finding.message, (body, finding.message)
