@@ -203,7 +203,8 @@ def verify_paths(
             result.error = migrate_error or "the migrated copy produced no result"
         else:
             ran_before = (e.get("hooks") or {}).get("counts") or {}
-            result.dead_hooks = [
+            # a run that crashed never reached most hooks: its error is the finding, not them
+            result.dead_hooks = [] if a.get("error") else [
                 d for d in (a.get("hooks") or {}).get("dead") or []
                 if certainly_dead(d["name"]) or ran_before.get(d["name"])
             ]
