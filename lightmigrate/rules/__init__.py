@@ -7,11 +7,12 @@ from typing import Dict, List, Sequence
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
 from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
+from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.step_end import StepEndRule
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
 # epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
-ALL_RULES: List[Rule] = [StepEndRule(), EpochEndRule(), DeadHooksRule()]
+ALL_RULES: List[Rule] = [OptimizerHooksRule(), StepEndRule(), EpochEndRule(), DeadHooksRule()]
 
 
 def rules_by_code() -> Dict[str, Rule]:
