@@ -164,6 +164,7 @@ V1_TO_V2_NAME: Dict[str, Optional[str]] = {
     "training_step_end": None,  # inlined into the step
     "validation_step_end": None,
     "test_step_end": None,
+    "tbptt_split_batch": None,  # called from the migrated TBPTT step (LM006)
 }
 
 _COMMON_SLIPS = (("on_training_", "on_train_"), ("on_val_", "on_validation_"), ("on_valid_", "on_validation_"),

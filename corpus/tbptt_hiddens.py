@@ -6,7 +6,6 @@ None for the first chunk and the previous chunk's returned (detached) `"hiddens"
 Every chunk is an optimizer step. `training_epoch_end` receives [batch][split] dicts without
 the "hiddens" key.
 """
-# PENDING(LMxxx): needs the TBPTT rule (spec M16/B.6: manual split loop)
 import torch
 import torch.nn.functional as F
 from torch import nn
