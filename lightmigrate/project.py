@@ -136,6 +136,33 @@ def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
     return out
 
 
+_MANUAL_REJECTS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
+
+
+def _trainer_settings(text: str) -> Dict[str, object]:
+    """``Trainer(...)`` keywords and string keys of dict literals among ``_MANUAL_REJECTS``:
+    name -> literal value, or "<expr>" when it is not a literal."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found: Dict[str, object] = {}
+
+    def value(node: ast.expr) -> object:
+        return node.value if isinstance(node, ast.Constant) else "<expr>"
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (_dotted(node.func) or "").rsplit(".", 1)[-1] == "Trainer":
+            for kw in node.keywords:
+                if kw.arg in _MANUAL_REJECTS:
+                    found.setdefault(kw.arg, value(kw.value))
+        elif isinstance(node, ast.Dict):
+            for key, val in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value in _MANUAL_REJECTS:
+                    found.setdefault(key.value, value(val))
+    return found
+
+
 class ProjectIndex:
     """Class name -> definitions, for every file of a run."""
 
@@ -143,6 +170,9 @@ class ProjectIndex:
         self._by_name: Dict[str, List[ClassInfo]] = {}
         self._paths: set = set()
         self.uses_dp = False  # some file selects the DataParallel strategy (gone in 2.x)
+        # path -> Trainer arguments that raise under manual optimization, as given in that file
+        # (literal values; "<expr>" for anything else). Only files that mention them.
+        self.trainer_settings: Dict[str, Dict[str, object]] = {}
         for c in classes:
             self.add(c)
 
@@ -162,6 +192,10 @@ class ProjectIndex:
         self._paths.add(path)
         if _DP.search(text):
             self.uses_dp = True
+        if "gradient_clip" in text or "accumulate_grad_batches" in text:
+            settings = _trainer_settings(text)
+            if settings:
+                self.trainer_settings[path] = settings
         if not worth_indexing(text):
             return
         try:

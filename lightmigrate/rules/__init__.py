@@ -7,13 +7,14 @@ from typing import Dict, List, Sequence
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
 from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
+from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.step_end import StepEndRule
 from lightmigrate.rules.tbptt import TbpttRule
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
 # epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
-ALL_RULES: List[Rule] = [TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(), DeadHooksRule()]
+ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(), DeadHooksRule()]
 
 
 def rules_by_code() -> Dict[str, Rule]:
