@@ -6,7 +6,6 @@ discriminator (1), with toggle_optimizer freezing the other's parameters; `globa
 both optimizer steps. `training_epoch_end` receives `[[d_opt0, d_opt1], ...]` ([batch][optimizer])
 and logs per-optimizer means.
 """
-# PENDING(LMxxx): needs the multiple-optimizers rule (spec M7/B.5: manual optimization loop)
 import torch
 import torch.nn.functional as F
 from torch import nn

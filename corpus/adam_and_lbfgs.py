@@ -5,7 +5,6 @@ Exercises (spec M7, B.5, B.8): for optimizer 1 (LBFGS) 1.x passes the closure to
 optimizer 0 (Adam) runs it once. `training_epoch_end` receives [batch][optimizer] dicts whose
 LBFGS entry is the last evaluation's loss.
 """
-# PENDING(LMxxx): needs the multiple-optimizers rule (spec M7/B.5, LBFGS closure in manual mode)
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -5,7 +5,6 @@ the per-epoch `batch_idx` (`batch_idx % 3 < 2` -> optimizer 0, else 1); the cycl
 every epoch (5 batches: 0,0,1,0,0). `global_step` counts one step per batch.
 `training_epoch_end` receives one 1-element list per batch.
 """
-# PENDING(LMxxx): needs the multiple-optimizers rule with frequencies (spec M8/B.5)
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -5,8 +5,6 @@ Exercises (spec M7, B.2, B.5): optimizer 0 has a ReduceLROnPlateau scheduler mon
 `callback_metrics["val_loss"]`; optimizer 1 has none. With `patience=0` and a relative
 `threshold=0.5`, the LR drops after every epoch whose validation loss improved by less than 50%.
 """
-# PENDING(LMxxx): needs the multiple-optimizers rule (spec M7/B.5: plateau schedulers stepped at
-# the end of on_train_epoch_end)
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -1,0 +1,101 @@
+"""LM005: several optimizers with optimizer_idx become a manual-optimization loop (spec M7, M8, B.5).
+Runtime equivalence with 1.9.5: corpus/gan_two_optimizers.py, optimizer_frequencies.py,
+reduce_lr_on_plateau_two_optimizers.py, adam_and_lbfgs.py and the LM005 rows of corpus/README.md."""
+
+from lightmigrate.engine import transform_text
+from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
+
+from .conftest import check_rewrite, run_rule
+
+RULE = MultiOptimizerRule()
+HEAD = "import pytorch_lightning as pl\nimport torch\n\n\n"
+
+GAN = HEAD + '''\
+class GAN(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.g = torch.nn.Linear(2, 2)
+
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return {"loss": batch.sum(), "i": optimizer_idx}
+
+    def training_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    def configure_optimizers(self):
+        return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)], []
+'''
+
+
+def test_examples_are_idempotent_and_compile():
+    for ex in RULE.examples:
+        check_rewrite(RULE, ex.before, ex.after)
+
+
+def test_epoch_end_gets_batch_optimizer_nesting_and_is_idempotent():
+    out, _ = run_rule(RULE, GAN)
+    compile(out, "<out>", "exec")
+    assert "def training_step(self, batch, batch_idx):" in out
+    assert "def _training_step(self, batch, batch_idx, optimizer_idx):" in out
+    assert "self.automatic_optimization = False" in out.split("def training_step")[0]
+    assert "def training_epoch_end" not in out
+    assert "self._train_outputs.append(outputs)" in out
+    assert "outputs = self._train_outputs[0]" in out  # the one-batch squeeze
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_whole_chain_leaves_no_marker():
+    result = transform_text(GAN, ALL_RULES, path="gan.py")
+    assert "TODO(lightmigrate)" not in result.text
+    assert transform_text(result.text, ALL_RULES, path="gan.py").text == result.text
+
+
+def test_frequencies_move_into_the_loop():
+    src = GAN.replace("return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)], []",
+                      'return ({"optimizer": torch.optim.SGD(self.g.parameters(), lr=0.1), "frequency": 2},\n'
+                      '                {"optimizer": torch.optim.SGD(self.g.parameters(), lr=0.1), "frequency": 1})')
+    out, _ = run_rule(RULE, src)
+    assert "enumerate((2, 3)) if batch_idx % 3 < end" in out
+    assert '"frequency"' not in out
+
+
+def test_trainer_args_in_same_file_move_into_the_module():
+    src = GAN + '\n\ntrainer = pl.Trainer(max_epochs=2, gradient_clip_val=0.5, accumulate_grad_batches=2)\n'
+    out, _ = run_rule(RULE, src)
+    assert "pl.Trainer(max_epochs=2)" in out
+    assert "self.clip_gradients(optimizer, gradient_clip_val=0.5, gradient_clip_algorithm=None)" in out
+    assert "loss = loss / 2" in out and "if batch_idx % 2 == 0:" in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_trainer_dict_literal():
+    src = GAN + '\n\ncfg = {"max_epochs": 2, "accumulate_grad_batches": 3}\n'
+    out, _ = run_rule(RULE, src)
+    assert 'cfg = {"max_epochs": 2}' in out
+    assert "(batch_idx + 1) % 3 == 0" in out
+
+
+def test_non_literal_trainer_arg_is_marked_and_left():
+    src = GAN + '\n\ntrainer = pl.Trainer(accumulate_grad_batches=ACC)\n'
+    out, _ = run_rule(RULE, src)
+    assert "# TODO(lightmigrate): LM005" in out and "optimizer_idx):" in out
+
+
+def test_trainer_in_another_file_marked_there():
+    train = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
+    out, _ = run_rule(RULE, train, path="train.py", project_files={"model.py": GAN})
+    assert "# TODO(lightmigrate): LM005" in out and "GAN (model.py)" in out
+    model, _ = run_rule(RULE, GAN, path="model.py", project_files={"train.py": train})
+    assert "gradient_clip_val=0.5" in model and "TODO(lightmigrate): LM005" in model
+
+
+def test_tbptt_with_several_optimizers_is_marked():
+    src = GAN.replace("batch_idx, optimizer_idx)", "batch_idx, optimizer_idx, hiddens)")
+    out, _ = run_rule(RULE, src)
+    assert "TODO(lightmigrate): LM005" in out and "hiddens)" in out
+
+
+def test_single_optimizer_untouched():
+    src = HEAD + "class M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n        return batch.sum()\n"
+    check_rewrite(RULE, src, None)
