@@ -91,7 +91,8 @@ def _index_expr(trainer: str, optimizer: str, unwrap: bool) -> str:
     return f"{trainer}.optimizers.index({opt})"
 
 
-def _plan_module_hook(func: cst.FunctionDef, single_auto: bool, manual: bool) -> Optional[Plan]:
+def _plan_module_hook(func: cst.FunctionDef, single_auto: bool, manual: bool, sure: bool = False) -> Optional[Plan]:
+    """``sure``: the class is known to be a LightningModule (``backward`` is a common name)."""
     name = func.name.value
     ps = positional_params(func)
     names = [p.name.value for p in ps]
@@ -141,7 +142,7 @@ def _plan_module_hook(func: cst.FunctionDef, single_auto: bool, manual: bool) ->
         return Plan(drop=[2], values={names[2]: idx_for(names[1])}, super_drop=[1])
     if name == "on_before_optimizer_step" and len(ps) >= 3:
         return Plan(drop=[2], values={names[2]: _index_expr(trainer, names[1], False)}, super_drop=[1])
-    if name == "backward" and len(ps) >= 3 and ("optim" in names[2] or (len(ps) >= 4 and names[3] in IDX_NAMES)):
+    if name == "backward" and len(ps) >= 3 and ((sure and "optim" in names[2]) or (len(ps) >= 4 and names[3] in IDX_NAMES)):
         dropped = names[2:4]
         if manual:
             values = {n: None for n in dropped}
@@ -441,10 +442,9 @@ def _pure_fetch(stmt: Statement, name: str) -> bool:
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign)):
         return False
     assign = stmt.body[0]
-    return (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-            and assign.targets[0].target.value == name
-            and _code(assign.value).replace(" ", "").split("(")[0].endswith("optimizers")
-            and all(("optimizers" in _code(c.func)) for c in _calls(assign.value)))
+    calls = _calls(assign.value)
+    return (len(assign.targets) == 1 and name in BodyFacts([stmt]).bound
+            and len(calls) == 1 and _code(calls[0].func).endswith(".optimizers"))
 
 
 def _closure_shape(stmts: List[Statement], s: str, optimizers: Set[str]) -> Tuple[Optional[str], Optional[tuple]]:
@@ -484,9 +484,8 @@ def _closure_shape(stmts: List[Statement], s: str, optimizers: Set[str]) -> Tupl
         if facts.bound & needed:
             slice_.append(i)
             needed |= facts.loaded
-    start = min([z, *slice_])
-    while start < z and not _calls(stmts[start]) and isinstance(stmts[start], cst.SimpleStatementLine):
-        start += 1  # plain unpacking such as ``x, y = batch`` can stay outside
+    # plain statements the loss needs (``x, y = batch``) can stay outside: they run once either way
+    start = min([z, *(i for i in slice_ if _calls(stmts[i]) or not isinstance(stmts[i], cst.SimpleStatementLine))])
     hoist = None
     if start <= xb:
         if xb < z and _pure_fetch(stmts[xb], opt) and not (BodyFacts(stmts[start:xb]).uses(opt)):
@@ -586,7 +585,7 @@ class _ModuleEditor(ClassEditor):
             func = self.get(hook)
             if func is None:
                 continue
-            plan = _plan_module_hook(func, single_auto, manual)
+            plan = _plan_module_hook(func, single_auto, manual, self.index.in_lightning_hierarchy(self.info) is True)
             if plan is None:
                 continue
             self.set(hook, _apply_plan(func, plan, CODE))
@@ -846,7 +845,7 @@ class Model(pl.LightningModule):
         needed: Set[str] = set()
         old_hooks = set()
         for node in _all_functions(module):
-            if node.name.value in MODULE_HOOKS and _plan_module_hook(node, True, False) is not None:
+            if node.name.value in MODULE_HOOKS and _plan_module_hook(node, True, False, True) is not None:
                 old_hooks.add(node.name.value)
         hooks = frozenset(old_hooks | {"training_step"})
         text = module.code

@@ -6,7 +6,6 @@ gradient_clip_algorithm)` before each real step; the override clips by value for
 epoch and by norm afterwards, using `self.clip_gradients`. 2.x calls it with 3 arguments, so
 the old signature binds the clip value to `optimizer_idx`.
 """
-# PENDING(LMxxx): needs the optimizer_idx-signature rule (spec M13)
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -6,7 +6,6 @@ optimizer, optimizer_idx, optimizer_closure, on_tpu, using_native_amp, using_lbf
 scales the LR linearly over the first 4 steps, then calls `optimizer.step(closure=...)`, and
 records the flags it was given.
 """
-# PENDING(LMxxx): needs the optimizer_step-signature rule (spec M10)
 import torch
 import torch.nn.functional as F
 from torch import nn
