@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence
 
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
@@ -28,4 +28,4 @@ def select_rules(codes: Sequence[str] = ()) -> List[Rule]:
     return [r for r in ALL_RULES if any(r.code.startswith(c) for c in codes)]
 
 
-__all__ = ["ALL_RULES", "Example", "Rule", "RuleContext", "Safety", "rules_by_code", "select_rules"]
+__all__ = ["ALL_RULES", "Example", "Handling", "Rule", "RuleContext", "Safety", "rules_by_code", "select_rules"]

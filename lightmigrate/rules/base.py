@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from lightmigrate.findings import Finding, Kind
 from lightmigrate.project import ProjectIndex
+
+
+class Handling(str, enum.Enum):
+    """How a rule handles one row of the spec catalogue (``../shared/spec/lightning-1-to-2.md``)."""
+
+    REWRITTEN = "rewritten"  # the code is rewritten (forms the rule cannot rewrite get a marker)
+    MARKED = "marked"  # a TODO(lightmigrate) marker and a report entry; a human acts
+    NOTED = "noted"  # a NOTE finding: behaviour changed silently, nothing to rewrite
+    NO_CHANGE = "no change needed"  # the row needs no edit for the targeted 2.x (e.g. T30)
 
 
 class Safety(str, enum.Enum):
@@ -71,6 +80,11 @@ class Rule:
     # Cheap prefilter: a file that contains none of these substrings cannot need the rule.
     triggers: ClassVar[Tuple[str, ...]]
     examples: ClassVar[Sequence[Example]] = ()
+    # The coverage ledger: spec row id -> how this rule handles it. Row ids are the ids of the
+    # spec tables ("M1", "T-prop2", "R12", "CLI1", "B-3") and, for the bullets of A.8,
+    # "A8-trainer-args", "A8-fit-keywords", "A8-hooks", "A8-checkpoint-state", "A8-module",
+    # "A8-imports", "A8-trainer-attributes", "A8-callbacks-loggers".
+    coverage: ClassVar[Mapping[str, Handling]] = {}
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:  # pragma: no cover
         raise NotImplementedError
