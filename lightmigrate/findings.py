@@ -20,10 +20,13 @@ class Finding:
     line: int = 0
     col: int = 0
     path: str = ""
+    cell: int = 0  # in a notebook: 1-based cell number, ``line`` counting inside that cell
 
     def located(self, path: str) -> "Finding":
-        return Finding(self.code, self.message, self.kind, self.line, self.col, path)
+        return Finding(self.code, self.message, self.kind, self.line, self.col, path, self.cell)
 
     def format(self) -> str:
-        """`path:line:col: CODE message`, the form editors and CI annotate."""
-        return f"{self.path}:{self.line}:{self.col}: {self.code} [{self.kind.value}] {self.message}"
+        """`path:line:col: CODE message`, the form editors and CI annotate
+        (`path:cell N:line:col: ...` inside a notebook)."""
+        where = f"{self.path}:cell {self.cell}" if self.cell else self.path
+        return f"{where}:{self.line}:{self.col}: {self.code} [{self.kind.value}] {self.message}"

@@ -20,6 +20,7 @@ SKIP_DIRS = frozenset(
         "build", "dist", ".eggs", ".mypy_cache", ".pytest_cache", ".ipynb_checkpoints",
     }
 )
+SOURCE_SUFFIXES = (".py", ".ipynb")  # Python files and Jupyter notebooks
 VENV_NAMES = frozenset({".venv", "venv", "env"})
 VENV_PYTHONS = (os.path.join("bin", "python"), os.path.join("Scripts", "python.exe"))
 
@@ -121,7 +122,7 @@ class _Walker:
             if is_dir:
                 if not skip_dir(entry.name, child) and not rules.ignored(child_rel, True):
                     yield from self.walk(child, child_rel + "/", rules)
-            elif entry.name.endswith(".py") and not rules.ignored(child_rel, False):
+            elif entry.name.endswith(SOURCE_SUFFIXES) and not rules.ignored(child_rel, False):
                 if entry.is_symlink() and not os.path.exists(child):
                     yield Entry(child, Problem(child, "broken symbolic link"))
                 else:
@@ -140,7 +141,7 @@ def discover(paths: Iterable[str]) -> Iterator[Entry]:
         elif os.path.isdir(path):
             rules, rel = initial_rules(path)
             yield from walker.walk(path, rel, rules)
-        elif path.endswith(".py"):
+        elif path.endswith(SOURCE_SUFFIXES):
             yield from walker.file(path)
         else:
             yield Entry(path, Problem(path, "not a Python file"))

@@ -52,6 +52,7 @@ class FileResult:
     findings: List[Finding] = field(default_factory=list)
     markers: int = 0  # TODO(lightmigrate) markers in the file's (would-be) output
     diff: str = ""  # unified diff, filled in DIFF mode for changed files
+    changes: List[Finding] = field(default_factory=list)  # one FIXED entry per changed region per rule
 
 
 @dataclass

@@ -7,6 +7,7 @@ from typing import Iterable, List, Optional, Sequence
 
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
+from lightmigrate.engine import notebook
 from lightmigrate.engine.source import (
     Source,
     encode_source,
@@ -45,9 +46,11 @@ def process_source(
     if not needs_transform(source.text, rules):
         return result
     try:
-        out = transform_text(source.text, rules, source.path, project)
+        transform = notebook.transform_notebook if notebook.is_notebook(source.path) else transform_text
+        out = transform(source.text, rules, source.path, project)
         result.findings = out.findings
         result.markers = out.markers
+        result.changes = out.changes
         if not out.changed:
             return result
         data = encode_source(out.text, source.encoding)
@@ -66,11 +69,14 @@ def process_source(
     return result
 
 
-def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE) -> RunReport:
-    """Migrate every Python file under ``paths`` with ``rules`` (in order)."""
+def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE, settings=None) -> RunReport:
+    """Migrate every Python file under ``paths`` with ``rules`` (in order). ``settings``
+    (a ``lightmigrate.config.Settings``) excludes files and switches rules off per file."""
     report = RunReport(mode)
     sources: List[Optional[Source]] = []  # parallel to report.files; None for failed reads
     for entry in discover(paths):
+        if settings is not None and settings.is_excluded(entry.path):
+            continue
         error = entry.error
         source = None
         if error is None:
@@ -82,12 +88,13 @@ def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE) ->
         sources.append(source)
     # Every file goes into the class index (a subclass may live in a file no rule touches),
     # but when no file passes the prefilter nobody will ask, so skip the cost.
-    todo = [i for i, s in enumerate(sources) if s is not None and needs_transform(s.text, rules)]
+    file_rules = [rules if settings is None or s is None else settings.rules_for(s.path, rules) for s in sources]
+    todo = [i for i, s in enumerate(sources) if s is not None and needs_transform(s.text, file_rules[i])]
     project = ProjectIndex()
     if todo:
         for source in sources:
             if source is not None:
-                project.add_source(source.text, source.path)
+                project.add_source(notebook.indexable_text(source.path, source.text), source.path)
     for i in todo:
-        report.files[i] = process_source(sources[i], rules, project, mode)  # type: ignore[arg-type]
+        report.files[i] = process_source(sources[i], file_rules[i], project, mode)  # type: ignore[arg-type]
     return report

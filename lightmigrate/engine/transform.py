@@ -9,7 +9,9 @@ from typing import List, Optional, Sequence
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
+from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
+from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
 from lightmigrate.engine.model import EngineError
 from lightmigrate.findings import Finding
 from lightmigrate.project import ProjectIndex
@@ -45,6 +47,7 @@ class TransformResult:
     findings: List[Finding] = field(default_factory=list)
     changed: bool = False
     markers: int = 0  # TODO(lightmigrate) markers present in ``text``
+    changes: List[Finding] = field(default_factory=list)  # one FIXED entry per changed region per rule
 
 
 def needs_transform(text: str, rules: Sequence[Rule]) -> bool:
@@ -117,6 +120,7 @@ def transform_text(
         out = transform_text(text[1:], rules, path, project)
         out.text = BOM + out.text
         return out
+    changes: List[Finding] = []
     module = parse_source(text, path)
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
@@ -125,9 +129,9 @@ def transform_text(
         if not rule.may_apply(new_text):
             continue
         try:
-            module = rule.apply(module, ctx)
+            module = apply_rule(rule, module, ctx)  # honours `# lightmigrate: ignore[...]`
             # The next rule's prefilter sees this rule's output.
-            new_text = module.code if isinstance(module, cst.Module) else new_text
+            step_input, new_text = new_text, module.code if isinstance(module, cst.Module) else new_text
         except Exception as exc:
             message = f"internal error in {rule.code}: {type(exc).__name__}: {exc}"
             raise RuleCrash(rule.code, message) from exc
@@ -135,6 +139,8 @@ def transform_text(
             message = f"internal error in {rule.code}: apply() returned {type(module).__name__}"
             raise RuleCrash(rule.code, message)
         steps.append((rule.code, new_text))
+        if new_text != step_input:
+            changes += change_findings(rule.code, rule.name, step_input, new_text, path)
 
     changed = new_text != text
     if changed and _invalid_reason(new_text, text, path) is not None:
@@ -144,6 +150,6 @@ def transform_text(
             if reason is not None:
                 message = f"{code} produced invalid code ({reason}); file left unchanged"
                 raise InvalidOutput(code, message)
-    markers = find_markers(new_text)
-    findings = merge_marker_findings(ctx.findings, markers, path)
-    return TransformResult(new_text, findings, changed, len(markers))
+    markers = drop_suppressed_markers(find_markers(new_text), new_text)
+    findings = drop_suppressed_markers(merge_marker_findings(ctx.findings, markers, path), new_text)
+    return TransformResult(new_text, findings, changed, len(markers), changes)

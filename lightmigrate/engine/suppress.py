@@ -1,0 +1,256 @@
+"""Suppression comments: ``# lightmigrate: ignore[LM001]`` and friends.
+
+Forms (codes are rule codes or prefixes, comma-separated; no brackets means every rule):
+
+- ``x = 1  # lightmigrate: ignore[LM001]`` -- that line.
+- a comment alone on its line -- the next line of code.
+- when the line it covers is the header of a ``def`` or ``class`` (or one of its decorators),
+  the whole ``def``/``class`` block.
+- ``# lightmigrate: off[LM001]`` ... ``# lightmigrate: on`` -- every line in between
+  (``on`` ends every open ``off``; ``on[LM001]`` ends only that code's).
+
+What it means: a suppressed rule does not rewrite, mark or report on those lines. Rules often
+rewrite a whole class at once (a buffer in ``__init__``, an append in the step, the renamed
+hook), and half of such a rewrite would be wrong code, so the engine works at the level of
+top-level statements: it runs the rule, compares its output with its input, and when a
+change touches a suppressed line, the rule's changes to the whole top-level statement that
+holds it (the class, the function) are dropped, together with its changes to classes of the
+same file related by inheritance. The rule's changes elsewhere in the file stay. If the
+combination would not parse, the rule's changes to the file are dropped altogether. Findings
+the rule reports on those lines, and ``TODO(lightmigrate)`` markers on suppressed lines, are
+not reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from lightmigrate.engine.markers import _comments
+from lightmigrate.findings import Finding, Kind
+
+TOKEN = "lightmigrate:"
+_DIRECTIVE = re.compile(r"#\s*lightmigrate:\s*(ignore|off|on)\b(?:\[([^\]]*)\])?", re.IGNORECASE)
+ALL = ""  # the prefix every code starts with
+
+
+def _codes(raw: Optional[str]) -> Set[str]:
+    if raw is None:
+        return {ALL}
+    codes = {c.strip().upper() for c in raw.split(",") if c.strip()}
+    return codes or {ALL}
+
+
+def _blocks(tree: Optional[ast.AST]) -> Dict[int, int]:
+    """Header line (each line from the first decorator to the line before the body) -> last
+    line of that def/class block."""
+    out: Dict[int, int] = {}
+    if tree is None:
+        return out
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            body_start = node.body[0].lineno if node.body else node.lineno
+            end = node.end_lineno or node.lineno
+            for line in range(first, max(body_start, node.lineno + 1)):
+                out.setdefault(line, end)
+    return out
+
+
+class SuppressionMap:
+    """Which rule codes are suppressed on which lines of one text."""
+
+    def __init__(self, text: str, tree: Optional[ast.AST] = None) -> None:
+        self.by_line: Dict[int, Set[str]] = {}
+        if TOKEN not in text:
+            return
+        lines = text.splitlines()
+        if tree is None:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                tree = None
+        blocks = _blocks(tree)
+        directives = []
+        for line, col, comment in _comments(text):
+            m = _DIRECTIVE.search(comment)
+            if m:
+                own_line = not lines[line - 1][:col].strip() if line <= len(lines) else True
+                directives.append((line, m.group(1).lower(), _codes(m.group(2)), own_line))
+        open_off: Dict[str, int] = {}  # code -> line where it was switched off
+        for line, kind, codes, own_line in directives:
+            if kind == "ignore":
+                target = self._next_code_line(lines, line) if own_line else line
+                if target:
+                    self._add(range(target, blocks.get(target, target) + 1), codes)
+            elif kind == "off":
+                for code in codes:
+                    open_off.setdefault(code, line)
+            else:  # on
+                ending = list(open_off) if ALL in codes else [c for c in codes if c in open_off]
+                for code in ending:
+                    self._add(range(open_off.pop(code), line + 1), {code})
+        for code, start in open_off.items():
+            self._add(range(start, len(lines) + 1), {code})
+
+    @staticmethod
+    def _next_code_line(lines: Sequence[str], line: int) -> int:
+        for number in range(line + 1, len(lines) + 1):
+            stripped = lines[number - 1].strip()
+            if stripped and not stripped.startswith("#"):
+                return number
+        return 0
+
+    def _add(self, lines: range, codes: Set[str]) -> None:
+        for line in lines:
+            self.by_line.setdefault(line, set()).update(codes)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_line)
+
+    def suppressed(self, line: int, code: str) -> bool:
+        return any(code.startswith(c) for c in self.by_line.get(line, ()))
+
+    def mentions(self, code: str) -> bool:
+        return any(code.startswith(c) for codes in self.by_line.values() for c in codes)
+
+
+def _statements(tree: ast.Module) -> Tuple[List[Tuple[int, int]], List[Set[int]]]:
+    """Line spans of the top-level statements, and groups of statement indexes that must be
+    kept or dropped together (classes related by inheritance)."""
+    spans = []
+    class_index: Dict[str, int] = {}
+    bases: Dict[int, List[str]] = {}
+    for i, node in enumerate(tree.body):
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        spans.append((first, node.end_lineno or node.lineno))
+        if isinstance(node, ast.ClassDef):
+            class_index[node.name] = i
+            names = []
+            for b in node.bases:
+                while isinstance(b, ast.Attribute):
+                    names.append(b.attr)
+                    b = b.value
+                if isinstance(b, ast.Name):
+                    names.append(b.id)
+            bases[i] = names
+    parent = list(range(len(spans)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, names in bases.items():
+        for name in names:
+            j = class_index.get(name)
+            if j is not None:
+                parent[find(i)] = find(j)
+    groups: Dict[int, Set[int]] = {}
+    for i in range(len(spans)):
+        groups.setdefault(find(i), set()).add(i)
+    return spans, [groups[find(i)] for i in range(len(spans))]
+
+
+def merge_suppressed(before: str, after: str, smap: SuppressionMap, code: str) -> Tuple[str, List[Tuple[int, int]]]:
+    """``after`` with the rule's changes to suppressed statements undone (see the module
+    docstring). Returns the text and the line spans (of ``before``) whose changes were undone."""
+    try:
+        tree = ast.parse(before)
+    except (SyntaxError, ValueError):
+        return before, [(1, before.count("\n") + 1)]
+    spans, group_of = _statements(tree)
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    hunks = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+
+    def lines_of(op) -> List[int]:
+        _, i1, i2, _, _ = op
+        return list(range(i1 + 1, i2 + 1)) if i2 > i1 else [i1, i1 + 1]
+
+    def owners(op) -> Set[int]:
+        ls = lines_of(op)
+        return {k for k, (a, b) in enumerate(spans) if any(a <= ln <= b for ln in ls)}
+
+    hunk_owners = [owners(op) for op in hunks]
+    reverted = [any(smap.suppressed(ln, code) for ln in lines_of(op)) for op in hunks]
+    blocked: Set[int] = set()
+    for owned, rev in zip(hunk_owners, reverted):
+        if rev:
+            blocked |= owned
+    while True:
+        grown = set(blocked)
+        for k in blocked:
+            grown |= group_of[k]
+        for h, owned in enumerate(hunk_owners):
+            if owned & grown:
+                reverted[h] = True
+                grown |= owned
+        if grown == blocked:
+            break
+        blocked = grown
+    if not any(reverted):
+        return after, []
+    out: List[str] = []
+    pos = 0
+    for op, rev in zip(hunks, reverted):
+        _, i1, i2, j1, j2 = op
+        out.extend(old[pos:i1])
+        out.extend(old[i1:i2] if rev else new[j1:j2])
+        pos = i2
+    out.extend(old[pos:])
+    undone = [spans[k] for k in sorted(blocked)]
+    undone += [(op[1] + 1, max(op[2], op[1] + 1)) for op, rev in zip(hunks, reverted) if rev]
+    return "".join(out), undone
+
+
+def apply_rule(rule, module: cst.Module, ctx) -> cst.Module:
+    """``rule.apply(module, ctx)`` with the suppression comments of ``module`` honoured."""
+    before = module.code
+    if TOKEN not in before:
+        return rule.apply(module, ctx)
+    smap = SuppressionMap(before)
+    if not smap.mentions(rule.code):
+        return rule.apply(module, ctx)
+    seen = len(ctx.findings)
+    result = rule.apply(module, ctx)
+    if not isinstance(result, cst.Module):
+        return result  # the engine reports the broken rule
+    after = result.code
+    merged, undone = merge_suppressed(before, after, smap, rule.code) if after != before else (after, [])
+
+    def keep(f: Finding) -> bool:
+        if f.code != rule.code:
+            return True
+        if smap.suppressed(f.line, rule.code):
+            return False
+        return not any(a <= f.line <= b for a, b in undone)
+
+    ctx.findings[seen:] = [f for f in ctx.findings[seen:] if keep(f)]
+    if merged == after:
+        return result
+    if merged != before:
+        try:
+            return cst.parse_module(merged)
+        except cst.ParserSyntaxError:
+            pass
+    ctx.findings[seen:] = [f for f in ctx.findings[seen:] if f.code != rule.code or f.kind is Kind.NOTE]
+    return module
+
+
+def drop_suppressed_markers(items: Sequence, text: str) -> List:
+    """``items`` (markers, or findings of which only MARKER ones are considered) less those on
+    lines of ``text`` suppressed for their code."""
+    if TOKEN not in text:
+        return list(items)
+    smap = SuppressionMap(text)
+
+    def is_marker(item) -> bool:
+        return getattr(item, "kind", Kind.MARKER) is Kind.MARKER
+
+    return [m for m in items if not (is_marker(m) and smap.suppressed(m.line, m.code))]
