@@ -8,7 +8,10 @@ from typing import List, Optional, Tuple
 import click
 
 from lightmigrate import __version__
+from lightmigrate.config import ConfigError, Settings, load_settings
 from lightmigrate.engine import Mode, run
+from lightmigrate.formats import FORMATS, effective_mode, print_run, verify_sarif, write_json
+from lightmigrate.gitguard import dirty_reason
 from lightmigrate.report import print_report, print_rules_table, rule_detail
 from lightmigrate.rules import ALL_RULES, rules_by_code, select_rules
 
@@ -19,6 +22,26 @@ def _parse_select(ctx: click.Context, param: click.Parameter, value: Tuple[str, 
     if unknown:
         raise click.BadParameter(f"unknown rule code(s): {', '.join(unknown)}")
     return codes
+
+
+def _split(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:
+    return [p.strip() for v in value for p in v.split(",") if p.strip()]
+
+
+def _settings(paths, config_path, select, ignore, exclude) -> Settings:
+    try:
+        return load_settings(paths, [r.code for r in ALL_RULES], config_path, select, ignore, exclude)
+    except ConfigError as exc:
+        click.echo(f"lightmigrate: configuration error: {exc}", err=True)
+        sys.exit(2)
+
+
+_config_option = click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False),
+    help="A pyproject.toml (or TOML file) to read [tool.lightmigrate] from; default: the nearest pyproject.toml.")
+_ignore_option = click.option(
+    "--ignore", multiple=True, callback=_parse_select,
+    help="Comma-separated rule codes (or prefixes) not to run; adds to the configuration's ignore.")
 
 
 @click.group()
@@ -37,20 +60,40 @@ def main() -> None:
     callback=_parse_select,
     help="Comma-separated rule codes (or prefixes) to run; default: all rules.",
 )
+@_ignore_option
+@click.option("--exclude", multiple=True, callback=_split,
+              help="Glob of files or folders to skip (repeatable); adds to the configuration's exclude.")
+@_config_option
+@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="json: one entry per change/marker/note; sarif: SARIF 2.1.0 for code scanning.")
+@click.option("--allow-dirty", is_flag=True,
+              help="Rewrite in place even when the git working tree has uncommitted changes.")
 @click.option("--no-color", is_flag=True, help="Never colour the diff.")
 def rewrite(
-    paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], no_color: bool
+    paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], ignore: List[str],
+    exclude: List[str], config_path: Optional[str], output_format: str, allow_dirty: bool, no_color: bool,
 ) -> None:
-    """Rewrite the Python files under PATHS in place (or show/check what would change).
+    """Rewrite the Python files and notebooks under PATHS in place (or show/check what would change).
 
     Exit status: 0 when all went well, 1 when --check/--diff found files to change,
-    2 when any file could not be processed.
+    2 when any file could not be processed (or the configuration is invalid, or the git
+    working tree is dirty).
     """
     if show_diff and check:
         raise click.UsageError("--diff and --check cannot be used together")
     mode = Mode.DIFF if show_diff else Mode.CHECK if check else Mode.WRITE
-    report = run(paths, select_rules(select), mode)
-    print_report(report, color=not no_color and sys.stdout.isatty())
+    settings = _settings(paths, config_path, select, ignore, exclude)
+    rules = settings.rules(ALL_RULES)
+    if mode is Mode.WRITE and not allow_dirty:
+        reason = dirty_reason(paths)
+        if reason:
+            click.echo(f"lightmigrate: not rewriting: {reason}", err=True)
+            sys.exit(2)
+    report = run(paths, rules, effective_mode(mode, output_format), settings)
+    if output_format == "text":
+        print_report(report, color=not no_color and sys.stdout.isatty())
+    else:
+        print_run(report, output_format, rules, sys.stdout, requested=mode)
     sys.exit(report.exit_code)
 
 
@@ -76,15 +119,18 @@ def rules(code: Optional[str]) -> None:
               help="A folder of your own code that the cases import; it is migrated for the 2.x run too.")
 @click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance for numbers.")
 @click.option("--atol", type=float, default=1e-8, show_default=True, help="Absolute tolerance for numbers.")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--max-differences", type=int, default=5, show_default=True,
               help="Differences shown per mismatching case (text output).")
 @click.option("--select", multiple=True, callback=_parse_select,
               help="Migrate with these rule codes (or prefixes) only; default: all rules.")
+@_ignore_option
+@_config_option
 @click.option("--no-migrate", is_flag=True,
               help="Run the cases on 2.x as they are: check a hand port, or see what 2.x does with 1.x code.")
 def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[str, ...], rtol: float,
-           atol: float, output_format: str, max_differences: int, select: List[str], no_migrate: bool) -> None:
+           atol: float, output_format: str, max_differences: int, select: List[str], ignore: List[str],
+           config_path: Optional[str], no_migrate: bool) -> None:
     """Run each case before and after migration and compare what matters.
 
     PATHS are case files (1.x code with a lightmigrate_case() entry point) or folders of them.
@@ -94,7 +140,7 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
     from lightmigrate.verify.session import VerifyError, verify_paths
 
     try:
-        rules = [] if no_migrate else select_rules(select)
+        rules = [] if no_migrate else _settings(paths, config_path, select, ignore, ()).rules(ALL_RULES)
         report = verify_paths(paths, oracle_python=oracle_python, sources=sources, rtol=rtol, atol=atol,
                               rules=rules)
     except VerifyError as exc:
@@ -102,6 +148,8 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
         sys.exit(2)
     if output_format == "json":
         print_json(report, sys.stdout)
+    elif output_format == "sarif":
+        write_json(verify_sarif(report), sys.stdout)
     else:
         print_text(report, sys.stdout, color=sys.stdout.isatty(), max_differences=max_differences)
     sys.exit(report.exit_code)
