@@ -1,0 +1,120 @@
+"""--output-format json|sarif, run as a user would; SARIF validated against the official schema."""
+
+import json
+
+import jsonschema
+import pytest
+from lm_cli import CLEAN, EPOCH_END, MISSPELT, lightmigrate, snapshot, write
+from sarif_schema import sarif_schema
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return sarif_schema()
+
+
+def test_json_check_has_one_entry_per_change_and_marker(tmp_path):
+    write(tmp_path, {"e.py": EPOCH_END, "m.py": MISSPELT, "c.py": CLEAN})
+    before = snapshot(tmp_path)
+    result = lightmigrate("rewrite", "--check", "--output-format", "json", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["mode"] == "check"
+    assert data["summary"] == {"files": 3, "changed": 2, "failed": 0, "markers": 1, "exit_code": 1}
+    by_code = {(r["path"], r["code"], r["kind"]) for r in data["results"]}
+    assert ("e.py", "LM001", "fixed") in by_code
+    assert ("m.py", "LM002", "marker") in by_code
+    marker = next(r for r in data["results"] if r["kind"] == "marker")
+    assert marker["line"] == 5 and marker["column"] > 0 and marker["fixed"] is False
+    assert "on_training_epoch_end" in marker["message"]
+    assert all(r["fixed"] is False for r in data["results"])
+    assert snapshot(tmp_path) == before  # --check writes nothing
+
+
+def test_json_in_place_marks_changes_fixed(tmp_path):
+    write(tmp_path, {"e.py": EPOCH_END})
+    result = lightmigrate("rewrite", "--output-format", "json", ".", cwd=tmp_path)
+    assert result.returncode == 0
+    data = json.loads(result.stdout)
+    assert data["mode"] == "write"
+    assert [r["fixed"] for r in data["results"] if r["code"] == "LM001"] == [True]
+    assert "def on_validation_epoch_end(self):" in (tmp_path / "e.py").read_text()
+
+
+def test_json_diff_includes_the_patch(tmp_path):
+    write(tmp_path, {"e.py": EPOCH_END})
+    data = json.loads(lightmigrate("rewrite", "--diff", "--output-format", "json", ".", cwd=tmp_path).stdout)
+    assert data["diffs"]["e.py"].startswith("--- a/e.py\n+++ b/e.py\n")
+
+
+def test_sarif_check_is_valid_and_has_rules_results_fixes(tmp_path, schema):
+    write(tmp_path, {"e.py": EPOCH_END, "m.py": MISSPELT, "bad.py": "def validation_epoch_end(:\n"})
+    result = lightmigrate("rewrite", "--check", "--output-format", "sarif", ".", cwd=tmp_path)
+    assert result.returncode == 2  # the broken file wins, the others are still reported
+    log = json.loads(result.stdout)
+    jsonschema.validate(log, schema)
+    run = log["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert {"LM001", "LM002"} <= set(rules)
+    assert rules["LM001"]["helpUri"].startswith("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html")
+    assert rules["LM001"]["shortDescription"]["text"]
+    marker = next(r for r in run["results"] if r["ruleId"] == "LM002")
+    assert marker["level"] == "warning"
+    assert marker["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "m.py"
+    assert marker["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+    change = next(r for r in run["results"] if r["ruleId"] == "LM001")
+    [replacement] = change["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert "def on_validation_epoch_end(self):" in replacement["insertedContent"]["text"]
+    assert run["tool"]["driver"]["rules"][change["ruleIndex"]]["id"] == "LM001"
+    [notification] = run["invocations"][0]["toolExecutionNotifications"]
+    assert "syntax error" in notification["message"]["text"]
+
+
+def test_sarif_fix_applied_gives_the_rewrite(tmp_path, schema):
+    """Applying the SARIF replacements to the original gives what `rewrite` writes."""
+    write(tmp_path, {"e.py": EPOCH_END})
+    log = json.loads(lightmigrate("rewrite", "--check", "--output-format", "sarif", ".", cwd=tmp_path).stdout)
+    jsonschema.validate(log, schema)
+    lines = EPOCH_END.splitlines(keepends=True)
+    replacements = [rep for r in log["runs"][0]["results"] for fix in r.get("fixes", [])
+                    for change in fix["artifactChanges"] for rep in change["replacements"]]
+    assert replacements
+    for rep in sorted(replacements, key=lambda r: -r["deletedRegion"]["startLine"]):
+        start, end = rep["deletedRegion"]["startLine"], rep["deletedRegion"]["endLine"]
+        lines[start - 1:end - 1] = [rep["insertedContent"]["text"]]
+    lightmigrate("rewrite", "e.py", cwd=tmp_path)
+    assert "".join(lines) == (tmp_path / "e.py").read_text()
+
+
+def test_verify_sarif_reports_dead_hooks_and_errors(tmp_path, schema):
+    from lightmigrate.verify.session import CaseResult, VerifyReport
+    from lightmigrate.formats import verify_sarif
+
+    report = VerifyReport("the v1 shim", [
+        CaseResult("ok", str(tmp_path / "ok.py"), "match"),
+        CaseResult("dead", str(tmp_path / "dead.py"), "match",
+                   dead_hooks=[{"name": "training_step_end", "qualname": "M.training_step_end", "reason": "removed"}]),
+        CaseResult("bad", str(tmp_path / "bad.py"), "error", error="boom"),
+    ])
+    log = verify_sarif(report)
+    jsonschema.validate(log, schema)
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["verify/dead-hook", "verify/error"]
+
+
+def test_verify_command_sarif(tmp_path, schema):
+    """`lightmigrate verify --output-format sarif` on a real case (v1 shim on Lightning 2.x)."""
+    case = EPOCH_END.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nimport torch\nfrom torch.utils.data import DataLoader, TensorDataset\n")
+    case = case.replace('        return {"x": 1}\n', '        return {"x": self.layer(batch[0]).sum()}\n\n'
+                        '    def __init__(self):\n        super().__init__()\n        self.layer = torch.nn.Linear(2, 1)\n\n'
+                        '    def training_step(self, batch, batch_idx):\n        return self.layer(batch[0]).sum()\n\n'
+                        '    def training_step_end(self, out):\n        return out\n\n'
+                        '    def configure_optimizers(self):\n        return torch.optim.SGD(self.parameters(), lr=0.1)\n')
+    case += ('\n\ndef lightmigrate_case():\n    data = TensorDataset(torch.randn(4, 2))\n'
+             '    return {"model": Model(), "train_dataloaders": DataLoader(data, batch_size=2),\n'
+             '            "val_dataloaders": DataLoader(data, batch_size=2), "trainer": {"max_epochs": 1}}\n')
+    write(tmp_path, {"case_epoch.py": case})
+    result = lightmigrate("verify", "--output-format", "sarif", "case_epoch.py", cwd=tmp_path)
+    log = json.loads(result.stdout)
+    jsonschema.validate(log, schema)
+    assert result.returncode == 0, result.stdout
+    assert log["runs"][0]["results"] == []  # migrated: matches, and no hook is dead after migration

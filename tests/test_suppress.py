@@ -1,0 +1,98 @@
+"""Suppression comments (`# lightmigrate: ignore[...]`, `off`/`on`) with the real rules."""
+
+from lm_cli import EPOCH_END, lightmigrate, write
+
+from lightmigrate.engine import transform_text
+from lightmigrate.engine.suppress import SuppressionMap
+from lightmigrate.findings import Kind
+from lightmigrate.rules import ALL_RULES
+
+TWO = EPOCH_END + '''
+
+class Second(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"y": 2}
+
+    def validation_epoch_end(self, outputs):
+        print(outputs)
+'''
+
+
+def migrate(text):
+    out = transform_text(text, ALL_RULES, "m.py")
+    again = transform_text(out.text, ALL_RULES, "m.py")
+    assert again.text == out.text  # idempotent with suppressions too
+    return out
+
+
+def test_map_forms():
+    text = (
+        "x = 1  # lightmigrate: ignore[LM001]\n"  # 1: this line
+        "# lightmigrate: ignore[LM002,LM003]\n"  # 2: the next code line
+        "\n"
+        "y = 2\n"  # 4
+        "def f():  # lightmigrate: ignore\n"  # 5: the whole block
+        "    return 1\n"
+        "z = 3\n"  # 7
+        "# lightmigrate: off[LM00]\n"  # 8
+        "a = 1\n"
+        "# lightmigrate: on\n"  # 10
+        "b = 2\n"
+    )
+    smap = SuppressionMap(text)
+    assert smap.suppressed(1, "LM001") and not smap.suppressed(1, "LM002")
+    assert smap.suppressed(4, "LM002") and smap.suppressed(4, "LM003") and not smap.suppressed(4, "LM001")
+    assert smap.suppressed(5, "LM005") and smap.suppressed(6, "LM001") and not smap.suppressed(7, "LM001")
+    assert all(smap.suppressed(n, "LM004") for n in (8, 9, 10)) and not smap.suppressed(11, "LM004")
+
+
+def test_def_line_suppression_keeps_that_class_whole_and_migrates_the_other():
+    text = TWO.replace("def validation_epoch_end(self, outputs):\n        print(outputs)\n\n\nclass Second",
+                       "def validation_epoch_end(self, outputs):  # lightmigrate: ignore\n        print(outputs)\n\n\nclass Second", 1)
+    assert text != TWO
+    out = migrate(text)
+    first, second = out.text.split("class Second")
+    assert first == text.split("class Second")[0]  # byte-identical: no buffer, no rename, no marker
+    assert "def on_validation_epoch_end(self):" in second
+    assert all(f.line > len(first.splitlines()) for f in out.findings)  # nothing reported on Model
+
+
+def test_suppressing_one_code_lets_the_other_rules_speak():
+    text = EPOCH_END.replace("def validation_epoch_end(self, outputs):",
+                             "def validation_epoch_end(self, outputs):  # lightmigrate: ignore[LM001]")
+    out = migrate(text)
+    assert "on_validation_epoch_end(self)" not in out.text
+    assert [(f.code, f.kind) for f in out.findings] == [("LM002", Kind.MARKER)]  # still never silent
+    both = text.replace("ignore[LM001]", "ignore[LM001,LM002]")
+    out = migrate(both)
+    assert out.text == both and not out.changed and out.findings == [] and out.markers == 0
+
+
+def test_a_suppressed_line_inside_the_class_blocks_the_whole_class_rewrite():
+    # LM001 rewrites the class as a whole (buffer hook + renamed hook); a suppressed line that the
+    # rewrite touches keeps the whole class as it was, never half of it.
+    text = EPOCH_END.replace("    def validation_epoch_end", "    # lightmigrate: ignore[LM001]\n    def validation_epoch_end")
+    out = migrate(text)
+    assert "self.validation_step_outputs" not in out.text
+    assert "def validation_epoch_end(self, outputs):" in out.text
+
+
+def test_off_on_region_and_unrelated_suppression_changes_nothing():
+    text = "# lightmigrate: off[LM001]\n" + TWO.replace("\n\nclass Second", "\n# lightmigrate: on\n\nclass Second")
+    out = migrate(text)
+    head, tail = out.text.split("class Second")
+    assert "def on_validation_epoch_end" not in head and "def on_validation_epoch_end" in tail
+    assert "LM002" in head  # LM002 was not switched off: it marks the hook LM001 left
+    # a suppression for a code whose rule does nothing there has no effect
+    other = EPOCH_END.replace("return {\"x\": 1}", "return {\"x\": 1}  # lightmigrate: ignore[LM003]")
+    assert migrate(other).text == migrate(EPOCH_END).text.replace("return {\"x\": 1}", "return {\"x\": 1}  # lightmigrate: ignore[LM003]")
+
+
+def test_suppression_through_the_command(tmp_path):
+    text = EPOCH_END.replace("class Model(pl.LightningModule):", "class Model(pl.LightningModule):  # lightmigrate: ignore")
+    write(tmp_path, {"m.py": text})
+    result = lightmigrate("rewrite", "--check", "m.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.strip() == "1 file scanned, 0 would change, 0 failed, 0 markers left"
+    result = lightmigrate("rewrite", "m.py", cwd=tmp_path)
+    assert result.returncode == 0 and (tmp_path / "m.py").read_text() == text
