@@ -33,9 +33,13 @@ import libcst as cst
 from lightmigrate.engine.markers import _comments
 from lightmigrate.findings import Finding, Kind
 
-TOKEN = "lightmigrate:"
 _DIRECTIVE = re.compile(r"#\s*lightmigrate:\s*(ignore|off|on)\b(?:\[([^\]]*)\])?", re.IGNORECASE)
 ALL = ""  # the prefix every code starts with
+
+
+def has_directives(text: str) -> bool:
+    """Cheap test: could ``text`` hold a suppression comment?"""
+    return "lightmigrate:" in text and _DIRECTIVE.search(text) is not None
 
 
 def _codes(raw: Optional[str]) -> Set[str]:
@@ -66,7 +70,7 @@ class SuppressionMap:
 
     def __init__(self, text: str, tree: Optional[ast.AST] = None) -> None:
         self.by_line: Dict[int, Set[str]] = {}
-        if TOKEN not in text:
+        if not has_directives(text):
             return
         lines = text.splitlines()
         if tree is None:
@@ -209,10 +213,11 @@ def merge_suppressed(before: str, after: str, smap: SuppressionMap, code: str) -
     return "".join(out), undone
 
 
-def apply_rule(rule, module: cst.Module, ctx) -> cst.Module:
-    """``rule.apply(module, ctx)`` with the suppression comments of ``module`` honoured."""
-    before = module.code
-    if TOKEN not in before:
+def apply_rule(rule, module: cst.Module, ctx, text: Optional[str] = None) -> cst.Module:
+    """``rule.apply(module, ctx)`` with the suppression comments of ``module`` honoured
+    (``text``: ``module.code``, when the caller has it)."""
+    before = module.code if text is None else text
+    if not has_directives(before):
         return rule.apply(module, ctx)
     smap = SuppressionMap(before)
     if not smap.mentions(rule.code):
@@ -246,7 +251,7 @@ def apply_rule(rule, module: cst.Module, ctx) -> cst.Module:
 def drop_suppressed_markers(items: Sequence, text: str) -> List:
     """``items`` (markers, or findings of which only MARKER ones are considered) less those on
     lines of ``text`` suppressed for their code."""
-    if TOKEN not in text:
+    if not has_directives(text):
         return list(items)
     smap = SuppressionMap(text)
 

@@ -129,7 +129,7 @@ def transform_text(
         if not rule.may_apply(new_text):
             continue
         try:
-            module = apply_rule(rule, module, ctx)  # honours `# lightmigrate: ignore[...]`
+            module = apply_rule(rule, module, ctx, new_text)  # honours `# lightmigrate: ignore[...]`
             # The next rule's prefilter sees this rule's output.
             step_input, new_text = new_text, module.code if isinstance(module, cst.Module) else new_text
         except Exception as exc:

@@ -65,6 +65,8 @@ def find_case_files(paths: Sequence[str]) -> tuple:
     files: List[Path] = []
     problems: List[str] = []
     for entry in discover(paths):
+        if entry.error is None and not entry.path.endswith(".py"):
+            continue  # notebooks are not cases
         if entry.error is not None:
             problems.append(entry.error.format())
             continue
@@ -91,7 +93,8 @@ def _require_lightning() -> None:
 def _migrate_tree(files: Sequence[Path], sources: Sequence[str], out: Path, rules: Sequence[Rule]) -> Dict[str, Path]:
     """Migrate the user's source folders into ``out/src<i>`` and the case files into
     ``out/cases``, with one project index over all of them. Returns case name -> migrated file."""
-    entries = [(Path(e.path), i) for i, src in enumerate(sources) for e in discover([src]) if e.error is None]
+    entries = [(Path(e.path), i) for i, src in enumerate(sources) for e in discover([src])
+               if e.error is None and e.path.endswith(".py")]  # notebooks cannot be imported
     texts = {path: read_source(str(path)).text for path, _ in entries}
     texts.update({f: f.read_text(encoding="utf-8") for f in files})
     project = ProjectIndex()
