@@ -101,3 +101,12 @@ def test_non_python_notebook_is_left_alone():
     raw = json.dumps(data, indent=1)
     out = transform_notebook(raw, ALL_RULES, "nb.ipynb")
     assert not out.changed and out.text == raw
+
+
+def test_syntax_error_is_located_by_cell(tmp_path):
+    data = json.loads(notebook())
+    data["cells"][5]["source"] = ["def training_step_end(:\n"]
+    write(tmp_path, {"nb.ipynb": json.dumps(data, indent=1)})
+    result = lightmigrate("rewrite", "--check", "nb.ipynb", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "nb.ipynb: cell 6, line 1: syntax error" in result.stderr

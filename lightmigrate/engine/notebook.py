@@ -276,8 +276,15 @@ def transform_notebook(raw: str, rules: Sequence[Rule], path: str, project: Opti
     if not nb.cells:
         return TransformResult(raw)
     module = nb.module_text()
-    out = transform_text(module, rules, path, project)
     before_pos = _cell_positions(module)
+    try:
+        out = transform_text(module, rules, path, project)
+    except EngineError as exc:
+        if not exc.line:
+            raise
+        where = _locate(Finding("", "", Kind.NOTE, exc.line, exc.col), before_pos)
+        message = exc.message.split("\n", 1)[0]  # the caret excerpt shows the joined module: drop it
+        raise EngineError(f"cell {where.cell}, line {where.line}: {message}") from exc
     after_pos = _cell_positions(out.text)
     findings = [_locate(f, after_pos if f.kind is Kind.MARKER else before_pos) for f in out.findings]
     changes = [_locate(f, before_pos) for f in out.changes]
