@@ -101,8 +101,7 @@ def test_verify_sarif_reports_dead_hooks_and_errors(tmp_path, schema):
     assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["verify/dead-hook", "verify/error"]
 
 
-def test_verify_command_sarif(tmp_path, schema):
-    """`lightmigrate verify --output-format sarif` on a real case (v1 shim on Lightning 2.x)."""
+def verify_case():
     case = EPOCH_END.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nimport torch\nfrom torch.utils.data import DataLoader, TensorDataset\n")
     case = case.replace('        return {"x": 1}\n', '        return {"x": self.layer(batch[0]).sum()}\n\n'
                         '    def __init__(self):\n        super().__init__()\n        self.layer = torch.nn.Linear(2, 1)\n\n'
@@ -112,9 +111,26 @@ def test_verify_command_sarif(tmp_path, schema):
     case += ('\n\ndef lightmigrate_case():\n    data = TensorDataset(torch.randn(4, 2))\n'
              '    return {"model": Model(), "train_dataloaders": DataLoader(data, batch_size=2),\n'
              '            "val_dataloaders": DataLoader(data, batch_size=2), "trainer": {"max_epochs": 1}}\n')
-    write(tmp_path, {"case_epoch.py": case})
+    return case
+
+
+def test_verify_command_sarif(tmp_path, schema):
+    """`lightmigrate verify --output-format sarif` on a real case (v1 shim on Lightning 2.x)."""
+    write(tmp_path, {"case_epoch.py": verify_case()})
     result = lightmigrate("verify", "--output-format", "sarif", "case_epoch.py", cwd=tmp_path)
     log = json.loads(result.stdout)
     jsonschema.validate(log, schema)
     assert result.returncode == 0, result.stdout
     assert log["runs"][0]["results"] == []  # migrated: matches, and no hook is dead after migration
+
+
+def test_verify_reads_the_configuration(tmp_path, schema):
+    """With LM001 and LM003 ignored in pyproject.toml, verify migrates without them: the
+    un-migrated hooks make the 2.x run differ (or fail), and SARIF says so."""
+    write(tmp_path, {"case_epoch.py": verify_case(),
+                     "pyproject.toml": '[tool.lightmigrate]\nignore = ["LM001", "LM003"]\n'})
+    result = lightmigrate("verify", "--output-format", "sarif", "case_epoch.py", cwd=tmp_path)
+    log = json.loads(result.stdout)
+    jsonschema.validate(log, schema)
+    assert result.returncode in (1, 2), result.stdout
+    assert {r["ruleId"] for r in log["runs"][0]["results"]} & {"verify/mismatch", "verify/error"}
