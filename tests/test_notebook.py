@@ -110,3 +110,16 @@ def test_syntax_error_is_located_by_cell(tmp_path):
     result = lightmigrate("rewrite", "--check", "nb.ipynb", cwd=tmp_path)
     assert result.returncode == 2
     assert "nb.ipynb: cell 6, line 1: syntax error" in result.stderr
+
+
+def test_string_source_and_crlf_layout_are_kept():
+    data = json.loads(notebook())
+    data["cells"][2]["source"] = "".join(data["cells"][2]["source"])  # one string, not a list of lines
+    raw = json.dumps(data, indent=2, ensure_ascii=False).replace("\n", "\r\n") + "\r\n"
+    out = transform_notebook(raw, ALL_RULES, "nb.ipynb")
+    assert out.changed
+    assert "\n" not in out.text.replace("\r\n", "")  # still CRLF throughout
+    new = json.loads(out.text)
+    assert isinstance(new["cells"][2]["source"], str)
+    assert "def on_validation_epoch_end(self):" in new["cells"][2]["source"]
+    assert out.text == json.dumps(new, indent=2, ensure_ascii=False).replace("\n", "\r\n") + "\r\n"
