@@ -18,10 +18,10 @@ from lightmigrate.rules import ALL_RULES, rules_by_code, select_rules
 
 def _parse_select(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:
     codes = [c.strip().upper() for v in value for c in v.split(",") if c.strip()]
-    unknown = [c for c in codes if not any(r.code.startswith(c) for r in ALL_RULES)]
+    unknown = [c for c in codes if c != "ALL" and not any(r.code.startswith(c) for r in ALL_RULES)]
     if unknown:
         raise click.BadParameter(f"unknown rule code(s): {', '.join(unknown)}")
-    return codes
+    return ["" if c == "ALL" else c for c in codes]  # "" is a prefix of every code
 
 
 def _split(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:

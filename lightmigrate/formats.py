@@ -200,7 +200,6 @@ def report_sarif(report: RunReport, rules: Sequence[Rule]) -> Dict[str, Any]:
             result: Dict[str, Any] = {
                 "ruleId": f.code,
                 "level": level,
-                "kind": "informational" if written else "fail" if f.kind is not Kind.NOTE else "review",
                 "message": {"text": prefix + f.message},
                 "locations": [_location(file.path, f.line, f.col, f.cell)],
                 "properties": {"lightmigrateKind": f.kind.value, "fixed": written},

@@ -81,3 +81,11 @@ def test_invalid_config_is_an_error(tmp_path):
     write(tmp_path, {"pyproject.toml": '[tool.lightmigrate\n'})
     result = lightmigrate("rewrite", "--check", ".", cwd=tmp_path)
     assert result.returncode == 2 and "invalid TOML" in result.stderr
+
+
+def test_select_all_with_ignore(tmp_path):
+    write(tmp_path, {"m.py": MISSPELT, "e.py": EPOCH_END})
+    result = lightmigrate("rewrite", "--check", "--select", "ALL", "--ignore", "LM002", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0] == "would rewrite e.py"
+    assert "m.py" not in result.stdout
