@@ -136,24 +136,25 @@ def _diff_replacements(diff: str) -> Iterator[Tuple[int, int, str]]:
         yield flush()
 
 
-def _fix_for(file: FileResult, finding: Finding) -> Optional[Dict[str, Any]]:
-    if not file.diff or finding.cell or finding.kind is not Kind.FIXED:
-        return None
-    replacements = []
+def _file_fixes(file: FileResult, found: Sequence[Finding]) -> Dict[int, Dict[str, Any]]:
+    """Index into ``found`` -> SARIF fix. Every replacement of the file's diff goes to exactly
+    one FIXED result (the one on its lines, else the file's first), so applying all the fixes
+    of a file gives what ``rewrite`` writes. Notebooks get none (the diff is of the JSON)."""
+    fixed = [i for i, f in enumerate(found) if f.kind is Kind.FIXED]
+    if not file.diff or not fixed or any(f.cell for f in found):
+        return {}
+    assigned: Dict[int, List[Dict[str, Any]]] = {i: [] for i in fixed}
     for start, deleted, added in _diff_replacements(file.diff):
-        if not start <= finding.line <= start + max(deleted - 1, 0):
-            continue
-        if deleted:
-            region = {"startLine": start, "startColumn": 1, "endLine": start + deleted, "endColumn": 1}
-        else:
-            region = {"startLine": start, "startColumn": 1, "endLine": start, "endColumn": 1}
-        replacements.append({"deletedRegion": region, "insertedContent": {"text": added}})
-    if not replacements:
-        return None
+        last = start + max(deleted - 1, 0)
+        owner = next((i for i in fixed if start <= found[i].line <= last), fixed[0])
+        end_line = start + deleted
+        region = {"startLine": start, "startColumn": 1, "endLine": end_line, "endColumn": 1}
+        assigned[owner].append({"deletedRegion": region, "insertedContent": {"text": added}})
     return {
-        "description": {"text": finding.message},
-        "artifactChanges": [{"artifactLocation": {"uri": _rel(file.path), "uriBaseId": "%SRCROOT%"},
-                             "replacements": replacements}],
+        i: {"description": {"text": found[i].message},
+            "artifactChanges": [{"artifactLocation": {"uri": _rel(file.path), "uriBaseId": "%SRCROOT%"},
+                                 "replacements": reps}]}
+        for i, reps in assigned.items() if reps
     }
 
 
@@ -193,7 +194,9 @@ def report_sarif(report: RunReport, rules: Sequence[Rule]) -> Dict[str, Any]:
     index = {r.code: i for i, r in enumerate(rules)}
     results = []
     for file in report.files:
-        for f in entries(file):
+        found = entries(file)
+        fixes = {} if report.mode is Mode.WRITE else _file_fixes(file, found)
+        for n, f in enumerate(found):
             written = f.kind is Kind.FIXED and report.mode is Mode.WRITE
             level = "note" if f.kind is Kind.NOTE or written else "warning"
             prefix = "" if not f.cell else f"cell {f.cell}, line {f.line}: "
@@ -206,9 +209,8 @@ def report_sarif(report: RunReport, rules: Sequence[Rule]) -> Dict[str, Any]:
             }
             if f.code in index:
                 result["ruleIndex"] = index[f.code]
-            fix = None if written else _fix_for(file, f)
-            if fix:
-                result["fixes"] = [fix]
+            if n in fixes:
+                result["fixes"] = [fixes[n]]
             results.append(result)
     notifications = [
         {"level": "error", "message": {"text": f.error.message},

@@ -1,11 +1,15 @@
 """--output-format json|sarif, run as a user would; SARIF validated against the official schema."""
 
 import json
+import shutil
+from pathlib import Path
 
 import jsonschema
 import pytest
 from lm_cli import CLEAN, EPOCH_END, MISSPELT, lightmigrate, snapshot, write
 from sarif_schema import sarif_schema
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
 @pytest.fixture(scope="module")
@@ -70,20 +74,30 @@ def test_sarif_check_is_valid_and_has_rules_results_fixes(tmp_path, schema):
     assert "syntax error" in notification["message"]["text"]
 
 
-def test_sarif_fix_applied_gives_the_rewrite(tmp_path, schema):
-    """Applying the SARIF replacements to the original gives what `rewrite` writes."""
-    write(tmp_path, {"e.py": EPOCH_END})
-    log = json.loads(lightmigrate("rewrite", "--check", "--output-format", "sarif", ".", cwd=tmp_path).stdout)
+def test_sarif_fixes_applied_give_the_rewrite(tmp_path, schema):
+    """Applying every SARIF fix to the originals gives exactly what `rewrite` writes, for every
+    changed file of the bundled corpus."""
+    shutil.copytree(CORPUS, tmp_path / "corpus", ignore=shutil.ignore_patterns("pending", "__pycache__"))
+    result = lightmigrate("rewrite", "--check", "--output-format", "sarif", "corpus", cwd=tmp_path)
+    log = json.loads(result.stdout)
     jsonschema.validate(log, schema)
-    lines = EPOCH_END.splitlines(keepends=True)
-    replacements = [rep for r in log["runs"][0]["results"] for fix in r.get("fixes", [])
-                    for change in fix["artifactChanges"] for rep in change["replacements"]]
-    assert replacements
-    for rep in sorted(replacements, key=lambda r: -r["deletedRegion"]["startLine"]):
-        start, end = rep["deletedRegion"]["startLine"], rep["deletedRegion"]["endLine"]
-        lines[start - 1:end - 1] = [rep["insertedContent"]["text"]]
-    lightmigrate("rewrite", "e.py", cwd=tmp_path)
-    assert "".join(lines) == (tmp_path / "e.py").read_text()
+    by_file = {}
+    for r in log["runs"][0]["results"]:
+        for fix in r.get("fixes", []):
+            for change in fix["artifactChanges"]:
+                by_file.setdefault(change["artifactLocation"]["uri"], []).extend(change["replacements"])
+    originals = {uri: (tmp_path / uri).read_text() for uri in by_file}
+    assert lightmigrate("rewrite", "corpus", cwd=tmp_path).returncode == 0
+    changed = [p for p in (tmp_path / "corpus").rglob("*.py") if "pending" not in p.parts]
+    assert len(by_file) >= 10
+    for uri, replacements in by_file.items():
+        lines = originals[uri].splitlines(keepends=True)
+        for rep in sorted(replacements, key=lambda r: -r["deletedRegion"]["startLine"]):
+            start, end = rep["deletedRegion"]["startLine"], rep["deletedRegion"]["endLine"]
+            lines[start - 1:end - 1] = [rep["insertedContent"]["text"]]
+        assert "".join(lines) == (tmp_path / uri).read_text(), uri
+    rewritten = {str(p.relative_to(tmp_path)) for p in changed if p.read_text() != (CORPUS / p.relative_to(tmp_path / "corpus")).read_text()}
+    assert rewritten == set(by_file)  # every rewritten file has fixes, and only those
 
 
 def test_verify_sarif_reports_dead_hooks_and_errors(tmp_path, schema):
