@@ -123,3 +123,12 @@ def test_string_source_and_crlf_layout_are_kept():
     assert isinstance(new["cells"][2]["source"], str)
     assert "def on_validation_epoch_end(self):" in new["cells"][2]["source"]
     assert out.text == json.dumps(new, indent=2, ensure_ascii=False).replace("\n", "\r\n") + "\r\n"
+
+
+def test_only_real_ipython_lines_are_masked():
+    from lightmigrate.engine.notebook import _is_ipython
+
+    for line in ("%time f()", "!ls", "?obj", "obj?", "np.mean??", "files = !ls", "t = %timeit -o f()", "  %debug"):
+        assert _is_ipython(line), line
+    for line in ("return loss  # why?", "x = a != b", "s = 'what?'", "# %matplotlib", "y = x % 2", "a == b"):
+        assert not _is_ipython(line), line

@@ -41,6 +41,7 @@ BOUNDARY = "# lightmigrate-notebook-cell {}\n"
 _BOUNDARY_RE = re.compile(r"^# lightmigrate-notebook-cell (\d+)\n", re.MULTILINE)
 _PLACEHOLDER = "__lightmigrate_ipython_{}__"
 _PLACEHOLDER_RE = re.compile(r"^([ \t]*)__lightmigrate_ipython_(\d+)__[ \t]*$", re.MULTILINE)
+_HELP = re.compile(r"^(\?{1,2}[\w.*]+|[\w.*]+\?{1,2})$")  # ?name, name?, name??
 _ASSIGN_MAGIC = re.compile(r"^[ \t]*[\w.]+(\s*,\s*[\w.]+)*\s*=\s*[!%]")
 _WS = re.compile(r"[ \t\n\r]*")
 _LITERAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
@@ -133,7 +134,7 @@ def _is_ipython(line: str) -> bool:
     stripped = line.strip()
     if not stripped or stripped.startswith("#"):
         return False
-    return stripped[0] in "%!?" or stripped.endswith("?") or bool(_ASSIGN_MAGIC.match(line))
+    return stripped[0] in "%!" or bool(_HELP.match(stripped)) or bool(_ASSIGN_MAGIC.match(line))
 
 
 def _mask(source: str) -> Optional[_Cell]:
