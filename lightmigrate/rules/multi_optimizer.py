@@ -577,8 +577,23 @@ class _MultiOptimizerMigration(ClassEditor):
         if conf.frequencies:
             what.append(f"frequencies {conf.frequencies}")
         extra = f" (with {', '.join(what)})" if what else ""
+        if acc > 1:
+            self._note_accumulated_logging(int(acc))  # type: ignore[arg-type]
         self.fixed(f"several optimizers switched to manual optimization{extra}: training_step runs 1.9's loop, "
                    f"the old step body is {step_helper}()", "training_step")
+
+    def _note_accumulated_logging(self, acc: int) -> None:
+        """Training is kept, but the logger sees another cadence: 1.9's automatic optimization
+        sent step metrics only on batches that stepped, with the logger step counting
+        accumulation windows; 2.x manual optimization sends every batch, step counting batches."""
+        line, col = self.pos("training_step")
+        self.ctx.report(
+            self.code,
+            f"{self.info.name}: with accumulate_grad_batches={acc} under manual optimization, step-level metrics "
+            f"reach the logger on every batch and the logger's step counts batches, where 1.x logged only the "
+            f"batches that stepped and counted accumulation windows (every {acc} batches); training, global_step "
+            "and the logged values are unchanged, only when metrics reach the logger and their step numbers differ",
+            Kind.NOTE, line, col)
 
     def _init(self, s: str) -> None:
         line = parse_statements("self.automatic_optimization = False")[0]

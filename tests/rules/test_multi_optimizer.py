@@ -99,3 +99,16 @@ def test_tbptt_with_several_optimizers_is_marked():
 def test_single_optimizer_untouched():
     src = HEAD + "class M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n        return batch.sum()\n"
     check_rewrite(RULE, src, None)
+
+
+def test_accumulation_notes_the_changed_logging_cadence():
+    from lightmigrate.findings import Kind
+
+    src = GAN + '\n\ntrainer = pl.Trainer(max_epochs=2, accumulate_grad_batches=2)\n'
+    _, findings = run_rule(RULE, src)
+    notes = [f for f in findings if f.kind == Kind.NOTE]
+    assert len(notes) == 1 and notes[0].code == "LM005"
+    assert "accumulate_grad_batches=2" in notes[0].message and "step numbers differ" in notes[0].message
+    assert notes[0].line == src.splitlines().index("    def training_step(self, batch, batch_idx, optimizer_idx):") + 1
+    _, clip_only = run_rule(RULE, GAN + '\n\ntrainer = pl.Trainer(max_epochs=2, gradient_clip_val=0.5)\n')
+    assert [f for f in clip_only if f.kind == Kind.FIXED] and not [f for f in clip_only if f.kind == Kind.NOTE]
