@@ -86,8 +86,45 @@ def test_trainer_in_another_file_marked_there():
     train = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
     out, _ = run_rule(RULE, train, path="train.py", project_files={"model.py": GAN})
     assert "# TODO(lightmigrate): LM005" in out and "GAN (model.py)" in out
-    model, _ = run_rule(RULE, GAN, path="model.py", project_files={"train.py": train})
+    model, findings = run_rule(RULE, GAN, path="model.py", project_files={"train.py": train})
     assert "gradient_clip_val=0.5" in model and "TODO(lightmigrate): LM005" in model
+    marker = next(line for line in model.splitlines() if "TODO(lightmigrate): LM005" in line)
+    assert "(in train.py)" in marker  # each place names the other
+    assert run_rule(RULE, model, path="model.py", project_files={"train.py": train})[0] == model
+
+
+def test_trainer_in_a_config_dict_in_another_file_is_used_and_marked():
+    config = 'TRAINER = {"max_epochs": 3, "accumulate_grad_batches": 2}\n'
+    model, _ = run_rule(RULE, GAN, path="model.py", project_files={"config.py": config})
+    assert "should_step = (batch_idx + 1) % 2 == 0 or last_batch" in model and "(in config.py)" in model
+    out, _ = run_rule(RULE, config, path="config.py", project_files={"model.py": GAN})
+    assert out.splitlines()[0].startswith("# TODO(lightmigrate): LM005 accumulate_grad_batches raise")
+    assert "GAN (model.py)" in out and '"accumulate_grad_batches": 2' in out  # marked, left for the user
+
+
+def test_several_training_scripts_are_never_guessed_between():
+    a = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accumulate_grad_batches=3)\n"
+    b = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
+    files = {"a_train.py": a, "b_finetune.py": b}
+    model, _ = run_rule(RULE, GAN, path="model.py", project_files=files)
+    assert "self.automatic_optimization = False" in model
+    assert "should_step" not in model and "clip_gradients" not in model  # no values taken from either
+    marker = next(line for line in model.splitlines() if "TODO(lightmigrate): LM005" in line)
+    assert "a_train.py, b_finetune.py" in marker
+    for path, text in files.items():
+        others = {p: t for p, t in files.items() if p != path}
+        out, _ = run_rule(RULE, text, path=path, project_files={"model.py": GAN, **others})
+        assert "if this Trainer trains GAN (model.py)" in out and "Trainer(" in out
+        assert out.count("TODO(lightmigrate)") == 1
+
+
+def test_trainer_next_to_its_own_module_is_not_applied_to_other_files():
+    own = HEAD + ("class Single(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+                  "        return batch.sum()\n\n\ncfg = {\"accumulate_grad_batches\": 3}\n")
+    model, _ = run_rule(RULE, GAN, path="gan.py", project_files={"single.py": own})
+    assert "should_step" not in model and "TODO(lightmigrate)" not in model
+    out, _ = run_rule(RULE, own, path="single.py", project_files={"gan.py": GAN})
+    assert out == own  # its Trainer settings belong to its own single-optimizer module
 
 
 def test_tbptt_with_several_optimizers_is_marked():
