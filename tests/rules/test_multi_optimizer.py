@@ -168,3 +168,21 @@ def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     compile(once, str(path), "exec")
     twice, _ = run_rule(RULE, once, path=str(path))
     assert twice == once, "second run changed the code"
+
+
+def test_scheduler_frequency_is_left_alone_and_plateau_steps_at_epoch_end():
+    src = GAN.replace(
+        "        return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)], []\n",
+        "        a = torch.optim.SGD(self.g.parameters(), lr=0.1)\n"
+        "        b = torch.optim.SGD(self.g.parameters(), lr=0.1)\n"
+        '        return [a, b], [{"scheduler": torch.optim.lr_scheduler.StepLR(a, 1), "interval": "epoch", "frequency": 2},\n'
+        '                        {"scheduler": torch.optim.lr_scheduler.ReduceLROnPlateau(b), "monitor": "val_loss"}]\n')
+    assert '"frequency": 2' in src
+    out, _ = run_rule(RULE, src)
+    # a scheduler's own "frequency" is still valid on 2.x: kept, and honoured by the generated stepping
+    assert '"interval": "epoch", "frequency": 2}' in out
+    assert "if (count + 1) % config.frequency == 0:" in out
+    # ReduceLROnPlateau: stepped after the epoch with its monitor, as 1.9 did (spec B.5)
+    epoch_end = out.split("def on_train_epoch_end(self):", 1)[1]
+    assert "ReduceLROnPlateau" in epoch_end and "self.trainer.callback_metrics['val_loss']" in epoch_end
+    assert run_rule(RULE, out)[0] == out
