@@ -8,12 +8,17 @@
 Runs the real command (a subprocess, as a user would) ``--repeat`` times and reports, per run,
 the wall time per case, plus the median over runs, and where the time goes: interpreter start
 and Lightning import per side versus the cases themselves (from the runner's own timings).
+It also reports the CPU time (user + system) of the command and all its subprocesses per case,
+and the machine's load average: on a shared machine the wall time mostly measures the other
+users, the CPU time much less so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,9 +41,13 @@ def main() -> int:
         cmd[4:4] = ["--oracle", args.oracle]
     per_case = []
     for i in range(args.repeat):
+        load = os.getloadavg()[0]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if proc.returncode not in (0, 1, 2) or not proc.stdout.strip().startswith("{"):
             print(proc.stdout[-2000:], proc.stderr[-2000:], file=sys.stderr)
             return proc.returncode
@@ -49,7 +58,9 @@ def main() -> int:
         per_case.append(wall / n)
         print(f"run {i + 1}: {n} cases in {wall:.2f} s wall = {wall / n:.3f} s/case "
               f"(cases alone: reference {ref / n:.3f} s/case, migrated {new / n:.3f} s/case; "
-              f"the rest is interpreter start, Lightning import and migration)")
+              f"the rest is interpreter start, Lightning import and migration); "
+              f"CPU {cpu:.1f} s = {cpu / n:.3f} CPU s/case (both sides, all processes); load average {load:.1f} "
+              f"on {os.cpu_count()} cores")
     median = statistics.median(per_case)
     verdict = "within" if median <= GOAL_SECONDS_PER_CASE else "ABOVE"
     mode = "--oracle " + args.oracle if args.oracle else "v1 shim"

@@ -7,8 +7,13 @@ step happen only on window ends (and the partial last window). Optimizer 0 has a
 stepped every optimizer step (`interval="step"`), optimizer 1 an ExponentialLR stepped per
 epoch. In 2.x manual optimization nothing of this happens by itself.
 """
-# PENDING(LMxxx): needs the multiple-optimizers rule (spec M7/B.5: clipping, accumulation and
-# schedulers move into the manual loop)
+# PENDING(LM005): training matches 1.9.5 (weights, optimizer state, epoch-end inputs, LRs), but
+# the step-level `self.log` calls do not: under accumulation 1.9 sent step metrics to the logger
+# only on batches that stepped, with the logger step counting accumulation windows, while 2.x
+# manual optimization (which the migration needs; 2.x has no automatic loop for several
+# optimizers and raises on Trainer accumulation with manual optimization) logs every batch
+# with the step counting batches. Only private trainer state could change that. LM005 reports
+# it as a note; corpus/two_optimizers_accumulate.py is this case without logging during fit.
 import torch
 import torch.nn.functional as F
 from torch import nn

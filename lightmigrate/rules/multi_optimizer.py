@@ -577,8 +577,23 @@ class _MultiOptimizerMigration(ClassEditor):
         if conf.frequencies:
             what.append(f"frequencies {conf.frequencies}")
         extra = f" (with {', '.join(what)})" if what else ""
+        if acc > 1:
+            self._note_accumulated_logging(int(acc))  # type: ignore[arg-type]
         self.fixed(f"several optimizers switched to manual optimization{extra}: training_step runs 1.9's loop, "
                    f"the old step body is {step_helper}()", "training_step")
+
+    def _note_accumulated_logging(self, acc: int) -> None:
+        """Training is kept, but the logger sees another cadence: 1.9's automatic optimization
+        sent step metrics only on batches that stepped, with the logger step counting
+        accumulation windows; 2.x manual optimization sends every batch, step counting batches."""
+        line, col = self.pos("training_step")
+        self.ctx.report(
+            self.code,
+            f"{self.info.name}: with accumulate_grad_batches={acc} under manual optimization, step-level metrics "
+            f"reach the logger on every batch and the logger's step counts batches, where 1.x logged only the "
+            f"batches that stepped and counted accumulation windows (every {acc} batches); training, global_step "
+            "and the logged values are unchanged, only when metrics reach the logger and their step numbers differ",
+            Kind.NOTE, line, col)
 
     def _init(self, s: str) -> None:
         line = parse_statements("self.automatic_optimization = False")[0]
@@ -743,6 +758,14 @@ def _multi_optimizer_classes(ctx: RuleContext) -> List:
     return [c for c in ctx.project.classes() if "optimizer_idx" in c.params.get("training_step", ())]
 
 
+def _trainer_scripts(ctx: RuleContext) -> List[str]:
+    """Files that give a Trainer accumulation/clipping arguments and define no LightningModule
+    of their own: training scripts, whose Trainer may train a module from another file. A file
+    with its own LightningModule(s) is taken to train those."""
+    with_modules = {c.path for c in ctx.project.classes() if ctx.project.is_lightning_module(c)}
+    return sorted(p for p, v in ctx.project.trainer_settings.items() if v and p not in with_modules)
+
+
 def _needs_torch_import(module: cst.Module) -> bool:
     text = module.code
     return "torch.optim.lr_scheduler" in text and not any(
@@ -867,13 +890,20 @@ class Model(pl.LightningModule):
             return module
         here = [c for c in multi if c.path == ctx.path]
         settings = trainer_settings(module)
-        elsewhere = {p: v for p, v in ctx.project.trainer_settings.items() if p != ctx.path and v}
+        scripts = _trainer_scripts(ctx)
         if here:
             where = ""
-            if not settings and elsewhere:
-                path, settings = next(iter(sorted(elsewhere.items())))
-                where = f"(in {path}) "
-                settings = {k: (NOT_LITERAL if v == "<expr>" else v) for k, v in settings.items()}
+            ambiguous: List[str] = []
+            if not settings:
+                candidates = sorted(p for p in scripts if p != ctx.path)
+                if len(candidates) == 1:
+                    # the one training script of the project: its Trainer trains this module
+                    path = candidates[0]
+                    where = f"(in {path}) "
+                    settings = {k: (NOT_LITERAL if v == "<expr>" else v)
+                                for k, v in ctx.project.trainer_settings[path].items()}
+                else:
+                    ambiguous = candidates  # none, or several: never guess which one applies
             def editor(*args):
                 ed = _MultiOptimizerMigration(*args)
                 ed.settings, ed.settings_where = settings, where
@@ -884,16 +914,38 @@ class Model(pl.LightningModule):
             if module is not before and module.code != before.code and "automatic_optimization = False" in module.code:
                 if where:
                     module = self._mark_model(module, ctx, where)
+                elif ambiguous:
+                    module = self._mark_model_ambiguous(module, ambiguous)
                 elif settings and all(v is not NOT_LITERAL for v in settings.values()):
                     module = module.visit(_StripTrainerArgs())
                 if _needs_torch_import(module):
                     module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
-        elif settings:
-            names = ", ".join(sorted({f"{c.name} ({c.path})" for c in multi}))
-            module = module.visit(_MarkTrainerArgs(
-                f"{', '.join(sorted(settings))} raise under manual optimization, which {names} now uses; "
-                "remove them here (LM005 moved literal values into the module)"))
+        elif settings and ctx.path in scripts:
+            takers = [c for c in multi if c.path not in ctx.project.trainer_settings
+                      and sorted(p for p in scripts if p != c.path) == [ctx.path]]
+            if takers:
+                names = ", ".join(sorted({f"{c.name} ({c.path})" for c in takers}))
+                why = (f"{', '.join(sorted(settings))} raise under manual optimization, which {names} now uses; "
+                       "remove them here (LM005 moved literal values into the module)")
+            else:
+                names = ", ".join(sorted({f"{c.name} ({c.path})" for c in multi}))
+                why = (f"{', '.join(sorted(settings))} raise under manual optimization if this Trainer trains "
+                       f"{names}; several Trainer files could, so LM005 migrated them without these values: "
+                       "move them into that module's loop by hand")
+            module = module.visit(_MarkTrainerArgs(why))
         return module
+
+    def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str]) -> cst.Module:
+        why = (f"Trainer arguments in {', '.join(paths)} (accumulation, clipping) may apply to this module; "
+               "this loop was written without them (several Trainer files: LM005 does not guess): if one of "
+               "those Trainers trains this module, move its values into the loop by hand")
+
+        class M(cst.CSTTransformer):
+            def leave_FunctionDef(self, original, updated):
+                if updated.name.value == "training_step" and "toggle_optimizer" in _code(updated):
+                    return add_marker(updated, CODE, why)
+                return updated
+        return module.visit(M())
 
     def _mark_model(self, module: cst.Module, ctx: RuleContext, where: str) -> cst.Module:
         class M(cst.CSTTransformer):

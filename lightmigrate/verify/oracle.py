@@ -140,7 +140,10 @@ def migrate_cases(case_files: Sequence[PathLike], migrate: Migrate, out_dir: Pat
     for path in case_files:
         src = Path(path)
         dest = out / src.name
-        dest.write_text(migrate(src.read_text(encoding="utf-8")), encoding="utf-8")
+        text = src.read_text(encoding="utf-8")
+        # a migrate built over a project index needs to know which of its files this is
+        migrated = migrate(text, str(src)) if getattr(migrate, "takes_path", False) else migrate(text)  # type: ignore[call-arg]
+        dest.write_text(migrated, encoding="utf-8")
         written.append(dest)
     return written
 
@@ -165,6 +168,31 @@ def engine_migrate(rules: Optional[Sequence[Any]] = None) -> Migrate:
         result = transform_text(text, list(rules), path=path, project=project)
         return result if isinstance(result, str) else result.text
 
+    return migrate
+
+
+def engine_migrate_project(case_files: Sequence[PathLike], rules: Optional[Sequence[Any]] = None) -> Migrate:
+    """Like :func:`engine_migrate`, but with ONE project index over all ``case_files``, the way
+    ``lightmigrate verify PATH...`` and ``lightmigrate rewrite PATH...`` index a folder: a rule
+    that looks across files (a Trainer in another file, a base class elsewhere) sees every
+    case, so a cross-file mistake shows up as a mismatch. :func:`migrate_cases` passes each
+    file's path (``str(path)``, as indexed here)."""
+    from lightmigrate.engine import transform_text
+    from lightmigrate.project import ProjectIndex
+
+    if rules is None:
+        from lightmigrate.rules import ALL_RULES
+
+        rules = ALL_RULES
+    project = ProjectIndex()
+    for path in case_files:
+        project.add_source(Path(path).read_text(encoding="utf-8"), str(Path(path)))
+
+    def migrate(text: str, path: str = "case.py") -> str:
+        result = transform_text(text, list(rules), path=path, project=project)
+        return result if isinstance(result, str) else result.text
+
+    migrate.takes_path = True  # type: ignore[attr-defined]
     return migrate
 
 

@@ -17,6 +17,16 @@ API
     ``gradient_clip_val`` and ``gradient_clip_algorithm`` leave the kwargs (the shim re-applies
     them after 2.x's configuration checks) and a shim callback is put first in ``callbacks``.
     Applying it twice is a no-op. Use the returned kwargs for every Trainer that runs the model.
+    User callbacks in ``callbacks`` (and those returned by ``configure_callbacks``) whose hooks
+    have 1.9 signatures are adapted the same way (see :func:`adapt_v1_callback`).
+
+``adapt_v1_callback(callback) -> callback``
+    Switches a user ``Callback`` to a generated subclass that receives 2.x's hook calls and
+    calls the user's 1.x hooks with 1.9's arguments: ``opt_idx`` for
+    ``on_before_optimizer_step``, ``dataloader_idx`` always for the evaluation/predict batch
+    hooks (2.x drops it with one dataloader), the predictions for
+    ``on_predict_epoch_end(trainer, pl_module, outputs)``, and 1.9's ``outputs`` for
+    ``on_train_batch_end`` of a shimmed module. A callback with nothing to adapt is unchanged.
 
 ``hook_log(model) -> dict``
     ``{hook name: number of calls}`` for the user's 1.x hooks that the shim invoked (epoch-end
@@ -511,15 +521,9 @@ def _shim_class(user_cls: type) -> type:
     # ---- training batch end: 1.9 outputs, epoch buffer ------------------------------------
     def on_train_batch_end(self: Any, outputs: Any, batch: Any, batch_idx: int, *rest: Any) -> Any:
         st = _state(self)
-        n_opt = len(self.trainer.optimizers)
-        if st.emulate:
-            batch_output, automatic = st.batch_output, True
-            st.batch_output = []
-        elif _real_auto(self):
-            batch_output, automatic = ([{0: outputs}] if outputs else []), True
-        else:
-            batch_output, automatic = ([outputs] if outputs else []), False
-        prepared = v1.batch_end_outputs(batch_output, automatic, n_opt)
+        batch_output, automatic = _train_batch_output(self, outputs)
+        st.batch_output = []
+        prepared = v1.batch_end_outputs(batch_output, automatic, len(self.trainer.optimizers))
         st.train_batches += 1
         if _user_defines(st.user_cls, "training_epoch_end"):
             st.train_outputs.append((batch_output, automatic))
@@ -597,6 +601,19 @@ def _shim_class(user_cls: type) -> type:
 
         ns["on_predict_epoch_end"] = on_predict_epoch_end
 
+    if _user_defines(user_cls, "configure_callbacks"):
+
+        def configure_callbacks(self: Any) -> Any:
+            found = sup(self).configure_callbacks()
+            if isinstance(found, (list, tuple)):
+                for callback in found:
+                    adapt_v1_callback(callback)
+            elif found is not None:
+                adapt_v1_callback(found)
+            return found
+
+        ns["configure_callbacks"] = configure_callbacks
+
     for name in EPOCH_END_HOOKS:
         ns[name] = _HiddenFromValidator(name)
 
@@ -607,6 +624,17 @@ def _shim_class(user_cls: type) -> type:
     shim_ref["cls"] = shim
     _SHIMS[user_cls] = shim
     return shim
+
+
+def _train_batch_output(model: Any, outputs: Any) -> Tuple[List[Any], bool]:
+    """This batch's 1.9 ``batch_output`` (list over TBPTT splits) and whether it came from
+    automatic optimization; nothing is consumed (user callbacks see it before the module)."""
+    st = _state(model)
+    if st.emulate:
+        return st.batch_output, True
+    if super(type(model), model).automatic_optimization:
+        return ([{0: outputs}] if outputs else []), True
+    return ([outputs] if outputs else []), False
 
 
 def _make_eval_step(step_name: str, end_name: str, user_fn: Callable, sup: Callable) -> Callable:
@@ -964,6 +992,151 @@ def _register_log_options(root: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# user callbacks with 1.9 hook signatures
+
+
+_CALLBACK_SHIMS: Dict[type, type] = {}
+_NO_CALLBACK_SHIM = object()
+EVAL_CALLBACK_BATCH_HOOKS = EVAL_BATCH_HOOKS
+
+
+def _callback_base(cls: type) -> Optional[type]:
+    """Lightning's ``Callback`` class (of whichever package) that ``cls`` derives from."""
+    for klass in cls.__mro__:
+        if klass.__name__ == "Callback" and klass.__module__.endswith("callbacks.callback"):
+            return klass
+    return None
+
+
+def _user_callback_function(cls: type, name: str) -> Optional[Callable]:
+    """``name`` as defined by the user's classes of ``cls`` (not Lightning's, not the shim's)."""
+    for klass in cls.__mro__:
+        if getattr(klass, "_v1shim_generated", False):
+            continue
+        if klass.__module__.split(".", 1)[0] in _FRAMEWORK_PREFIXES:
+            return None  # Lightning's own callbacks have the signatures of the running version
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def _accepts_positional(fn: Any, count: int) -> bool:
+    """True when ``fn`` (unbound, ``self`` first) takes at least ``count`` positional arguments."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return True
+    return len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= count
+
+
+def _callback_translators(user_cls: type, csup: Callable) -> Dict[str, Callable]:
+    """The 2.x-facing methods of a callback's shim class, for the hooks the user defines."""
+    ns: Dict[str, Callable] = {}
+
+    fn = _user_callback_function(user_cls, "on_before_optimizer_step")
+    if fn is not None and _accepts_positional(fn, 5):  # self, trainer, pl_module, optimizer, opt_idx
+
+        def on_before_optimizer_step(self: Any, trainer: Any, pl_module: Any, optimizer: Any, *args: Any) -> Any:
+            if args:  # already a 1.9-style call
+                return csup(self).on_before_optimizer_step(trainer, pl_module, optimizer, *args)
+            idx = _optimizer_index(trainer, optimizer)
+            return csup(self).on_before_optimizer_step(trainer, pl_module, optimizer, idx)
+
+        ns["on_before_optimizer_step"] = on_before_optimizer_step
+
+    for hook in EVAL_CALLBACK_BATCH_HOOKS:
+        fn = _user_callback_function(user_cls, hook)
+        # self, trainer, pl_module, [outputs,] batch, batch_idx, dataloader_idx
+        if fn is None or not _accepts_positional(fn, 7 if hook.endswith("_end") else 6):
+            continue  # no dataloader_idx parameter: nothing to pass
+        if hook.endswith("_end"):
+
+            def end_hook(self: Any, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int,
+                         dataloader_idx: int = 0, _hook: str = hook) -> Any:
+                # 1.9 always passed dataloader_idx (positionally); 2.x omits it for one loader
+                return getattr(csup(self), _hook)(trainer, pl_module, outputs, batch, batch_idx, dataloader_idx)
+
+            end_hook.__name__ = hook
+            ns[hook] = end_hook
+        else:
+
+            def start_hook(self: Any, trainer: Any, pl_module: Any, batch: Any, batch_idx: int,
+                           dataloader_idx: int = 0, _hook: str = hook) -> Any:
+                return getattr(csup(self), _hook)(trainer, pl_module, batch, batch_idx, dataloader_idx)
+
+            start_hook.__name__ = hook
+            ns[hook] = start_hook
+
+    fn = _user_callback_function(user_cls, "on_predict_epoch_end")
+    if fn is not None and _accepts_positional(fn, 4):  # self, trainer, pl_module, outputs
+
+        def on_predict_epoch_end(self: Any, trainer: Any, pl_module: Any, *args: Any) -> Any:
+            if args:
+                return csup(self).on_predict_epoch_end(trainer, pl_module, *args)
+            # 1.9 passed the predictions, one list per dataloader (as the module hook got them)
+            return csup(self).on_predict_epoch_end(trainer, pl_module, trainer.predict_loop._predictions)
+
+        ns["on_predict_epoch_end"] = on_predict_epoch_end
+
+    if _user_callback_function(user_cls, "on_train_batch_end") is not None:
+
+        def on_train_batch_end(self: Any, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                               batch_idx: int, *rest: Any) -> Any:
+            if is_shimmed(pl_module):
+                # 1.9 gave callbacks the same ``outputs`` as the module's on_train_batch_end
+                batch_output, automatic = _train_batch_output(pl_module, outputs)
+                outputs = v1.batch_end_outputs(batch_output, automatic, len(trainer.optimizers))
+            return csup(self).on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx, *rest)
+
+        ns["on_train_batch_end"] = on_train_batch_end
+
+    return ns
+
+
+def _callback_shim_class(user_cls: type) -> Any:
+    if user_cls in _CALLBACK_SHIMS:
+        return _CALLBACK_SHIMS[user_cls]
+    shim_ref: Dict[str, type] = {}
+
+    def csup(self: Any) -> Any:
+        return super(shim_ref["cls"], self)
+
+    translators = _callback_translators(user_cls, csup)
+    if not translators:
+        _CALLBACK_SHIMS[user_cls] = _NO_CALLBACK_SHIM
+        return _NO_CALLBACK_SHIM
+    ns: Dict[str, Any] = {
+        "__module__": __name__,
+        "__qualname__": user_cls.__qualname__,  # Callback.state_key is built from the qualname
+        "__doc__": user_cls.__doc__,
+        "_v1shim_generated": True,
+    }
+    for name, func in translators.items():
+        ns[name] = _ForLightning(func, name)
+    shim = type(user_cls.__name__, (user_cls,), ns)
+    shim_ref["cls"] = shim
+    _CALLBACK_SHIMS[user_cls] = shim
+    return shim
+
+
+def adapt_v1_callback(callback: Any) -> Any:
+    """Give a user ``Callback`` its 1.9 hook signatures on 2.x (in place; returns it).
+
+    Only hooks the user's own classes define are translated; Lightning's built-in callbacks and
+    callbacks with nothing to adapt are left as they are. Applying it twice is a no-op.
+    """
+    cls = type(callback)
+    if getattr(cls, "_v1shim_generated", False) or _callback_base(cls) is None:
+        return callback
+    shim = _callback_shim_class(cls)
+    if shim is not _NO_CALLBACK_SHIM:
+        callback.__class__ = shim
+    return callback
+
+
+# --------------------------------------------------------------------------------------------
 # entry point
 
 
@@ -999,7 +1172,7 @@ def apply_v1_shim(model: Any, trainer_kwargs: Optional[Mapping[str, Any]] = None
         callbacks = []
     elif not isinstance(callbacks, (list, tuple)):
         callbacks = [callbacks]
-    callbacks = [cb for cb in callbacks if not isinstance(cb, callback_cls)]
+    callbacks = [adapt_v1_callback(cb) for cb in callbacks if not isinstance(cb, callback_cls)]
     kwargs["callbacks"] = [callback_cls(model)] + list(callbacks)
     return model, kwargs
 

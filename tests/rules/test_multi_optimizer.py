@@ -2,6 +2,10 @@
 Runtime equivalence with 1.9.5: corpus/gan_two_optimizers.py, optimizer_frequencies.py,
 reduce_lr_on_plateau_two_optimizers.py, adam_and_lbfgs.py and the LM005 rows of corpus/README.md."""
 
+from pathlib import Path
+
+import pytest
+
 from lightmigrate.engine import transform_text
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
@@ -86,8 +90,45 @@ def test_trainer_in_another_file_marked_there():
     train = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
     out, _ = run_rule(RULE, train, path="train.py", project_files={"model.py": GAN})
     assert "# TODO(lightmigrate): LM005" in out and "GAN (model.py)" in out
-    model, _ = run_rule(RULE, GAN, path="model.py", project_files={"train.py": train})
+    model, findings = run_rule(RULE, GAN, path="model.py", project_files={"train.py": train})
     assert "gradient_clip_val=0.5" in model and "TODO(lightmigrate): LM005" in model
+    marker = next(line for line in model.splitlines() if "TODO(lightmigrate): LM005" in line)
+    assert "(in train.py)" in marker  # each place names the other
+    assert run_rule(RULE, model, path="model.py", project_files={"train.py": train})[0] == model
+
+
+def test_trainer_in_a_config_dict_in_another_file_is_used_and_marked():
+    config = 'TRAINER = {"max_epochs": 3, "accumulate_grad_batches": 2}\n'
+    model, _ = run_rule(RULE, GAN, path="model.py", project_files={"config.py": config})
+    assert "should_step = (batch_idx + 1) % 2 == 0 or last_batch" in model and "(in config.py)" in model
+    out, _ = run_rule(RULE, config, path="config.py", project_files={"model.py": GAN})
+    assert out.splitlines()[0].startswith("# TODO(lightmigrate): LM005 accumulate_grad_batches raise")
+    assert "GAN (model.py)" in out and '"accumulate_grad_batches": 2' in out  # marked, left for the user
+
+
+def test_several_training_scripts_are_never_guessed_between():
+    a = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accumulate_grad_batches=3)\n"
+    b = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
+    files = {"a_train.py": a, "b_finetune.py": b}
+    model, _ = run_rule(RULE, GAN, path="model.py", project_files=files)
+    assert "self.automatic_optimization = False" in model
+    assert "should_step" not in model and "clip_gradients" not in model  # no values taken from either
+    marker = next(line for line in model.splitlines() if "TODO(lightmigrate): LM005" in line)
+    assert "a_train.py, b_finetune.py" in marker
+    for path, text in files.items():
+        others = {p: t for p, t in files.items() if p != path}
+        out, _ = run_rule(RULE, text, path=path, project_files={"model.py": GAN, **others})
+        assert "if this Trainer trains GAN (model.py)" in out and "Trainer(" in out
+        assert out.count("TODO(lightmigrate)") == 1
+
+
+def test_trainer_next_to_its_own_module_is_not_applied_to_other_files():
+    own = HEAD + ("class Single(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+                  "        return batch.sum()\n\n\ncfg = {\"accumulate_grad_batches\": 3}\n")
+    model, _ = run_rule(RULE, GAN, path="gan.py", project_files={"single.py": own})
+    assert "should_step" not in model and "TODO(lightmigrate)" not in model
+    out, _ = run_rule(RULE, own, path="single.py", project_files={"gan.py": GAN})
+    assert out == own  # its Trainer settings belong to its own single-optimizer module
 
 
 def test_tbptt_with_several_optimizers_is_marked():
@@ -99,3 +140,49 @@ def test_tbptt_with_several_optimizers_is_marked():
 def test_single_optimizer_untouched():
     src = HEAD + "class M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n        return batch.sum()\n"
     check_rewrite(RULE, src, None)
+
+
+def test_accumulation_notes_the_changed_logging_cadence():
+    from lightmigrate.findings import Kind
+
+    src = GAN + '\n\ntrainer = pl.Trainer(max_epochs=2, accumulate_grad_batches=2)\n'
+    _, findings = run_rule(RULE, src)
+    notes = [f for f in findings if f.kind == Kind.NOTE]
+    assert len(notes) == 1 and notes[0].code == "LM005"
+    assert "accumulate_grad_batches=2" in notes[0].message and "step numbers differ" in notes[0].message
+    assert notes[0].line == src.splitlines().index("    def training_step(self, batch, batch_idx, optimizer_idx):") + 1
+    _, clip_only = run_rule(RULE, GAN + '\n\ntrainer = pl.Trainer(max_epochs=2, gradient_clip_val=0.5)\n')
+    assert [f for f in clip_only if f.kind == Kind.FIXED] and not [f for f in clip_only if f.kind == Kind.NOTE]
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+
+
+@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip'])
+def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
+    """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
+    path = CORPUS / f"{name}.py"
+    source = path.read_text(encoding="utf-8")
+    once, _ = run_rule(RULE, source, path=str(path))
+    assert once != source, "the rule should change this corpus case"
+    compile(once, str(path), "exec")
+    twice, _ = run_rule(RULE, once, path=str(path))
+    assert twice == once, "second run changed the code"
+
+
+def test_scheduler_frequency_is_left_alone_and_plateau_steps_at_epoch_end():
+    src = GAN.replace(
+        "        return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)], []\n",
+        "        a = torch.optim.SGD(self.g.parameters(), lr=0.1)\n"
+        "        b = torch.optim.SGD(self.g.parameters(), lr=0.1)\n"
+        '        return [a, b], [{"scheduler": torch.optim.lr_scheduler.StepLR(a, 1), "interval": "epoch", "frequency": 2},\n'
+        '                        {"scheduler": torch.optim.lr_scheduler.ReduceLROnPlateau(b), "monitor": "val_loss"}]\n')
+    assert '"frequency": 2' in src
+    out, _ = run_rule(RULE, src)
+    # a scheduler's own "frequency" is still valid on 2.x: kept, and honoured by the generated stepping
+    assert '"interval": "epoch", "frequency": 2}' in out
+    assert "if (count + 1) % config.frequency == 0:" in out
+    # ReduceLROnPlateau: stepped after the epoch with its monitor, as 1.9 did (spec B.5)
+    epoch_end = out.split("def on_train_epoch_end(self):", 1)[1]
+    assert "ReduceLROnPlateau" in epoch_end and "self.trainer.callback_metrics['val_loss']" in epoch_end
+    assert run_rule(RULE, out)[0] == out

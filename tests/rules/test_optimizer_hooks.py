@@ -2,6 +2,8 @@
 steps get an LBFGS-safe closure. Runtime equivalence with 1.9.5: corpus/optimizer_hooks_old_signatures.py,
 corpus/manual_step_without_closure.py, corpus/callback_before_optimizer_step_opt_idx.py."""
 
+from pathlib import Path
+
 import textwrap
 
 import pytest
@@ -494,3 +496,18 @@ def test_chain_manual_step_with_epoch_end():
     assert "TODO(lightmigrate)" not in result.text
     compile(result.text, "m.py", "exec")
     assert transform_text(result.text, ALL_RULES, path="m.py").text == result.text
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+
+
+@pytest.mark.parametrize("name", ['callback_before_optimizer_step_opt_idx', 'configure_gradient_clipping_optimizer_idx', 'manual_step_without_closure', 'optimizer_hooks_old_signatures', 'optimizer_step_warmup_override'])
+def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
+    """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
+    path = CORPUS / f"{name}.py"
+    source = path.read_text(encoding="utf-8")
+    once, _ = run_rule(RULE, source, path=str(path))
+    assert once != source, "the rule should change this corpus case"
+    compile(once, str(path), "exec")
+    twice, _ = run_rule(RULE, once, path=str(path))
+    assert twice == once, "second run changed the code"

@@ -13,7 +13,13 @@ from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
 from lightmigrate.verify import shim_semantics as v1  # noqa: E402
-from lightmigrate.verify.shim import apply_v1_shim, hook_log, is_shimmed, legacy_hooks  # noqa: E402
+from lightmigrate.verify.shim import (  # noqa: E402
+    adapt_v1_callback,
+    apply_v1_shim,
+    hook_log,
+    is_shimmed,
+    legacy_hooks,
+)
 
 
 def _loader(n=12, batch_size=4, seed=0, dim=3):
@@ -261,3 +267,134 @@ def test_step_result_divides_and_detaches_the_loss_only():
     assert "hiddens" not in result.asdict()
     with pytest.raises(Exception, match="'loss' key needs to be present"):
         v1.StepResult.automatic({"x": extra}, 1)
+
+
+# ------------------------------------------------------------------------------------------
+# user callbacks with 1.9 signatures
+
+
+class OldSignatureCallback(pl.Callback):
+    """Hooks written for 1.9: opt_idx, dataloader_idx without default, predict outputs."""
+
+    def __init__(self):
+        self.calls = []
+
+    def on_before_optimizer_step(self, trainer, pl_module, optimizer, opt_idx):
+        self.calls.append(("before_step", opt_idx))
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.calls.append(("train_batch_end", outputs))
+
+    def on_validation_batch_start(self, trainer, pl_module, batch, batch_idx, dataloader_idx):
+        self.calls.append(("val_start", dataloader_idx))
+
+    def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx):
+        self.calls.append(("val_end", dataloader_idx))
+
+    def on_predict_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx):
+        self.calls.append(("predict_end", dataloader_idx))
+
+    def on_predict_epoch_end(self, trainer, pl_module, outputs):
+        self.calls.append(("predict_epoch_end", [len(per_loader) for per_loader in outputs]))
+
+
+class NewSignatureCallback(pl.Callback):
+    def __init__(self):
+        self.calls = []
+
+    def on_before_optimizer_step(self, trainer, pl_module, optimizer):
+        self.calls.append("before_step")
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        self.calls.append("epoch_end")
+
+
+class Validating(Regressor):
+    def validation_step(self, batch, batch_idx):
+        return {"val": batch[1].sum()}
+
+    def predict_step(self, batch, batch_idx, dataloader_idx=0):
+        return batch[0].sum()
+
+
+def _calls(callback, kind):
+    return [value for name, value in callback.calls if name == kind]
+
+
+def test_callback_before_optimizer_step_gets_the_optimizer_index():
+    single = OldSignatureCallback()
+    _fit(Regressor(), callbacks=[single])
+    assert _calls(single, "before_step") == [0, 0, 0]
+    double = OldSignatureCallback()
+    _fit(TwoOptimizers(), callbacks=[double])
+    assert _calls(double, "before_step") == [0, 1] * 3  # 1.9 order: per batch, per optimizer
+
+
+def test_callback_eval_batch_hooks_always_get_dataloader_idx():
+    callback = OldSignatureCallback()
+    _fit(Validating(), val=_loader(8, seed=1), callbacks=[callback])  # ONE val loader
+    assert _calls(callback, "val_start") == [0, 0] and _calls(callback, "val_end") == [0, 0]
+
+
+def test_callback_on_predict_epoch_end_gets_the_predictions_per_loader():
+    callback = OldSignatureCallback()
+    model, kwargs = apply_v1_shim(Validating(), {"callbacks": [callback]})
+    trainer = pl.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
+                         enable_model_summary=False, **kwargs)
+    predictions = trainer.predict(model, [_loader(8), _loader(4)])
+    assert [len(p) for p in predictions] == [2, 1]
+    assert _calls(callback, "predict_end") == [0, 0, 1]
+    assert _calls(callback, "predict_epoch_end") == [[2, 1]]
+
+
+def test_callback_train_batch_end_gets_the_1_9_outputs_of_several_optimizers():
+    callback = OldSignatureCallback()
+    _fit(TwoOptimizers(), callbacks=[callback])
+    outputs = _calls(callback, "train_batch_end")
+    assert len(outputs) == 3
+    for per_batch in outputs:  # 1.9: one dict per optimizer, the loss detached
+        assert isinstance(per_batch, list) and len(per_batch) == 2
+        assert all(set(d) == {"loss"} and not d["loss"].requires_grad for d in per_batch)
+
+
+def test_callbacks_with_2x_signatures_and_lightning_callbacks_are_left_alone():
+    new = NewSignatureCallback()
+    checkpoint = pl.callbacks.ModelCheckpoint()
+    assert type(adapt_v1_callback(new)) is NewSignatureCallback
+    assert type(adapt_v1_callback(checkpoint)) is pl.callbacks.ModelCheckpoint
+    _fit(Validating(), val=_loader(8, seed=1), callbacks=[new])
+    assert new.calls == ["before_step"] * 3 + ["epoch_end"]
+
+
+def test_callback_eval_hook_with_a_default_dataloader_idx_gets_1_9_s_zero():
+    class DefaultNone(pl.Callback):
+        seen = []
+
+        def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=None):
+            self.seen.append(dataloader_idx)
+
+    callback = DefaultNone()
+    _fit(Validating(), val=_loader(8, seed=1), callbacks=[callback])
+    assert callback.seen == [0, 0]  # 1.9 always passed the index; 2.x would leave the default
+
+
+def test_adapted_callback_keeps_identity_state_key_and_its_own_methods():
+    callback = OldSignatureCallback()
+    key = callback.state_key
+    assert adapt_v1_callback(callback) is callback and adapt_v1_callback(callback) is callback
+    assert isinstance(callback, OldSignatureCallback) and type(callback).__name__ == "OldSignatureCallback"
+    assert callback.state_key == key  # checkpoints keep the callback's state under the same key
+    assert type(callback).__mro__[1] is OldSignatureCallback  # adapted once, not stacked
+    # the user's own code calling its hook gets the 1.x method, as under 1.9
+    assert callback.on_before_optimizer_step.__func__ is OldSignatureCallback.on_before_optimizer_step
+
+
+def test_callbacks_from_configure_callbacks_are_adapted():
+    callback = OldSignatureCallback()
+
+    class WithCallbacks(Regressor):
+        def configure_callbacks(self):
+            return [callback]
+
+    _fit(WithCallbacks())
+    assert _calls(callback, "before_step") == [0, 0, 0]
