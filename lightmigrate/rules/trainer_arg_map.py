@@ -59,8 +59,6 @@ STRATEGY_MARKS = {
     "ddp_sharded_spawn": "T19: FairScale sharding was removed; use strategy=\"fsdp\"",
     "ddp_sharded_find_unused_parameters_false": "T19: FairScale sharding was removed; use strategy=\"fsdp\"",
     "ddp_fully_sharded": "T19: FairScale fully-sharded DDP was removed; use strategy=\"fsdp\"",
-    "fsdp": "T20: strategy=\"fsdp\" meant FairScale in 1.9 and means native torch FSDP in 2.x; "
-            "check FairScale-specific settings",
     "horovod": "T25: Horovod support was removed; use the external lightning-Horovod package or \"ddp\"",
     "colossalai": "T26: moved to the external lightning-colossalai package",
     "bagua": "T26: moved to the external lightning-bagua package",
@@ -113,6 +111,7 @@ class Mapped:
     has_accelerator: bool = False
     has_strategy: bool = False
     fixed: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
 
 
 def lit(value: Any) -> Value:
@@ -333,6 +332,9 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
                 b.set_value("strategy", b.s(STRATEGY_RENAMES[v]))
             elif v in STRATEGY_MARKS:
                 b.mark(STRATEGY_MARKS[v])
+            elif v == "fsdp":  # T20: same name, new meaning; nothing to rewrite
+                b.out.notes.append("T20: strategy=\"fsdp\" meant FairScale's fully sharded DDP in 1.9 and means "
+                                   "native torch FSDP in 2.x; FairScale-specific settings no longer apply")
     acc = b.get("accelerator")
     if acc is not None and acc.value.literal in ("hpu", "ipu"):
         b.mark(f"T27: accelerator={acc.value.code} moved to an external package "

@@ -214,6 +214,21 @@ def _fix_commas(new_items: List, original_items) -> List:
     return out
 
 
+def _plain_comma(comma):
+    """``comma`` without a trailing comment on its line (for a line the rule added)."""
+    if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        ws = comma.whitespace_after
+        return comma.with_changes(whitespace_after=ws.with_changes(first_line=cst.TrailingWhitespace()))
+    return comma
+
+
+def _strip_shared_comments(items: List, entries: List[tam.Entry]) -> None:
+    """Several new items made from one original item: only the last keeps its comment."""
+    for i in range(len(items) - 1):
+        if i + 1 < len(entries) and entries[i].origin is not None and entries[i].origin is entries[i + 1].origin:
+            items[i] = items[i].with_changes(comma=_plain_comma(items[i].comma))
+
+
 def _new_value_node(entry: tam.Entry, origin_value: Optional[cst.BaseExpression]) -> cst.BaseExpression:
     node = getattr(entry.value, "node", None)
     if node is not None:
@@ -431,9 +446,12 @@ class _Transformer(cst.CSTTransformer):
         self._mark(mapped.markers)
         for suffix, name in mapped.imports:
             self.imports.append((f"{self.root}.{suffix}", name))
+        notes = list(mapped.notes)
         if not is_call:
+            if notes:
+                line, col = self.ctx.position(self.module, original)
+                self.ctx.report(CODE, "; ".join(notes) + f" ({tam.GUIDE})", Kind.NOTE, line, col)
             return
-        notes = []
         spread = any(e.name is None for e in mapped.entries)
         if not mapped.has_accelerator and not spread:
             notes.append("B-1/T29: 2.x defaults to accelerator=\"auto\" and uses a GPU (all of them) when one is "
@@ -466,6 +484,7 @@ class _Transformer(cst.CSTTransformer):
             equal = template.equal if template.keyword is not None else cst.AssignEqual(
                 cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
             out.append(template.with_changes(keyword=cst.Name(e.name), equal=equal, value=node, star=""))
+        _strip_shared_comments(out, mapped.entries)
         if not callbacks_done:
             value = _callbacks_value(None, mapped.callbacks)
             template = updated.args[-1] if updated.args else cst.Arg(value=value)
@@ -511,6 +530,8 @@ class _Transformer(cst.CSTTransformer):
             if isinstance(key, cst.SimpleString):
                 key = key.with_changes(value=tam.py_repr(e.name, "'" if key.quote == "'" else '"'))
             out.append(template.with_changes(key=key, value=_new_value_node(e, None)))
+        if len(out) == len(mapped.entries):
+            _strip_shared_comments(out, mapped.entries)
         if not callbacks_done:
             template = updated.elements[-1]
             key = cst.SimpleString(tam.py_repr("callbacks", quote))
@@ -531,14 +552,14 @@ class TrainerConstructorRule(Rule):
     guide = f"Trainer arguments rows of the upgrade guide: {tam.GUIDE}"
     safety = Safety.PRESERVING
     description = __doc__ or ""
-    triggers = ("Trainer", "DDPStrategy", "Strategy(", "PL_INTER_BATCH_PARALLELISM", "PL_RECONCILE_PROCESS",
+    triggers = ("Trainer", "trainer", "DDPStrategy", "Strategy(", "PL_INTER_BATCH_PARALLELISM", "PL_RECONCILE_PROCESS",
                 "PL_FAULT_TOLERANT_TRAINING")
     coverage = {
         "T0": Handling.REWRITTEN, "T1": Handling.REWRITTEN, "T2": Handling.REWRITTEN, "T3": Handling.MARKED,
         "T4": Handling.REWRITTEN, "T5": Handling.REWRITTEN, "T6": Handling.REWRITTEN, "T7": Handling.REWRITTEN,
         "T8": Handling.MARKED, "T9": Handling.REWRITTEN, "T11": Handling.REWRITTEN, "T12": Handling.REWRITTEN,
         "T14": Handling.REWRITTEN, "T15": Handling.REWRITTEN, "T16": Handling.MARKED, "T17": Handling.MARKED,
-        "T18": Handling.MARKED, "T19": Handling.MARKED, "T20": Handling.MARKED, "T21": Handling.REWRITTEN,
+        "T18": Handling.MARKED, "T19": Handling.MARKED, "T20": Handling.NOTED, "T21": Handling.REWRITTEN,
         "T22": Handling.NOTED, "T23": Handling.REWRITTEN, "T24": Handling.REWRITTEN, "T25": Handling.MARKED,
         "T26": Handling.MARKED, "T27": Handling.MARKED, "T28": Handling.REWRITTEN, "T29": Handling.NOTED,
         "T30": Handling.NO_CHANGE, "T31": Handling.MARKED, "T32": Handling.NO_CHANGE, "T-meth3": Handling.MARKED,
