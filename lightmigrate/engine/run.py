@@ -15,6 +15,7 @@ from lightmigrate.engine.source import (
     write_atomic,
 )
 from lightmigrate.engine.transform import needs_transform, transform_text
+from lightmigrate.engine.yaml_config import is_yaml, transform_config
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.base import Rule
 
@@ -42,10 +43,14 @@ def process_source(
     """All the work for one file, writing included. Top-level and free of shared state, so a
     process pool can run it."""
     result = FileResult(source.path)
-    if not needs_transform(source.text, rules):
+    yaml = is_yaml(source.path)  # a LightningCLI config (engine/yaml_config.py)
+    if not yaml and not needs_transform(source.text, rules):
         return result
     try:
-        out = transform_text(source.text, rules, source.path, project)
+        if yaml:
+            out = transform_config(source.text, rules, source.path)
+        else:
+            out = transform_text(source.text, rules, source.path, project)
         result.findings = out.findings
         result.markers = out.markers
         if not out.changed:
@@ -82,7 +87,7 @@ def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE) ->
         sources.append(source)
     # Every file goes into the class index (a subclass may live in a file no rule touches),
     # but when no file passes the prefilter nobody will ask, so skip the cost.
-    todo = [i for i, s in enumerate(sources) if s is not None and needs_transform(s.text, rules)]
+    todo = [i for i, s in enumerate(sources) if s is not None and (needs_transform(s.text, rules) or is_yaml(s.path))]
     project = ProjectIndex()
     if todo:
         for source in sources:
