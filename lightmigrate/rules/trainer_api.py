@@ -255,6 +255,21 @@ class _Transformer(cst.CSTTransformer):
             if name == "lr_find" and not any(a.keyword is not None and a.keyword.value == "update_attr" for a in args) \
                     and not any(a.star == "**" for a in args):
                 args = _append_arg(args, cst.Arg(cst.Name("False"), keyword=cst.Name("update_attr"), equal=_eq()))
+            if name == "scale_batch_size" and not any(a.star for a in args):
+                given = [f"{a.keyword.value}={_EMPTY.code_for_node(a.value)}" for a in args if a.keyword is not None]
+                wanted = batch_size_keep_19(given)
+                have = {a.keyword.value for a in args if a.keyword is not None}
+                new_args = []
+                for a in args:
+                    if a.keyword is not None and a.keyword.value == "max_trials":
+                        value = next(w for w in wanted if w.startswith("max_trials="))
+                        a = a.with_changes(value=cst.parse_expression(value.partition("=")[2]))
+                    new_args.append(a)
+                for w in wanted:
+                    k, _, v = w.partition("=")
+                    if k not in have:
+                        new_args = _append_arg(new_args, cst.Arg(cst.parse_expression(v), keyword=cst.Name(k), equal=_eq()))
+                args = new_args
             return updated.with_changes(func=new_func, args=args)
         if not self.is_trainer(recv):
             return updated
@@ -326,13 +341,51 @@ def _tune_plan(call: cst.Call, kw: Dict[str, cst.BaseExpression]) -> Optional[Li
     plan = []
     if bs:
         mode = bs if isinstance(bs, str) else "power"
-        extra = [f'mode="{mode}"'] + ([f"**{given['scale_batch_size_kwargs']}"] if "scale_batch_size_kwargs" in given else [])
+        extra = [f'mode="{mode}"']
+        sbs = given.get("scale_batch_size_kwargs")
+        if sbs is None:
+            extra += batch_size_keep_19([])
+        else:
+            parsed = literal(cst.parse_expression(sbs))
+            if not isinstance(parsed, dict) or not all(isinstance(k, str) for k in parsed):
+                return None
+            items = [f"{k}={_EMPTY.code_for_node(v)}" for k, v in _dict_items(cst.parse_expression(sbs))]
+            extra += batch_size_keep_19(items)
         plan.append(f"tuner.scale_batch_size({', '.join(common + extra)})")
     if lr:
         attr = lr if isinstance(lr, str) else ""
         extra = ["update_attr=True"] + ([f'attr_name="{attr}"'] if attr else []) + ([f"**{given['lr_find_kwargs']}"] if "lr_find_kwargs" in given else [])
         plan.append(f"tuner.lr_find({', '.join(common + extra)})")
     return plan
+
+
+def _dict_items(node: cst.BaseExpression) -> List[Tuple[str, cst.BaseExpression]]:
+    return [(literal(e.key), e.value) for e in node.elements if isinstance(e, cst.DictElement)]
+
+
+def batch_size_keep_19(keywords: List[str]) -> List[str]:
+    """Keyword arguments of a 2.x ``scale_batch_size`` call that give 1.9's result (C13): 1.9 ran
+    one trial more than ``max_trials`` (default 25), and had no 5% margin and no 8192 cap."""
+    out = []
+    trials = None
+    for kw in keywords:
+        name, _, value = kw.partition("=")
+        if name == "max_trials":
+            trials = value
+            continue
+        out.append(kw)
+    if trials is None:
+        out.append("max_trials=26")
+    elif trials.isdigit():
+        out.append(f"max_trials={int(trials) + 1}")
+    else:
+        out.append(f"max_trials={trials} + 1")
+    names = {kw.partition("=")[0] for kw in out}
+    if "margin" not in names:
+        out.append("margin=0.0")
+    if "max_val" not in names:
+        out.append("max_val=2**31")
+    return out
 
 
 class TrainerApiRule(Rule):

@@ -60,7 +60,14 @@ def test_tuner_lr_find_keeps_the_19_default():
           "n = trainer.tuner.scale_batch_size(model)\n"
     check_rewrite(RULE, src,
                   "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\ntrainer = pl.Trainer()\n"
-                  "f = Tuner(trainer).lr_find(model, update_attr=True)\nn = Tuner(trainer).scale_batch_size(model)\n")
+                  "f = Tuner(trainer).lr_find(model, update_attr=True)\n"
+                  "n = Tuner(trainer).scale_batch_size(model, max_trials=26, margin=0.0, max_val=2**31)\n")
+
+
+def test_scale_batch_size_max_trials_off_by_one():
+    src = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\nn = trainer.tuner.scale_batch_size(model, max_trials=3, mode='binsearch')\n"
+    check_rewrite(RULE, src, "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\ntrainer = pl.Trainer()\n"
+                  "n = Tuner(trainer).scale_batch_size(model, max_trials=4, mode='binsearch', margin=0.0, max_val=2**31)\n")
 
 
 def test_tune_batch_size_then_lr():
@@ -68,7 +75,7 @@ def test_tune_batch_size_then_lr():
            "    trainer.tune(model, scale_batch_size_kwargs={'max_trials': 3})\n")
     out, _ = run_rule(RULE, src)
     assert out.endswith("    with isolate_rng():\n        tuner = Tuner(trainer)\n"
-                        "        tuner.scale_batch_size(model, mode=\"power\", **{'max_trials': 3})\n"
+                        "        tuner.scale_batch_size(model, mode=\"power\", max_trials=4, margin=0.0, max_val=2**31)\n"
                         "        tuner.lr_find(model, update_attr=True, attr_name=\"lr\")\n")
     assert run_rule(RULE, out)[0] == out
 
