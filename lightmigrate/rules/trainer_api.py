@@ -222,21 +222,36 @@ class _Transformer(cst.CSTTransformer):
         left = original.left
         if not (isinstance(left, cst.Attribute) and left.attr.value == "precision" and self.is_trainer(left.value)):
             return updated
+        # 1.9.5 returned a str ("32", "16", "bf16", "64"): those map to the 2.x strings. An int
+        # never compared equal on 1.9.5 (older 1.x returned ints), so it is marked, not changed.
         targets = []
+        ints = False
+
+        def new_value(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+            nonlocal ints
+            v = literal(node)
+            if type(v) is int and v in PRECISION_VALUES:
+                ints = True
+            elif type(v) is str and v in PRECISION_VALUES:
+                quote = node.quote if isinstance(node, cst.SimpleString) else '"'
+                return cst.SimpleString(f"{quote}{PRECISION_VALUES[v]}{quote}")
+            return None
+
         for ct in updated.comparisons:
             if isinstance(ct.operator, (cst.Equal, cst.NotEqual)):
-                v = literal(ct.comparator)
-                if not isinstance(v, bool) and type(v) in (int, str) and v in PRECISION_VALUES:
-                    ct = ct.with_changes(comparator=cst.SimpleString(f'"{PRECISION_VALUES[v]}"'))
+                nv = new_value(ct.comparator)
+                if nv is not None:
+                    ct = ct.with_changes(comparator=nv)
             elif isinstance(ct.operator, (cst.In, cst.NotIn)) and isinstance(ct.comparator, (cst.Tuple, cst.List, cst.Set)):
                 els = []
                 for el in ct.comparator.elements:
-                    v = literal(el.value)
-                    if not isinstance(v, bool) and type(v) in (int, str) and v in PRECISION_VALUES:
-                        el = el.with_changes(value=cst.SimpleString(f'"{PRECISION_VALUES[v]}"'))
-                    els.append(el)
+                    nv = new_value(el.value)
+                    els.append(el.with_changes(value=nv) if nv is not None else el)
                 ct = ct.with_changes(comparator=ct.comparator.with_changes(elements=els))
             targets.append(ct)
+        if ints:
+            self._mark("T-prop7: trainer.precision is a str (\"32\" on 1.9.5, \"32-true\"/\"16-mixed\"/\"bf16-mixed\" "
+                       "on 2.x), so comparing it with an int is always False; compare with the 2.x string")
         return updated.with_changes(comparisons=targets)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

@@ -26,9 +26,9 @@ def body(line):
      "x = (trainer.val_dataloaders if isinstance(trainer.val_dataloaders, (list, tuple)) else [trainer.val_dataloaders])[0]"),
     ("n = len(trainer.test_dataloaders)",
      "n = len((trainer.test_dataloaders if isinstance(trainer.test_dataloaders, (list, tuple)) else [trainer.test_dataloaders]))"),
-    ("ok = trainer.precision == 16", 'ok = trainer.precision == "16-mixed"'),
-    ("ok = trainer.precision != 'bf16'", 'ok = trainer.precision != "bf16-mixed"'),
-    ("ok = trainer.precision in (16, 'bf16')", 'ok = trainer.precision in ("16-mixed", "bf16-mixed")'),
+    ('ok = trainer.precision == "16"', 'ok = trainer.precision == "16-mixed"'),
+    ("ok = trainer.precision != 'bf16'", "ok = trainer.precision != 'bf16-mixed'"),
+    ("ok = trainer.precision in ('32', 'bf16')", "ok = trainer.precision in ('32-true', 'bf16-mixed')"),
     ('ok = trainer.precision == "16-mixed"', None),
     ("x = trainer.num_devices", None),
     ("x = other.root_gpu", None),
@@ -96,6 +96,7 @@ def test_tune_without_visible_flags_is_marked():
     ("trainer.fit_loop.max_steps = 10", "T-prop13"),
     ("x = trainer.fit_loop.running_loss", "T-prop14"),
     ("x = trainer.num_gpus", "A.8"),
+    ("ok = trainer.precision == 16", "T-prop7"),
     ("x = trainer.slurm_job_id", "A.8"),
 ])
 def test_marked(line, row):
