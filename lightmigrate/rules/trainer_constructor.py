@@ -29,6 +29,13 @@ ALL_ARGS = TRAINER_ARGS | tam.LEGACY_ARGS
 ARGPARSE_METHODS = ("from_argparse_args", "add_argparse_args", "parse_argparser", "default_attributes",
                     "match_env_arguments", "get_init_arguments_and_types")
 REMOVED_ENV_VARS = ("PL_INTER_BATCH_PARALLELISM", "PL_RECONCILE_PROCESS", "PL_FAULT_TOLERANT_TRAINING")
+# Trainer arguments whose 1.9 value 2.x rejects or reads differently (argparse options feeding
+# ``Trainer(**vars(args))`` are marked when the file defines one of them).
+CHANGED_OPTIONS = frozenset(
+    {"gpus", "tpu_cores", "ipus", "num_processes", "auto_select_gpus", "resume_from_checkpoint", "replace_sampler_ddp",
+     "amp_backend", "amp_level", "move_metrics_to_cpu", "multiple_trainloader_mode", "auto_lr_find",
+     "auto_scale_batch_size", "strategy", "accelerator", "devices", "precision", "accumulate_grad_batches"}
+) | tam.LEGACY_ARGS
 _TRAINER_DICT_KEYS = ("trainer", "trainer_kwargs", "trainer_args", "trainer_params", "trainer_config")
 
 
@@ -140,6 +147,8 @@ class _Facts(cst.CSTVisitor):
         self.resume: Dict[Tuple[int, str], List[cst.Call]] = {}  # (scope, target) -> Trainer calls
         self.fits: Dict[Tuple[int, str], List[cst.Call]] = {}
         self.has_tune = False
+        self.argparse_options: List[str] = []  # parser.add_argument("--gpus", ...) of changed Trainer args
+        self.argparse_trainer = False  # Trainer.add_argparse_args(parser) in the file
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scope.append(id(node))
@@ -163,6 +172,15 @@ class _Facts(cst.CSTVisitor):
             self.fits.setdefault((self.scope[-1], target), []).append(node)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "tune":
             self.has_tune = True
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument":
+            for a in node.args:
+                v = literal(a.value) if a.keyword is None else None
+                if isinstance(v, str) and v.startswith("--"):
+                    name = v[2:].replace("-", "_")
+                    if name in CHANGED_OPTIONS:
+                        self.argparse_options.append(name)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argparse_args":
+            self.argparse_trainer = True
 
 
 def _fit_can_take_ckpt(call: cst.Call) -> bool:
@@ -430,6 +448,17 @@ class _Transformer(cst.CSTTransformer):
                 v = _value(arg.value)
                 v.node = arg.value
                 entries.append(tam.Entry(arg.keyword.value, v, origin=arg))
+        for e in entries:
+            if e.name is None and (e.value.code.startswith("vars(") or e.value.code.endswith(".__dict__")):
+                if self.facts.argparse_trainer:
+                    self._mark(["T-meth3: these Trainer arguments come from Trainer.add_argparse_args; 1.9 command-line "
+                                "values such as --gpus, --precision 16, --resume_from_checkpoint no longer work in 2.x: "
+                                f"declare the 2.x arguments yourself or use LightningCLI ({tam.GUIDE})"])
+                elif self.facts.argparse_options:
+                    opts = ", ".join(f"--{o}" for o in dict.fromkeys(self.facts.argparse_options))
+                    self._mark([f"T-meth3: the argparse options {opts} reach the Trainer through "
+                                f"{e.value.code}; 2.x removed or changed these arguments: map them as LM101 does "
+                                f"(e.g. gpus -> accelerator/devices) before building the Trainer ({tam.GUIDE})"])
         handled = id(original) in self.moved
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]

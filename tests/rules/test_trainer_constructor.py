@@ -194,3 +194,19 @@ def test_lightning_root_and_ensure_import():
     assert lightning_root(cst.parse_module("x = 1\n")) == "pytorch_lightning"
     bare = ensure_import(cst.parse_module("x = 1\n"), "a.b", "C")
     assert bare.code == "from a.b import C\n\nx = 1\n"
+
+
+def test_argparse_options_spread_into_the_trainer_are_marked():
+    src = (PL + "parser = argparse.ArgumentParser()\nparser.add_argument('--gpus', type=int, default=0)\n"
+           "parser.add_argument('--lr', type=float)\nargs = parser.parse_args()\ntrainer = pl.Trainer(**vars(args))\n"
+           "other = pl.Trainer(gpus=args.gpus)\n")
+    out, findings = run_rule(RULE, src)
+    assert "# TODO(lightmigrate): LM101 T-meth3: the argparse options --gpus reach the Trainer through vars(args)" in out
+    assert 'other = pl.Trainer(accelerator="gpu" if args.gpus else "cpu", devices=args.gpus or "auto")' in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_add_argparse_args_then_spread_is_marked():
+    src = PL + "parser = pl.Trainer.add_argparse_args(parser)\nargs = parser.parse_args()\nt = pl.Trainer(**vars(args))\n"
+    out, _ = run_rule(RULE, src)
+    assert out.count("# TODO(lightmigrate): LM101 T-meth3") == 2
