@@ -66,6 +66,8 @@ MARKED = {
     "reset_predict_dataloader": "T-meth4: `reset_predict_dataloader()` was removed; the loops own the data",
     "reset_train_val_dataloaders": "T-meth4: `reset_train_val_dataloaders()` was removed; the loops own the data",
 }
+LR_SUGGESTION = ("T-meth1/T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning "
+                 "rate, 1.9 took it per step, so the suggested (and set) learning rate can differ; check the value")
 LOOP_SETTERS = ("fit_loop", "validate_loop", "test_loop", "predict_loop")
 LOOP_INTERNALS = ("batch_loop", "optimizer_loop", "running_loss", "split_idx", "manual_loop")
 FIT_KEYWORDS = {"fit": {"train_dataloader": "train_dataloaders"},
@@ -117,6 +119,7 @@ class _Transformer(cst.CSTTransformer):
         self.imports: List[Tuple[str, str]] = []
         self.pending: List[List[str]] = [[]]
         self.skip_depth = 0
+        self.functions: List[str] = []
 
     def is_trainer(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
@@ -159,9 +162,6 @@ class _Transformer(cst.CSTTransformer):
 
     def visit_For(self, node):
         return self._push(node)
-
-    def leave_For(self, original, updated):
-        return self._pop(updated)
 
     def visit_With(self, node):
         return self._push(node)
@@ -212,9 +212,42 @@ class _Transformer(cst.CSTTransformer):
             self.imports.append((f"{self.root}.callbacks", "BasePredictionWriter"))
             v = _EMPTY.code_for_node(updated.value)
             return cst.parse_expression(f"[c for c in {v}.callbacks if isinstance(c, BasePredictionWriter)]")
-        elif attr in ("val_dataloaders", "test_dataloaders"):
-            v = _EMPTY.code_for_node(updated)
-            return cst.parse_expression(f"({v} if isinstance({v}, (list, tuple)) else [{v}])")
+        return updated
+
+    # T-prop2: 1.9 always gave a list; 2.x gives the user's object. Reads that index, measure or
+    # iterate it, or store it for later (unless the code checks isinstance(..., (list, tuple))).
+    def _is_loaders(self, node: cst.BaseExpression) -> bool:
+        return (isinstance(node, cst.Attribute) and node.attr.value in ("val_dataloaders", "test_dataloaders")
+                and self.is_trainer(node.value))
+
+    def _as_list(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        v = _EMPTY.code_for_node(node)
+        return cst.parse_expression(f"({v} if isinstance({v}, (list, tuple)) else [{v}])")
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(_EMPTY.code_for_node(node))
+
+    def leave_FunctionDef(self, original, updated):
+        self.functions.pop()
+        return updated
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        if self._is_loaders(original.value):
+            return updated.with_changes(value=self._as_list(updated.value))
+        return updated
+
+    def leave_For(self, original, updated):
+        updated = self._pop(updated)
+        if self._is_loaders(original.iter):
+            return updated.with_changes(iter=self._as_list(updated.iter))
+        return updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        if self._is_loaders(original.value) and len(original.targets) == 1:
+            target = _EMPTY.code_for_node(original.targets[0].target)
+            scope = self.functions[-1] if self.functions else self.module.code
+            if f"isinstance({target}, (list, tuple))" not in scope:
+                return updated.with_changes(value=self._as_list(updated.value))
         return updated
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
@@ -256,6 +289,10 @@ class _Transformer(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
+        if isinstance(func, cst.Name) and func.value in ("len", "enumerate", "list", "tuple", "zip", "iter", "sorted"):
+            args = [a.with_changes(value=self._as_list(a.value)) if self._is_loaders(o.value) else a
+                    for a, o in zip(updated.args, original.args)]
+            return updated.with_changes(args=args)
         if not isinstance(func, cst.Attribute):
             return updated
         name = func.attr.value
@@ -264,6 +301,10 @@ class _Transformer(cst.CSTTransformer):
         if (name in ("lr_find", "scale_batch_size") and isinstance(recv, cst.Attribute) and recv.attr.value == "tuner"
                 and self.is_trainer(recv.value)):
             self.imports.append((f"{self.root}.tuner", "Tuner"))
+            if name == "lr_find" and ("suggestion(" in self.module.code or any(
+                    a.keyword is not None and a.keyword.value == "update_attr" and literal(a.value) is not False
+                    for a in original.args)):
+                self._mark(LR_SUGGESTION)
             trainer_code = _EMPTY.code_for_node(updated.func.value.value)
             new_func = cst.parse_expression(f"Tuner({trainer_code}).{name}")
             args = list(updated.args)
@@ -330,6 +371,9 @@ class _Transformer(cst.CSTTransformer):
         code = f"with isolate_rng():\n    tuner = Tuner({target})\n{body}\n"
         new = cst.parse_statement(code)
         leading = [l for l in updated.leading_lines if not (l.comment and "T-meth1" in l.comment.value)]
+        if any(p.startswith("tuner.lr_find(") for p in plan):
+            new = add_markers(new.with_changes(leading_lines=leading), CODE, [f"{LR_SUGGESTION} ({GUIDE})"])
+            return new
         return new.with_changes(leading_lines=leading)
 
 
@@ -414,7 +458,7 @@ class TrainerApiRule(Rule):
     description = __doc__ or ""
     triggers = ("trainer", "Trainer")
     coverage = {
-        "T-meth1": Handling.REWRITTEN, "T-meth2": Handling.REWRITTEN, "T-meth4": Handling.MARKED,
+        "T-meth1": Handling.REWRITTEN, "T-meth2": Handling.REWRITTEN,  # lr suggestion marked "T-meth4": Handling.MARKED,
         "T-prop1": Handling.REWRITTEN, "T-prop2": Handling.REWRITTEN, "T-prop3": Handling.NO_CHANGE,
         "T-prop4": Handling.REWRITTEN, "T-prop5": Handling.REWRITTEN, "T-prop6": Handling.MARKED,
         "T-prop7": Handling.REWRITTEN, "T-prop8": Handling.MARKED, "T-prop9": Handling.MARKED,
@@ -442,6 +486,7 @@ class TrainerApiRule(Rule):
             "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(auto_lr_find=True)\ntrainer.tune(model, datamodule=dm)\n",
             "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n"
             "from pytorch_lightning.utilities.seed import isolate_rng\n\ntrainer = pl.Trainer(auto_lr_find=True)\n"
+            f"# TODO(lightmigrate): LM102 {LR_SUGGESTION} ({GUIDE})\n"
             "with isolate_rng():\n    tuner = Tuner(trainer)\n"
             "    tuner.lr_find(model, datamodule=dm, update_attr=True)\n",
             "tune-to-tuner",
