@@ -484,7 +484,8 @@ class _Transformer(cst.CSTTransformer):
         spread = any(e.name is None for e in mapped.entries)
         if not mapped.has_accelerator and not spread:
             notes.append("B-1/T29: 2.x defaults to accelerator=\"auto\" and uses a GPU (all of them) when one is "
-                         "present; 1.9 ran this Trainer on the CPU. Pass accelerator=\"cpu\" to keep 1.9's behaviour")
+                         "present; 1.9 ran this Trainer on the CPU. Pass accelerator=\"cpu\" to keep 1.9's behaviour"
+                         + ("; B-6: in a notebook devices=\"auto\" means one GPU" if self.ctx.path.endswith(".ipynb") else ""))
         if mapped.multi_device and not mapped.has_strategy and not spread:
             notes.append("T22: with more than one device 1.9 used strategy=\"ddp_spawn\" (find_unused_parameters="
                          "True); 2.x uses \"ddp\", which re-runs the script in each process. Pass strategy="
@@ -575,7 +576,7 @@ class TrainerConstructorRule(Rule):
     name = "trainer-arguments"
     summary = ("Trainer constructor arguments removed or changed in 2.0 (gpus, precision=16, strategy names, "
                "resume_from_checkpoint, positional arguments, legacy 1.x arguments) get their 2.x form with 1.9's meaning")
-    spec_rows = ("T0-T9", "T11-T12", "T14-T32", "T-meth3", "A8-trainer-args", "B-1")
+    spec_rows = ("T0-T9", "T11-T12", "T14-T32", "T-meth3", "A8-trainer-args", "B-1", "B-6")
     guide = f"Trainer arguments rows of the upgrade guide: {tam.GUIDE}"
     safety = Safety.PRESERVING
     description = __doc__ or ""
@@ -590,7 +591,7 @@ class TrainerConstructorRule(Rule):
         "T22": Handling.NOTED, "T23": Handling.REWRITTEN, "T24": Handling.REWRITTEN, "T25": Handling.MARKED,
         "T26": Handling.MARKED, "T27": Handling.MARKED, "T28": Handling.REWRITTEN, "T29": Handling.NOTED,
         "T30": Handling.NO_CHANGE, "T31": Handling.MARKED, "T32": Handling.NO_CHANGE, "T-meth3": Handling.MARKED,
-        "A8-trainer-args": Handling.REWRITTEN, "B-1": Handling.NOTED,
+        "A8-trainer-args": Handling.REWRITTEN, "B-1": Handling.NOTED, "B-6": Handling.NOTED,
     }
     examples = (
         Example(

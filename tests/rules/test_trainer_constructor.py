@@ -210,3 +210,9 @@ def test_add_argparse_args_then_spread_is_marked():
     src = PL + "parser = pl.Trainer.add_argparse_args(parser)\nargs = parser.parse_args()\nt = pl.Trainer(**vars(args))\n"
     out, _ = run_rule(RULE, src)
     assert out.count("# TODO(lightmigrate): LM101 T-meth3") == 2
+
+
+def test_notebook_note_mentions_one_gpu():
+    _, findings = run_rule(RULE, PL + "a = pl.Trainer(max_epochs=1)\n", path="train.ipynb")
+    notes = [f for f in findings if f.kind is Kind.NOTE]
+    assert len(notes) == 1 and "B-6: in a notebook" in notes[0].message
