@@ -96,18 +96,28 @@ class _TrainerNames(cst.CSTVisitor):
 
     def __init__(self, imp: _Imports) -> None:
         self.imp = imp
-        self.names: Dict[str, Dict[str, cst.BaseExpression]] = {}
-        self.counts: Dict[str, int] = {}
+        self.names: Dict[str, Dict[str, cst.BaseExpression]] = {}  # any scope: recognises trainers
+        self.scoped: Dict[Tuple[int, str], Dict[str, cst.BaseExpression]] = {}  # (function, target) -> kwargs
+        self.counts: Dict[Tuple[int, str], int] = {}
+        self.scope: List[int] = [0]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scope.append(id(node))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scope.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.value, cst.Call) and _is_lightning_trainer(node.value.func, self.imp):
             target = _EMPTY.code_for_node(node.targets[0].target)
-            self.counts[target] = self.counts.get(target, 0) + 1
+            key = (self.scope[-1], target)
+            self.counts[key] = self.counts.get(key, 0) + 1
             spread = any(a.star for a in node.value.args) or any(a.keyword is None for a in node.value.args)
             kw = {a.keyword.value: a.value for a in node.value.args if a.keyword is not None}
             if spread:
                 kw["<spread>"] = node.value
             self.names[target] = kw
+            self.scoped[key] = kw
 
 
 class _Transformer(cst.CSTTransformer):
@@ -120,6 +130,7 @@ class _Transformer(cst.CSTTransformer):
         self.pending: List[List[str]] = [[]]
         self.skip_depth = 0
         self.functions: List[str] = []
+        self.scopes: List[int] = [0]
 
     def is_trainer(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
@@ -226,9 +237,11 @@ class _Transformer(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(_EMPTY.code_for_node(node))
+        self.scopes.append(id(node))
 
     def leave_FunctionDef(self, original, updated):
         self.functions.pop()
+        self.scopes.pop()
         return updated
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
@@ -359,8 +372,9 @@ class _Transformer(cst.CSTTransformer):
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "tune"):
             return updated
         target = _EMPTY.code_for_node(call.func.value)
-        kw = self.names.names.get(target)
-        if kw is None or self.names.counts.get(target) != 1 or "<spread>" in kw:
+        key = (self.scopes[-1], target)
+        kw = self.names.scoped.get(key)
+        if kw is None or self.names.counts.get(key) != 1 or "<spread>" in kw:
             return updated
         plan = _tune_plan(call, kw)
         if plan is None:

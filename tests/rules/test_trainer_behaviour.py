@@ -59,8 +59,8 @@ QUIET = dict(logger=False, enable_checkpointing=False, enable_progress_bar=False
              accelerator="cpu")
 '''
 
-RESUME = COMMON + '''
-def main(out_dir):
+RESUME = '''
+def resume(out_dir):
     pl.seed_everything(3)
     path = os.path.join(out_dir, "phase1.ckpt")
     first = pl.Trainer(max_epochs=2, default_root_dir=out_dir, **QUIET)
@@ -76,11 +76,11 @@ def main(out_dir):
             "validate": {k: round(v, 6) for k, v in result[0].items()}}
 '''
 
-TUNE = COMMON + '''
-def main(out_dir):
+TUNE = '''
+def tune_MODE(out_dir):
     pl.seed_everything(3)
     model = M()
-    trainer = pl.Trainer(max_epochs=10, default_root_dir=out_dir, auto_lr_find=True, auto_scale_batch_size=MODE,
+    trainer = pl.Trainer(max_epochs=10, default_root_dir=out_dir, auto_lr_find=True, auto_scale_batch_size="MODE",
                          logger=False, enable_checkpointing=False, enable_progress_bar=False,
                          enable_model_summary=False, accelerator="cpu")
     trainer.tune(model, scale_batch_size_kwargs={"max_trials": 3, "steps_per_trial": 1},
@@ -92,8 +92,15 @@ def main(out_dir):
 TAIL = '''
 
 if __name__ == "__main__":
-    print("RESULT " + json.dumps(main(sys.argv[1])))
+    out = {}
+    for name, fn in (("resume", resume), ("binsearch", tune_binsearch), ("power", tune_power)):
+        folder = os.path.join(sys.argv[1], name)
+        os.makedirs(folder)
+        out[name] = fn(folder)
+    print("RESULT " + json.dumps(out))
 '''
+
+SCRIPT = COMMON + RESUME + TUNE.replace("MODE", "binsearch") + TUNE.replace("MODE", "power") + TAIL
 
 
 def _run(python, code, tmp_path, name):
@@ -101,34 +108,41 @@ def _run(python, code, tmp_path, name):
     path.write_text(code)
     out_dir = tmp_path / f"{name}_out"
     out_dir.mkdir()
-    proc = subprocess.run([str(python), str(path), str(out_dir)], capture_output=True, text=True, timeout=600,
+    proc = subprocess.run([str(python), str(path), str(out_dir)], capture_output=True, text=True, timeout=900,
                           env={**os.environ, "PYTHONWARNINGS": "ignore"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")][-1]
     return json.loads(line[len("RESULT "):])
 
 
-def _both(tmp_path, code, markers=0):
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The script on 1.9.5 and its migration on 2.x, once for the module (each run starts Lightning)."""
     oracle = require_oracle()
-    migrated = transform_text(code, ALL_RULES, "case.py")
-    assert migrated.changed and migrated.markers == markers, migrated.text
-    v1 = _run(oracle, code, tmp_path, "v1")
+    tmp_path = tmp_path_factory.mktemp("trainer_behaviour")
+    migrated = transform_text(SCRIPT, ALL_RULES, "case.py")
+    v1 = _run(oracle, SCRIPT, tmp_path, "v1")
     v2 = _run(sys.executable, migrated.text, tmp_path, "v2")
-    return v1, v2, migrated.text
+    return v1, v2, migrated
 
 
-def test_resume_from_checkpoint_moves_to_fit_and_matches_19(tmp_path):
-    v1, v2, text = _both(tmp_path, RESUME + TAIL)
-    assert "ckpt_path=path" in text and "resume_from_checkpoint" not in text
-    assert v1["global_step"] == 24 and v1["epoch"] == 4  # resumed after epoch 2: 2 more epochs of 6 batches
-    assert v2 == v1
+def test_migration_of_the_script(runs):
+    _, _, migrated = runs
+    text = migrated.text
+    assert "resume_from_checkpoint" not in text and "ckpt_path=path" in text
+    assert "trainer.tune(" not in text and text.count("tuner.scale_batch_size(") == 2 and text.count("tuner.lr_find(") == 2
+    assert migrated.markers == 2 and text.count("LM102 T-meth1/T-meth2: 2.x's lr_find suggestion") == 2
+
+
+def test_resume_from_checkpoint_moves_to_fit_and_matches_19(runs):
+    v1, v2, _ = runs
+    assert v1["resume"]["global_step"] == 24 and v1["resume"]["epoch"] == 4  # resumed after 2 of 4 epochs
+    assert v2["resume"] == v1["resume"]
 
 
 @pytest.mark.parametrize("mode", ["binsearch", "power"])
-def test_tune_becomes_tuner_batch_size_matches_19_lr_suggestion_is_marked(tmp_path, mode):
-    v1, v2, text = _both(tmp_path, TUNE.replace("MODE", repr(mode)) + TAIL, markers=1)
-    assert "trainer.tune(" not in text and "tuner.scale_batch_size(" in text and "tuner.lr_find(" in text
-    assert "LM102 T-meth1/T-meth2: 2.x's lr_find suggestion" in text
+def test_tune_becomes_tuner_batch_size_matches_19_lr_suggestion_is_marked(runs, mode):
+    v1, v2 = runs[0][mode], runs[1][mode]
     assert v1["batch_size"] > 2 and v1["lr"] != 0.01  # both searches changed something on 1.9.5
     # batch size (max_trials + 1, margin 0, no cap) and the RNG state after tune() (isolate_rng) match
     assert (v2["batch_size"], v2["rng_after"]) == (v1["batch_size"], v1["rng_after"])
