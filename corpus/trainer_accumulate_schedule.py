@@ -26,6 +26,10 @@ class ScheduledAccumulation(pl.LightningModule):
         self.log("global_step_seen", float(self.trainer.global_step))
         return loss
 
+    def training_epoch_end(self, outputs):
+        # a 1.x hook 2.x removed (LM001 migrates it): the mean training loss the epoch saw
+        self.log("epoch_mean_loss", torch.stack([o["loss"] for o in outputs]).mean())
+
     def configure_optimizers(self):
         opt = torch.optim.SGD(self.parameters(), lr=0.05)
         sched = torch.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.7)

@@ -30,6 +30,10 @@ class HalfModel(pl.LightningModule):
         self.log("train_loss", loss)
         return loss
 
+    def training_epoch_end(self, outputs):
+        # a 1.x hook 2.x removed (LM001 migrates it): the mean training loss the epoch saw
+        self.log("epoch_mean_loss", torch.stack([o["loss"] for o in outputs]).mean())
+
     def validation_step(self, batch, batch_idx):
         x, y = batch
         self.log("val_loss", F.mse_loss(self(x).float(), y))
