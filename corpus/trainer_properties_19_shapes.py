@@ -6,6 +6,7 @@ own loader), `trainer.val_dataloaders` as a list even for one loader, and `train
 the string "32" (2.x: "32-true"). The model reads all three at run time and logs numbers derived from them, so a wrong
 migration (indexing a bare DataLoader, comparing "32-true" with "32") changes the metrics.
 """
+# SHIM-OUT-OF-SCOPE: 1.9 shapes of Trainer properties (.loaders, val_dataloaders list, precision str); LM102 rewrites them
 import torch
 import torch.nn.functional as F
 from torch import nn
