@@ -17,7 +17,7 @@ bound to ``Trainer(...)`` in the file):
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.trainer_arg_map import GUIDE, PRECISION
-from lightmigrate.rules.trainer_constructor import _dotted, _Imports, _is_lightning_trainer, literal
+from lightmigrate.rules.trainer_constructor import _Imports, _is_lightning_trainer, literal
 
 CODE = "LM102"
 _EMPTY = cst.Module(body=[])

@@ -12,7 +12,7 @@ markers (why a human must act), imports the new code needs and facts for notes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence, Set, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
 

@@ -13,7 +13,7 @@ The argument mapping itself lives in :mod:`lightmigrate.rules.trainer_arg_map`.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
