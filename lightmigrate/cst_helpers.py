@@ -313,3 +313,126 @@ def add_marker(node, code: str, why: str):
         return node
     comment = cst.EmptyLine(comment=cst.Comment(marker_text(code, why)))
     return node.with_changes(leading_lines=[*node.leading_lines, comment])
+
+
+def add_markers(node, code: str, whys: Iterable[str]):
+    """Put one ``# TODO(lightmigrate): CODE why`` line above a statement for every ``why`` whose
+    exact text is not there yet (several distinct markers of one code on one statement)."""
+    present = {line.comment.value for line in node.leading_lines if line.comment is not None}
+    new = []
+    for why in whys:
+        text = marker_text(code, why)
+        if text not in present:
+            present.add(text)
+            new.append(cst.EmptyLine(comment=cst.Comment(text)))
+    if not new:
+        return node
+    return node.with_changes(leading_lines=[*node.leading_lines, *new])
+
+
+# ---------------------------------------------------------------------------------------------
+# Imports
+
+
+def _dotted_name(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        inner = _dotted_name(node.value)
+        return f"{inner}.{node.attr.value}" if inner else ""
+    return ""
+
+
+def _imported_modules(module: cst.Module) -> List[str]:
+    """Dotted names of the modules imported anywhere in ``module``, in source order."""
+    found: List[str] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                found.append(_dotted_name(alias.name))
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.module is not None and not node.relative:
+                found.append(_dotted_name(node.module))
+
+    module.visit(V())
+    return found
+
+
+def lightning_root(module: cst.Module) -> str:
+    """The Lightning import root a file uses: ``"lightning.pytorch"`` when it imports
+    ``lightning`` (the unified package) and not ``pytorch_lightning``, else ``"pytorch_lightning"``
+    (also the default for a file that imports neither)."""
+    names = _imported_modules(module)
+    old = any(n == "pytorch_lightning" or n.startswith("pytorch_lightning.") for n in names)
+    new = any(n == "lightning" or n.startswith("lightning.") for n in names)
+    return "lightning.pytorch" if new and not old else "pytorch_lightning"
+
+
+def _binds_from(stmt: cst.CSTNode, from_: str, name: str) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if (
+            isinstance(small, cst.ImportFrom)
+            and small.module is not None
+            and not small.relative
+            and _dotted_name(small.module) == from_
+            and not isinstance(small.names, cst.ImportStar)
+            and any(_dotted_name(a.name) == name and a.asname is None for a in small.names)
+        ):
+            return True
+    return False
+
+
+def _is_import_line(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
+
+
+def ensure_import(module: cst.Module, from_: str, name: str) -> cst.Module:
+    """``module`` with a top-level ``from FROM_ import NAME``: unchanged when that import is
+    already there, else the line is added after the last top-level import at the head of the
+    file (after a docstring and ``__future__`` imports when there are no other imports)."""
+    body = list(module.body)
+    if any(_binds_from(stmt, from_, name) for stmt in body):
+        return module
+    # An unparenthesised ``from FROM_ import a, b`` line takes the name too.
+    for i, stmt in enumerate(body):
+        if _is_import_line(stmt) and len(stmt.body) == 1:
+            imp = stmt.body[0]
+            if (
+                isinstance(imp, cst.ImportFrom) and imp.module is not None and not imp.relative
+                and _dotted_name(imp.module) == from_ and not isinstance(imp.names, cst.ImportStar)
+                and imp.lpar is None
+            ):
+                names = list(imp.names)
+                names[-1] = names[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                names.append(cst.ImportAlias(name=cst.Name(name)))
+                body[i] = stmt.with_changes(body=[imp.with_changes(names=names)])
+                return module.with_changes(body=body)
+    new = cst.parse_statement(f"from {from_} import {name}\n")
+    # The contiguous head of the file: docstring, then imports (possibly interleaved with
+    # try/if blocks we do not look into).
+    index = 0
+    if body and is_docstring(body[0]):
+        index = 1
+    last_import = None
+    for i in range(index, len(body)):
+        if _is_import_line(body[i]):
+            last_import = i
+        elif last_import is not None or not isinstance(body[i], cst.SimpleStatementLine):
+            break
+    at = index if last_import is None else last_import + 1
+    if last_import is None and at < len(body):
+        new = new.with_changes(leading_lines=[])
+        body.insert(at, new)
+        # keep a blank line between the new import and the code that follows it
+        nxt = body[at + 1]
+        if leading_blank_count(nxt) == 0:
+            body[at + 1] = nxt.with_changes(leading_lines=[*blank_lines(1), *nxt.leading_lines])
+    else:
+        body.insert(at, new)
+    return module.with_changes(body=body)

@@ -13,6 +13,7 @@ from typing import Iterable, Iterator, Optional, Set, Tuple
 
 from lightmigrate.engine.gitignore import IgnoreRules, read_ignore_file
 from lightmigrate.engine.model import Problem
+from lightmigrate.engine.yaml_config import file_has_trainer_section, is_yaml
 
 SKIP_DIRS = frozenset(
     {
@@ -127,6 +128,8 @@ class _Walker:
                     yield Entry(child, Problem(child, "broken symbolic link"))
                 else:
                     yield from self.file(child)
+            elif is_yaml(entry.name) and not rules.ignored(child_rel, False) and file_has_trainer_section(child):
+                yield from self.file(child)  # a LightningCLI config with a trainer: section
 
 
 def discover(paths: Iterable[str]) -> Iterator[Entry]:
@@ -141,7 +144,7 @@ def discover(paths: Iterable[str]) -> Iterator[Entry]:
         elif os.path.isdir(path):
             rules, rel = initial_rules(path)
             yield from walker.walk(path, rel, rules)
-        elif path.endswith(SOURCE_SUFFIXES):
+        elif path.endswith(SOURCE_SUFFIXES) or is_yaml(path):
             yield from walker.file(path)
         else:
             yield Entry(path, Problem(path, "not a Python file"))

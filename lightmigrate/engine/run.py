@@ -16,6 +16,7 @@ from lightmigrate.engine.source import (
     write_atomic,
 )
 from lightmigrate.engine.transform import needs_transform, transform_text
+from lightmigrate.engine.yaml_config import is_yaml, transform_config
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.base import Rule
 
@@ -43,11 +44,16 @@ def process_source(
     """All the work for one file, writing included. Top-level and free of shared state, so a
     process pool can run it."""
     result = FileResult(source.path)
-    if not needs_transform(source.text, rules):
+    yaml = is_yaml(source.path)  # a LightningCLI config (engine/yaml_config.py)
+    if not yaml and not needs_transform(source.text, rules):
         return result
     try:
-        transform = notebook.transform_notebook if notebook.is_notebook(source.path) else transform_text
-        out = transform(source.text, rules, source.path, project)
+        if yaml:
+            out = transform_config(source.text, rules, source.path)
+        elif notebook.is_notebook(source.path):
+            out = notebook.transform_notebook(source.text, rules, source.path, project)
+        else:
+            out = transform_text(source.text, rules, source.path, project)
         result.findings = out.findings
         result.markers = out.markers
         result.changes = out.changes
@@ -89,7 +95,8 @@ def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE, se
     # Every file goes into the class index (a subclass may live in a file no rule touches),
     # but when no file passes the prefilter nobody will ask, so skip the cost.
     file_rules = [rules if settings is None or s is None else settings.rules_for(s.path, rules) for s in sources]
-    todo = [i for i, s in enumerate(sources) if s is not None and needs_transform(s.text, file_rules[i])]
+    todo = [i for i, s in enumerate(sources)
+            if s is not None and (needs_transform(s.text, file_rules[i]) or is_yaml(s.path))]
     project = ProjectIndex()
     if todo:
         for source in sources:

@@ -32,8 +32,21 @@ def _corpus() -> list:
     return files
 
 
-CORPUS = _corpus()
+# A corpus case that exercises 1.x Trainer arguments or Trainer properties (LM101/LM102) is outside
+# what the v1 shim models (it gives 1.x hooks their 1.9 semantics, not the 1.9 Trainer); it says so
+# with this line and is checked against real 1.9.5 by test_corpus_oracle.py only.
+SHIM_OUT_OF_SCOPE = "# SHIM-OUT-OF-SCOPE:"
+OUTSIDE_SHIM = [p for p in _corpus() if SHIM_OUT_OF_SCOPE in p.read_text(encoding="utf-8")]
+CORPUS = [p for p in _corpus() if p not in OUTSIDE_SHIM]
 ALL_CASES = CORPUS + SHIM_CASES
+
+
+def test_cases_outside_the_shim_say_why_and_are_oracle_checked():
+    oracle_checked = set(oracle.corpus_files())
+    for path in OUTSIDE_SHIM:
+        line = next(l for l in path.read_text(encoding="utf-8").splitlines() if l.startswith(SHIM_OUT_OF_SCOPE))
+        assert len(line) > len(SHIM_OUT_OF_SCOPE) + 10, f"{path.name}: say why the shim cannot model it"
+        assert path in oracle_checked, f"{path.name} must be checked against 1.9.5 by test_corpus_oracle.py"
 
 
 def _oracle_python() -> Path:
