@@ -10,6 +10,7 @@ from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
 from lightmigrate.rules.grad_norm import GradNormRule
 from lightmigrate.rules.legacy_hooks import LegacyHooksRule
+from lightmigrate.rules.legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.log_dict import LogDictRule
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
@@ -18,7 +19,8 @@ from lightmigrate.rules.step_end import StepEndRule
 from lightmigrate.rules.tbptt import TbpttRule
 
 # LM3xx (hooks, issue 6) run just before LM002 so that it marks only what they could not fix.
-HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), PrecisionAttrRule(), LegacyHooksRule()]
+HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), PrecisionAttrRule(), LegacyHooksRule(),
+                            LegacyModuleApiRule()]
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
 # epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
