@@ -13,6 +13,7 @@ from lightmigrate.rules.grad_norm import GradNormRule
 from lightmigrate.rules.legacy_hooks import LegacyHooksRule
 from lightmigrate.rules.legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.log_dict import LogDictRule
+from lightmigrate.rules.module_api import ModuleApiRule
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.precision_attr import PrecisionAttrRule
@@ -21,7 +22,7 @@ from lightmigrate.rules.tbptt import TbpttRule
 
 # LM3xx (hooks, issue 6) run just before LM002 so that it marks only what they could not fix.
 HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), PrecisionAttrRule(), LegacyHooksRule(),
-                            LegacyModuleApiRule(), CallbackApiRule()]
+                            LegacyModuleApiRule(), CallbackApiRule(), ModuleApiRule()]
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
 # epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
