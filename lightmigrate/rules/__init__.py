@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Dict, List, Sequence
 
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.behaviour_notes import BehaviourNotesRule
 from lightmigrate.rules.callback_api import CallbackApiRule
 from lightmigrate.rules.dataloader_idx import DataloaderIdxRule
 from lightmigrate.rules.dead_hooks import DeadHooksRule
@@ -22,7 +23,8 @@ from lightmigrate.rules.tbptt import TbpttRule
 
 # LM3xx (hooks, issue 6) run just before LM002 so that it marks only what they could not fix.
 HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), PrecisionAttrRule(), LegacyHooksRule(),
-                            LegacyModuleApiRule(), CallbackApiRule(), ModuleApiRule()]
+                            LegacyModuleApiRule(), CallbackApiRule(), ModuleApiRule(),
+                            BehaviourNotesRule()]
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
 # epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
