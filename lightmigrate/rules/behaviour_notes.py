@@ -85,7 +85,8 @@ class BehaviourNotesRule(Rule):
     )
     coverage = {"M22": Handling.NOTED, "M26": Handling.NOTED, "C11": Handling.NOTED, "B-2": Handling.NOTED,
                 "B-3": Handling.NOTED, "B-7": Handling.NOTED, "B-8": Handling.NOTED, "B-9": Handling.NOTED,
-                "B-10": Handling.NOTED, "B-11": Handling.NOTED}
+                "B-10": Handling.NOTED, "B-11": Handling.NOTED,
+                "B-12": Handling.NO_CHANGE}  # Ctrl-C ends launched processes; NumPy optional: nothing in user code
     examples = (
         Example(
             title="notes only: the code is unchanged",

@@ -5,8 +5,9 @@
   ``<root>.utilities.compile``.
 - M23 ``model.load_from_checkpoint(path)`` on an instance raises from 2.1; 1.9 built a new model
   from the instance's class and returned it. ``type(model).load_from_checkpoint(path)`` does the
-  same. When the result is thrown away (a bare statement) the 1.x code was most likely a bug
-  (``model`` is not changed): the rewrite keeps the behaviour and marks it.
+  same. Rewritten where the name is known to hold an instance (``self`` in a Lightning class, a
+  name only ever assigned ``SomeClass(...)``). When the result is thrown away (a bare
+  statement) the 1.x code was most likely a bug (``model`` is not changed): marked.
 - M24 ``training_step(self, dataloader_iter, batch_idx)``: from 2.1 the step takes only
   ``dataloader_iter`` and ``next()`` yields ``(batch, batch_idx, dataloader_idx)``. When the body
   does not read ``batch_idx``, the parameter goes and each ``next(dataloader_iter)`` becomes
@@ -15,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import List, Optional, Set
 
 import libcst as cst
 import libcst.matchers as m
@@ -24,14 +25,15 @@ from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_pa
 from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed, imports_lightning
+from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning
 from lightmigrate.rules.imports_edit import ensure_import, lightning_root
 from lightmigrate.rules.marking import StatementMarker
 
 CODE = "LM308"
 STEPS = ("training_step", "validation_step", "test_step", "predict_step")
 WHY_DISCARDED = ("`load_from_checkpoint` returns a new model and never changed `{name}` (1.x did the same): "
-                 "assign the result (`{name} = type({name}).load_from_checkpoint(...)`) if that was meant")
+                 "write `{name} = <ModelClass>.load_from_checkpoint(...)` if that was meant (called on an instance "
+                 "it raises from Lightning 2.1)")
 WHY_ITER = ("Lightning 2.1+ passes only `dataloader_iter` and `next(dataloader_iter)` yields `(batch, batch_idx, "
             "dataloader_idx)`: drop `{idx}` and take it from `next()`")
 
@@ -48,6 +50,23 @@ def _bound_names(module: cst.Module) -> Set[str]:
     return names
 
 
+def _instance_names(module: cst.Module) -> Set[str]:
+    """Names only ever assigned an instantiation, ``name = SomeClass(...)`` (a capitalised callee)."""
+    good: Set[str] = set()
+    other: Set[str] = set()
+    for assign in m.findall(module, m.Assign()):
+        value = assign.value  # type: ignore[attr-defined]
+        callee = value.func if isinstance(value, cst.Call) else None
+        last = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else ""
+        for target in assign.targets:  # type: ignore[attr-defined]
+            if isinstance(target.target, cst.Name):
+                (good if last[:1].isupper() else other).add(target.target.value)
+    for node in m.findall(module, m.AugAssign() | m.AnnAssign() | m.For()):
+        for name in m.findall(node.target, m.Name()):  # type: ignore[attr-defined]
+            other.add(name.value)  # type: ignore[attr-defined]
+    return good - other
+
+
 class _Calls(cst.CSTTransformer):
     def __init__(self, ctx: RuleContext, bound: Set[str], module_classes: Set[str], source: cst.Module,
                  lightning_file: bool) -> None:
@@ -58,6 +77,10 @@ class _Calls(cst.CSTTransformer):
         self.module_classes = module_classes
         self.needs = set()
         self.discarded: Optional[str] = None
+        self.instances = _instance_names(source)
+        self.self_names: List[str] = []  # the first parameter of each enclosing Lightning-class method
+        self.classes: List[bool] = []
+        self.depth = 0
 
     def leave_Call(self, original, updated):
         f = updated.func
@@ -72,9 +95,30 @@ class _Calls(cst.CSTTransformer):
                 return updated.with_changes(func=cst.Name(attr))
         if attr == "load_from_checkpoint" and isinstance(f.value, cst.Name) and self.lightning_file:
             name = f.value.value
-            if name[:1].islower() and name not in self.bound and name != "cls":
+            if self._is_instance(name):
                 self._report(original, f"{name}.load_from_checkpoint(...) -> type({name}).load_from_checkpoint(...)")
                 return updated.with_changes(func=f.with_changes(value=cst.parse_expression(f"type({name})")))
+        return updated
+
+    def _is_instance(self, name: str) -> bool:
+        return (name in self.instances and name not in self.bound) or (bool(self.self_names) and name == self.self_names[-1])
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(class_kind(self.ctx, node.name.value) in ("module", "datamodule"))
+
+    def leave_ClassDef(self, original, updated):
+        self.classes.pop()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = param_names(node)
+        direct = bool(self.classes) and self.classes[-1] and self.depth == len(self.classes) - 1
+        self.self_names.append(params[0] if direct and params else "")
+        self.depth += 1
+
+    def leave_FunctionDef(self, original, updated):
+        self.self_names.pop()
+        self.depth -= 1
         return updated
 
     def _report(self, node: cst.CSTNode, message: str) -> None:
@@ -85,7 +129,7 @@ class _Calls(cst.CSTTransformer):
         if self.lightning_file and m.matches(original.value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("load_from_checkpoint")))):
             name = original.value.func.value.value
             if name[:1].islower() and name not in self.bound and name != "cls":
-                self.discarded = name
+                self.discarded = name  # a bug in 1.x too, instance or class: the new model is dropped
         return updated
 
     def leave_SimpleStatementLine(self, original, updated):

@@ -8,16 +8,29 @@ from .conftest import check_rewrite, run_rule
 RULE = ModuleApiRule()
 
 
-def test_discarded_result_is_kept_and_marked():
+def test_discarded_result_on_unknown_name_is_only_marked():
     out, findings = run_rule(RULE, '''\
 import pytorch_lightning as pl
 
 
-def restore(model, path):
+def restore(model, klass, path):
     model.load_from_checkpoint(path)
-    return model
+    return klass.load_from_checkpoint(path)
 ''')
-    assert "    type(model).load_from_checkpoint(path)" in out
+    assert "    model.load_from_checkpoint(path)" in out and "type(" not in out
+    assert "# TODO(lightmigrate): LM308 `load_from_checkpoint` returns a new model and never changed `model`" in out
+    assert [(f.code, f.kind) for f in findings] == [("LM308", Kind.MARKER)]
+
+
+def test_discarded_result_on_instance_is_rewritten_and_marked():
+    out, findings = run_rule(RULE, '''\
+import pytorch_lightning as pl
+from model import Net
+
+model = Net()
+model.load_from_checkpoint("a.ckpt")
+''')
+    assert "\ntype(model).load_from_checkpoint(\"a.ckpt\")" in out
     assert "# TODO(lightmigrate): LM308 `load_from_checkpoint` returns a new model and never changed `model`" in out
     assert sorted((f.code, f.kind.value) for f in findings) == [("LM308", "fixed"), ("LM308", "marker")]
     again, _ = run_rule(RULE, out)
