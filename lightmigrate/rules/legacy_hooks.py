@@ -11,7 +11,8 @@ renamed:
   ``on_train_batch_end`` (they ran around each training batch), gaining ``batch, batch_idx``
   (and ``outputs``);
 - callback ``on_keyboard_interrupt`` -> ``on_exception`` with the body under
-  ``if isinstance(exception, KeyboardInterrupt):``;
+  ``if isinstance(exception, KeyboardInterrupt):`` (1.7-1.9 already ignored it silently; this
+  brings back what 1.6 did);
 - callback ``on_configure_sharded_model`` / ``on_before_accelerator_backend_setup`` ->
   ``setup(trainer, pl_module, stage)``.
 
@@ -147,8 +148,8 @@ class LegacyHooksRule(Rule):
         "-> `on_train_batch_start/end(trainer, pl_module, [outputs,] batch, batch_idx)`, "
         "`on_keyboard_interrupt` -> `on_exception` guarded by `isinstance(exception, KeyboardInterrupt)`, "
         "`on_configure_sharded_model` / `on_before_accelerator_backend_setup` -> `setup(trainer, pl_module, "
-        "stage)`. Needs review: 1.x code with these hooks predates 1.9 (most raised there), so no 1.9 run "
-        "can confirm the timing. When the target already exists (or two old hooks map to it) nothing is "
+        "stage)`. Needs review: 1.x code with these hooks predates 1.9 (most raised there, and 1.7-1.9 silently "
+        "ignored `on_keyboard_interrupt`), so no 1.9 run can confirm the timing. When the target already exists (or two old hooks map to it) nothing is "
         "renamed and LM002 marks the old hook; `on_epoch_start/end`, `on_init_*` and `on_hpc_save/load` "
         "need a human's choice and stay marked by LM002."
     )

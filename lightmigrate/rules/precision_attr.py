@@ -28,6 +28,9 @@ VALUES: Dict[Union[int, str], str] = {16: "16-mixed", "16": "16-mixed", 32: "32-
                                       64: "64-true", "64": "64-true", "bf16": "bf16-mixed"}
 WHY_TYPE = ("`precision` is now the Trainer's string (\"32-true\", \"16-mixed\", \"64-true\", \"bf16-mixed\"); "
             "1.9 gave 16/32/64 or \"bf16\" here: check this use")
+WHY_FORWARD = ("`forward` may run outside a Trainer (inference), where `self.trainer` raises in Lightning 2.x "
+               "(1.9 kept the last precision, 32 before any fit): keep this only if forward always runs under a "
+               "Trainer")
 WHY_INIT = ("`self.precision` is gone in Lightning 2.x and there is no trainer in `__init__` (1.9 gave 32 "
             "here): use the value you pass to the Trainer")
 
@@ -135,6 +138,8 @@ class _Fix(KindTransformer):
             new = _rewrite(item, cmp_only)
             if cmp_only.unsure:
                 new = add_marker(new, CODE, WHY_TYPE)
+            elif kind == "module" and item.name.value == "forward":
+                new = add_marker(new, CODE, WHY_FORWARD)
             items[i] = new
             changed = True
             self.report(CODE, original.body.body[i],

@@ -12,7 +12,7 @@ HEAD = "import pytorch_lightning as pl\n\n\n"
 def test_reversed_and_negated_comparisons():
     findings = check_rewrite(RULE, HEAD + '''\
 class M(pl.LightningModule):
-    def forward(self, x):
+    def training_step(self, x):
         if 32 != self.precision:
             x = x.float()
         if self.precision not in ['16', 'bf16', 64]:
@@ -20,7 +20,7 @@ class M(pl.LightningModule):
         return x
 ''', HEAD + '''\
 class M(pl.LightningModule):
-    def forward(self, x):
+    def training_step(self, x):
         if "32-true" != self.trainer.precision:
             x = x.float()
         if self.trainer.precision not in ['16-mixed', 'bf16-mixed', "64-true"]:
@@ -62,3 +62,13 @@ class Other:
     def f(self):
         return self.precision == 16
 ''', None)
+
+
+def test_forward_is_rewritten_but_marked():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def forward(self, x):
+        return x.half() if self.precision == 16 else x
+''')
+    assert 'self.trainer.precision == "16-mixed"' in out
+    assert "# TODO(lightmigrate): LM304 `forward` may run outside a Trainer" in out
