@@ -1,8 +1,9 @@
-"""Layers built in `configure_sharded_model` (spec M25, LM305).
+"""Model set-up done in `configure_sharded_model` (spec M25, LM305).
 
 1.9 called `configure_sharded_model` once per `fit`/`validate` before the optimizers were
 configured; 2.1+ calls `configure_model` at the same point (the old name still works with a
-deprecation). The module creates its head there, guarded so a second call keeps the weights.
+deprecation). The module picks its activation there (the step fails if the hook never ran)
+and counts the calls in a logged metric.
 """
 import torch
 import torch.nn.functional as F
@@ -16,24 +17,25 @@ class LateLayers(pl.LightningModule):
     def __init__(self):
         super().__init__()
         self.body = nn.Linear(4, 3)
-        self.head = None
+        self.head = nn.Linear(3, 1)
+        self.act = None
         self.builds = 0
 
     def configure_sharded_model(self):
         self.builds += 1
-        if self.head is None:
-            self.head = nn.Linear(3, 1)
+        if self.act is None:
+            self.act = torch.tanh
 
     def training_step(self, batch, batch_idx):
         x, y = batch
-        loss = F.mse_loss(self.head(torch.tanh(self.body(x))), y)
+        loss = F.mse_loss(self.head(self.act(self.body(x))), y)
         self.log("loss", loss)
         self.log("builds", float(self.builds))
         return loss
 
     def validation_step(self, batch, batch_idx):
         x, y = batch
-        self.log("val_loss", F.mse_loss(self.head(torch.tanh(self.body(x))), y))
+        self.log("val_loss", F.mse_loss(self.head(self.act(self.body(x))), y))
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)

@@ -1,9 +1,11 @@
-"""`self.precision` and `pl_module.precision` compared with 1.9 values, under `precision=64`.
+"""`self.precision` and `pl_module.precision` compared with 1.9 values (default precision).
 
-Exercises (spec M19): 1.9 set `module.precision` to the int 64 here; 2.x has only
-`trainer.precision == "64-true"`. The step branches on `self.precision == 64` and on
-`self.precision in (16, "bf16")`, a callback on `pl_module.precision != 32`; each branch logs,
-so a comparison that flips shows in the metrics.
+Exercises (spec M19): 1.9 set `module.precision` to the int 32 here; 2.x has only
+`trainer.precision == "32-true"`. The step branches on `self.precision == 32` and on
+`self.precision in (16, "bf16")`, a callback on `pl_module.precision != 32`; each branch logs
+or scales the loss, so a comparison that flips (an untranslated `!= 32` is always true on 2.x)
+shows in the metrics. Default precision keeps the 1.9.5 checkpoint loadable into the migrated
+model unchanged.
 """
 import torch
 import torch.nn.functional as F
@@ -26,7 +28,7 @@ class PrecisionAware(pl.LightningModule):
 
     def training_step(self, batch, batch_idx):
         x, y = batch
-        scale = 2.0 if self.precision == 64 else 1.0
+        scale = 2.0 if self.precision == 32 else 1.0
         if self.precision in (16, "bf16"):
             scale = scale * 10
         loss = F.mse_loss(self.layer(x), y) * scale
@@ -46,6 +48,5 @@ def lightmigrate_case():
     return {
         "model": PrecisionAware(),
         "train_dataloaders": _loader(8, 341),
-        "trainer": {"max_epochs": 2, "precision": 64,
-                    "callbacks": [PrecisionProbe()]},
+        "trainer": {"max_epochs": 2, "callbacks": [PrecisionProbe()]},
     }

