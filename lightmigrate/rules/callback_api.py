@@ -27,12 +27,10 @@ import libcst.matchers as m
 
 from lightmigrate.cst_helpers import (
     BodyFacts,
-    add_marker,
     body_of,
     fresh_name,
     keep_only_params,
     param_names,
-    parse_statements,
     positional_params,
     prepend_statements,
 )

@@ -24,7 +24,7 @@ Hooks whose mapping is a human's choice (``on_epoch_start/end``: train, validati
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import libcst as cst
 

@@ -24,8 +24,7 @@ from typing import List, Optional
 import libcst as cst
 import libcst.matchers as m
 
-from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, positional_params, self_name
-from lightmigrate.findings import Kind
+from lightmigrate.cst_helpers import add_marker, positional_params, self_name
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.rules.imports_edit import ensure_import, lightning_root

@@ -21,7 +21,6 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate.cst_helpers import add_marker, self_name
-from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 

@@ -14,7 +14,7 @@ which is marked.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set, Union
+from typing import Dict, Optional, Union
 
 import libcst as cst
 import libcst.matchers as m
@@ -71,7 +71,6 @@ class _Method(cst.CSTTransformer):
         self.replacement = replacement
         self.unsure = False
         self.changed = False
-        self._handled: Set[int] = set()
 
     def _is_attr(self, node: cst.BaseExpression) -> bool:
         return m.matches(node, m.Attribute(value=m.Name(self.receiver), attr=m.Name("precision")))
@@ -84,7 +83,6 @@ class _Method(cst.CSTTransformer):
             new = _translate(targets[0].comparator)
             if new is not None:
                 self.changed = True
-                self._handled.add(id(original.left))
                 return updated.with_changes(left=cst.parse_expression(self.replacement),
                                             comparisons=[targets[0].with_changes(comparator=new)])
         if len(targets) == 1 and self._is_attr(targets[0].comparator) and isinstance(
