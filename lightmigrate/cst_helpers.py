@@ -103,10 +103,8 @@ def set_param_default(func: cst.FunctionDef, name: str, default: str) -> cst.Fun
     new_params = []
     for p in func.params.params:
         if p.name.value == name and p.default is None:
-            p = p.with_changes(
-                default=cst.parse_expression(default),
-                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-            )
+            space = cst.SimpleWhitespace(" " if p.annotation is not None else "")  # `x: int = 0`, `x=0`
+            p = p.with_changes(default=cst.parse_expression(default), equal=cst.AssignEqual(space, space))
         new_params.append(p)
     return func.with_changes(params=func.params.with_changes(params=new_params))
 

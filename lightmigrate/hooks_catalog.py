@@ -165,6 +165,8 @@ V1_TO_V2_NAME: Dict[str, Optional[str]] = {
     "validation_step_end": None,
     "test_step_end": None,
     "tbptt_split_batch": None,  # called from the migrated TBPTT step (LM006)
+    "log_grad_norm": None,  # called from the migrated on_before_optimizer_step (LM302)
+    "configure_sharded_model": "configure_model",  # renamed by LM305 (M25)
 }
 
 _COMMON_SLIPS = (("on_training_", "on_train_"), ("on_val_", "on_validation_"), ("on_valid_", "on_validation_"),

@@ -5,19 +5,33 @@ from __future__ import annotations
 from typing import Dict, List, Sequence
 
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.behaviour_notes import BehaviourNotesRule
+from lightmigrate.rules.callback_api import CallbackApiRule
+from lightmigrate.rules.dataloader_idx import DataloaderIdxRule
 from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
+from lightmigrate.rules.grad_norm import GradNormRule
+from lightmigrate.rules.legacy_hooks import LegacyHooksRule
+from lightmigrate.rules.legacy_module_api import LegacyModuleApiRule
+from lightmigrate.rules.log_dict import LogDictRule
+from lightmigrate.rules.module_api import ModuleApiRule
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
+from lightmigrate.rules.precision_attr import PrecisionAttrRule
 from lightmigrate.rules.step_end import StepEndRule
 from lightmigrate.rules.tbptt import TbpttRule
 from lightmigrate.rules.trainer_api import TrainerApiRule
 from lightmigrate.rules.trainer_constructor import TrainerConstructorRule
 
+# LM3xx (hooks, issue 6) run just before LM002 so that it marks only what they could not fix.
+HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), PrecisionAttrRule(), LegacyHooksRule(),
+                            LegacyModuleApiRule(), CallbackApiRule(), ModuleApiRule(),
+                            BehaviourNotesRule()]
+
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
 # epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
-ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(), DeadHooksRule(),
-                         TrainerApiRule(), TrainerConstructorRule()]
+ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(),
+                         *HOOKS_RULES, DeadHooksRule(), TrainerApiRule(), TrainerConstructorRule()]
 
 
 def rules_by_code() -> Dict[str, Rule]:

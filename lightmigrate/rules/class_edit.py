@@ -268,3 +268,79 @@ def migrate_classes(module: cst.Module, ctx: RuleContext, code: str, hooks: Froz
     if not ctx.project.has_path(ctx.path):
         ctx.project.add_source(module.code, ctx.path)
     return module.visit(_Classes(module, ctx, code, hooks, editor, unknown_why))
+
+
+# ---------------------------------------------------------------------------------------------
+# What kind of Lightning class a class statement is
+
+DATAMODULE_NAMES = frozenset({"LightningDataModule"})
+FINETUNING_NAMES = frozenset({"BaseFinetuning", "BackboneFinetuning"})
+TQDM_BAR_NAMES = frozenset({"TQDMProgressBar"})
+PROGRESS_BAR_NAMES = frozenset({"ProgressBarBase", "ProgressBar", "TQDMProgressBar", "RichProgressBar"})
+
+
+def class_kind(ctx: RuleContext, name: str) -> Optional[str]:
+    """"module", "callback" or "datamodule" when the class ``name`` defined in ``ctx.path`` is
+    known (through its bases, across files) to be one; None otherwise (also for a class that
+    only looks like one)."""
+    from lightmigrate.project import CALLBACK_NAMES
+
+    index = ctx.project
+    info = index.resolve(name, ctx.path)
+    if info is None or info.path != ctx.path:
+        return None
+    if index.in_lightning_hierarchy(info):
+        return "module"
+    if index.in_lightning_hierarchy(info, CALLBACK_NAMES):
+        return "callback"
+    if index.in_lightning_hierarchy(info, DATAMODULE_NAMES):
+        return "datamodule"
+    return None
+
+
+def derives_from(ctx: RuleContext, name: str, names: FrozenSet[str]) -> bool:
+    """Whether the class ``name`` of ``ctx.path`` has one of ``names`` among its bases' names."""
+    info = ctx.project.resolve(name, ctx.path)
+    return bool(info is not None and ctx.project.is_lightning_module(info, names))
+
+
+class KindTransformer(cst.CSTTransformer):
+    """Visits a module keeping a stack of the Lightning kind of each enclosing class; subclasses
+    override :meth:`edit_class` (called for classes of a known kind) or read ``self.kind``."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module) -> None:
+        self.ctx = ctx
+        self.module = module
+        self.kinds: List[Tuple[Optional[str], str]] = []
+
+    @property
+    def kind(self) -> Optional[str]:
+        return self.kinds[-1][0] if self.kinds else None
+
+    @property
+    def class_name(self) -> str:
+        return self.kinds[-1][1] if self.kinds else ""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.kinds.append((class_kind(self.ctx, node.name.value), node.name.value))
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        kind, _ = self.kinds[-1]
+        try:
+            if kind is None or not isinstance(updated.body, cst.IndentedBlock):
+                return updated
+            return self.edit_class(kind, original, updated)
+        finally:
+            self.kinds.pop()
+
+    def edit_class(self, kind: str, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        return updated
+
+    def report(self, code: str, node: cst.CSTNode, message: str, kind: Kind = Kind.FIXED) -> None:
+        line, col = self.ctx.position(self.module, node)
+        self.ctx.report(code, message, kind, line, col)
+
+
+def ensure_indexed(module: cst.Module, ctx: RuleContext) -> None:
+    if not ctx.project.has_path(ctx.path):
+        ctx.project.add_source(module.code, ctx.path)

@@ -10,9 +10,10 @@ that migrate such hooks and marks whatever is left, so it is never silent.
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import FrozenSet, List, Optional, Set
 
 import libcst as cst
+import libcst.matchers as m
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import add_marker, positional_params
@@ -32,10 +33,24 @@ def _has_any_marker(node: cst.FunctionDef) -> bool:
     return any(line.comment is not None and MARKER_PREFIX in line.comment.value for line in node.leading_lines)
 
 
-def _diagnose(func: cst.FunctionDef, kind: str) -> Optional[str]:
-    """Why Lightning 2.x will not run this method as the author meant, or None."""
+def _self_calls(cls: cst.ClassDef) -> Set[str]:
+    """Names called as ``self.NAME(...)`` in the methods of ``cls`` (first parameter as self)."""
+    found: Set[str] = set()
+    for item in getattr(cls.body, "body", ()):
+        if isinstance(item, cst.FunctionDef) and positional_params(item):
+            slf = positional_params(item)[0].name.value
+            for call in m.findall(item, m.Call(func=m.Attribute(value=m.Name(slf)))):
+                found.add(call.func.attr.value)  # type: ignore[attr-defined]
+    return found
+
+
+def _diagnose(func: cst.FunctionDef, kind: str, called: FrozenSet[str] = frozenset()) -> Optional[str]:
+    """Why Lightning 2.x will not run this method as the author meant, or None. A removed hook
+    the class calls itself (``self.log_grad_norm(...)`` after LM302) is an ordinary method."""
     name = func.name.value
     removed = removed_table(kind)
+    if name in removed and name in called:
+        return None
     if name in removed:
         return f"`{name}` is never called by Lightning 2.x, so this code silently stops running; instead: {removed[name]}"
     hooks = hook_table(kind)
@@ -92,10 +107,11 @@ class _Marker(cst.CSTTransformer):
             return updated
         items = list(updated.body.body)
         changed = False
+        called = frozenset(_self_calls(updated))
         for i, item in enumerate(items):
             if not isinstance(item, cst.FunctionDef) or _has_any_marker(item):
                 continue
-            why = _diagnose(item, kind)
+            why = _diagnose(item, kind, called)
             if why:
                 items[i] = add_marker(item, CODE, why)
                 changed = True

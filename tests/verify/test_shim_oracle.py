@@ -94,6 +94,11 @@ def test_shim_case_runs_on_1_9_5(runs, case):
     assert rec["epoch_end"] or rec["metrics"], "a shim case must observe something"
 
 
+# Corpus cases whose 1.x API the v1 shim does not emulate (it gives LightningModule hooks their
+# 1.9 semantics; it does not wrap callbacks, Trainer arguments or module attributes). The
+# migration oracle (test_corpus_oracle.py) still checks each of them against 1.9.5.
+
+
 @pytest.mark.parametrize("case", [p.stem for p in ALL_CASES])
 def test_shim_matches_1_9_5(runs, case):
     expected = runs["expected"]["cases"][case]

@@ -1,0 +1,167 @@
+"""LM309: behaviour that changed silently between 1.9 and 2.x, with nothing to rewrite: NOTE
+findings where the code is affected (spec M22, M26, C11, A.7 B-2, B-3, B-7, B-8, B-9, B-10, B-11).
+
+The code is never changed. Each note is reported once per file, at the line that triggers it:
+
+- M22 / B-3: progress-bar metrics read (``progress_bar_metrics``, a ``get_metrics`` override)
+  while no ``training_step`` of the file logs ``"loss"``: 1.9 put a running mean of the loss
+  there; 2.x does not.
+- M26 / B-11: a ``training_step`` that can return None (skip the batch) in a file that selects a
+  DDP strategy: a RuntimeError from 2.3 under DDP.
+- C11 / B-2: ``EarlyStopping`` / ``ModelCheckpoint`` monitoring a metric, in a file whose module
+  logs at train-epoch end: 2.x runs those callbacks after the module's ``on_train_epoch_end``.
+- B-7: ``fit`` called more than once with a spawn strategy (raises from 2.1).
+- B-8: ``seed_everything()`` without a seed: 0 from 2.2 (1.9 drew a random seed).
+- B-9: ``.eval()`` in a file that calls ``.fit(``: 2.2+ no longer calls ``model.train()`` at
+  the start of fit.
+- B-10: ``CSVLogger`` (columns sorted from 2.2).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Tuple
+
+import libcst as cst
+import libcst.matchers as m
+
+from lightmigrate.findings import Kind
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.class_edit import class_kind, ensure_indexed
+
+CODE = "LM309"
+NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
+             "`self.log(\"loss\", loss, prog_bar=True, logger=False)` in training_step brings it back")
+NOTE_NONE_DDP = ("`training_step` may return None (skip the batch); under DDP this raises from Lightning 2.3: "
+                 "return a zero loss or use manual optimization")
+NOTE_ORDER = ("EarlyStopping and ModelCheckpoint now run their train-epoch-end check after the module's "
+              "`on_train_epoch_end` (1.9: before); a metric logged there is now seen the same epoch")
+NOTE_SPAWN = "calling `fit` a second time with a spawn strategy raises from Lightning 2.1"
+NOTE_SEED = ("`seed_everything()` without a seed uses 0 from Lightning 2.2 (1.9 drew a random one): pass a seed "
+             "or set PL_GLOBAL_SEED")
+NOTE_TRAIN = ("Lightning 2.2+ no longer calls `model.train()` when `fit` starts: a model left in eval mode "
+              "trains in eval mode (dropout and batch norm off)")
+NOTE_CSV = "CSVLogger writes its columns sorted from Lightning 2.2: read metrics.csv by column name"
+_DDP = re.compile(r"""["']ddp[a-z_]*["']|DDPStrategy|DDPSpawnStrategy""")
+_SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
+
+
+def _first(module: cst.Module, matcher) -> Optional[cst.CSTNode]:
+    found = m.findall(module, matcher)
+    return found[0] if found else None
+
+
+def _logs_loss(func: cst.FunctionDef) -> bool:
+    for call in m.findall(func, m.Call(func=m.Attribute(attr=m.Name("log") | m.Name("log_dict")))):
+        code = cst.Module([]).code_for_node(call)
+        if re.search(r"""["']loss["']""", code):
+            return True
+    return False
+
+
+def _may_return_none(func: cst.FunctionDef) -> bool:
+    for ret in m.findall(func.body, m.Return()):
+        if ret.value is None or m.matches(ret.value, m.Name("None")):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+class BehaviourNotesRule(Rule):
+    code = CODE
+    name = "behaviour-notes"
+    summary = "Reports behaviour that changed silently in 2.x where the code is affected (notes, no rewrite)."
+    spec_rows = ("M22", "M26", "C11", "B-2", "B-3", "B-7", "B-8", "B-9", "B-10", "B-11")
+    guide = ("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html and the 2.1-2.3 changelogs "
+             "(PRs 16192, 19918, 16567, 18776, 18846, 18951, 19159)")
+    safety = Safety.PRESERVING
+    triggers = ("progress_bar_metrics", "get_metrics", "ddp", "EarlyStopping", "ModelCheckpoint", "seed_everything", ".eval()", "CSVLogger",
+                "spawn")
+    description = (
+        "Some 1.9 behaviour changed in 2.x without an error and without code to rewrite. This rule changes "
+        "nothing; it reports a NOTE where a file is affected: no running \"loss\" in the progress bar (M22), "
+        "`training_step` returning None under DDP (M26), EarlyStopping/ModelCheckpoint now after the module's "
+        "`on_train_epoch_end` (C11), `fit` twice with spawn, `seed_everything()` without seed, `fit` no longer "
+        "calling `model.train()`, CSVLogger column order (A.7)."
+    )
+    coverage = {"M22": Handling.NOTED, "M26": Handling.NOTED, "C11": Handling.NOTED, "B-2": Handling.NOTED,
+                "B-3": Handling.NOTED, "B-7": Handling.NOTED, "B-8": Handling.NOTED, "B-9": Handling.NOTED,
+                "B-10": Handling.NOTED, "B-11": Handling.NOTED,
+                "B-12": Handling.NO_CHANGE}  # Ctrl-C ends launched processes; NumPy optional: nothing in user code
+    examples = (
+        Example(
+            title="notes only: the code is unchanged",
+            before='''\
+import pytorch_lightning as pl
+
+pl.seed_everything()
+model.eval()
+trainer.fit(model)
+''',
+            after='''\
+import pytorch_lightning as pl
+
+pl.seed_everything()
+model.eval()
+trainer.fit(model)
+''',
+        ),
+        Example(
+            title="nothing to say",
+            before='''\
+import pytorch_lightning as pl
+
+pl.seed_everything(42)
+''',
+            after=None,
+        ),
+    )
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        ensure_indexed(module, ctx)
+        text = module.code
+
+        def note(node: Optional[cst.CSTNode], message: str) -> None:
+            line, col = ctx.position(module, node) if node is not None else (0, 0)
+            ctx.report(CODE, message, Kind.NOTE, line, col)
+
+        steps: Tuple[cst.FunctionDef, ...] = ()
+        epoch_end_logs = False
+        for cls in m.findall(module, m.ClassDef()):
+            if class_kind(ctx, cls.name.value) != "module":  # type: ignore[attr-defined]
+                continue
+            for item in getattr(cls.body, "body", ()):  # type: ignore[attr-defined]
+                if isinstance(item, cst.FunctionDef) and item.name.value == "training_step":
+                    steps += (item,)
+                if isinstance(item, cst.FunctionDef) and item.name.value in ("on_train_epoch_end",
+                                                                             "training_epoch_end"):
+                    epoch_end_logs = epoch_end_logs or bool(m.findall(item, m.Call(func=m.Attribute(
+                        attr=m.Name("log") | m.Name("log_dict")))))
+        reader = _first(module, m.Attribute(attr=m.Name("progress_bar_metrics")) | m.FunctionDef(name=m.Name("get_metrics")))
+        if reader is not None and not any(_logs_loss(step) for step in steps):
+            note(reader, NOTE_LOSS)
+        if _DDP.search(text):
+            for step in steps:
+                if _may_return_none(step):
+                    note(step, NOTE_NONE_DDP)
+                    break
+        if epoch_end_logs:
+            monitor = _first(module, m.Call(func=m.Name("EarlyStopping") | m.Name("ModelCheckpoint")
+                                            | m.Attribute(attr=m.Name("EarlyStopping") | m.Name("ModelCheckpoint")),
+                                            args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("monitor")), m.ZeroOrMore()]))
+            if monitor is not None:
+                note(monitor, NOTE_ORDER)
+        fits = m.findall(module, m.Call(func=m.Attribute(attr=m.Name("fit"))))
+        if len(fits) > 1 and _SPAWN.search(text):
+            note(fits[1], NOTE_SPAWN)
+        seed = _first(module, m.Call(func=m.Name("seed_everything") | m.Attribute(attr=m.Name("seed_everything")),
+                                     args=[m.ZeroOrMore(m.Arg(keyword=m.Name("workers")))]))
+        if seed is not None:
+            note(seed, NOTE_SEED)
+        if fits:
+            evals = m.findall(module, m.Call(func=m.Attribute(attr=m.Name("eval")), args=[]))
+            if evals:
+                note(evals[0], NOTE_TRAIN)
+        csv = _first(module, m.Call(func=m.Name("CSVLogger") | m.Attribute(attr=m.Name("CSVLogger"))))
+        if csv is not None:
+            note(csv, NOTE_CSV)
+        return module
