@@ -35,7 +35,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_args
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import Hierarchy, class_kind, ensure_indexed
-from lightmigrate.rules.imports_edit import ensure_import, lightning_root
+from lightmigrate.cst_helpers import ensure_import, lightning_root
 
 CODE = "LM302"
 ARG = "track_grad_norm"

@@ -27,7 +27,7 @@ import libcst.matchers as m
 from lightmigrate.cst_helpers import add_marker, positional_params, self_name
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
-from lightmigrate.rules.imports_edit import ensure_import, lightning_root
+from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.rules.marking import StatementMarker
 
 CODE = "LM306"

@@ -26,7 +26,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning
-from lightmigrate.rules.imports_edit import ensure_import, lightning_root
+from lightmigrate.cst_helpers import ensure_import, lightning_root
 
 CODE = "LM308"
 STEPS = ("training_step", "validation_step", "test_step", "predict_step")
