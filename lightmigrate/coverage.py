@@ -11,30 +11,19 @@ page committed as ``docs/coverage.md``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from lightmigrate.rules.base import Handling, Rule
+from lightmigrate.spec_catalog import SpecRow, load_rows
 
-DATA = Path(__file__).resolve().parent / "spec_rows.json"
+__all__ = ["SpecRow", "load_rows", "ledger", "totals", "render_markdown", "print_ledger", "unknown_keys"]
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
 NOT_HANDLED = "not yet handled"
 # Strongest first: the status a row gets when several rules name it.
 ORDER: Tuple[Handling, ...] = (Handling.REWRITTEN, Handling.MARKED, Handling.NOTED, Handling.NO_CHANGE)
 STATUSES: Tuple[str, ...] = tuple(h.value for h in ORDER) + (NOT_HANDLED,)
 REGENERATE = "lightmigrate coverage --markdown > docs/coverage.md"
-
-
-@dataclass(frozen=True)
-class SpecRow:
-    id: str
-    section: str
-    section_title: str
-    old: str
-    new: str
-    category: str
 
 
 @dataclass(frozen=True)
@@ -48,11 +37,6 @@ class LedgerRow:
             if any(handling is h for _, handling in self.handlers):
                 return h.value
         return NOT_HANDLED
-
-
-def load_rows(path: Optional[Path] = None) -> List[SpecRow]:
-    data = json.loads((path or DATA).read_text(encoding="utf-8"))
-    return [SpecRow(**item) for item in data]
 
 
 def row_ids(rows: Optional[Sequence[SpecRow]] = None) -> List[str]:

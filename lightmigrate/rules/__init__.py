@@ -9,12 +9,15 @@ from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
+from lightmigrate.rules.removed_api import RemovedApiRule
 from lightmigrate.rules.step_end import StepEndRule
 from lightmigrate.rules.tbptt import TbpttRule
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
-# epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
+# epoch-end rule adds its buffers; LM002 marks whatever hook is still dead; LM090 (last resort)
+# runs last and marks any removed 1.x API no other rule handled.
 ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(), DeadHooksRule()]
+ALL_RULES.append(RemovedApiRule())  # keep last
 
 
 def rules_by_code() -> Dict[str, Rule]:
