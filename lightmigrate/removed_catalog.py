@@ -258,8 +258,6 @@ TRAINER_ATTRS: Dict[str, Entry] = {
     "data_parallel": ("T-prop4", "`isinstance(trainer.strategy, ParallelStrategy)`"),
     "prediction_writer_callbacks": ("T-prop5", ""),
     "amp_backend": ("T-prop6", "native AMP only"),
-    "amp_level": ("T-prop6", "native AMP only"),
-    "using_native_amp": ("T-prop6", "`trainer.precision in (\"16-mixed\", \"bf16-mixed\")`"),
     "optimizer_frequencies": ("T-prop8", ""),
     "tuning": ("T-prop9", ""),
     "resume_from_checkpoint": ("T-prop10", "`trainer.ckpt_path`"),
