@@ -261,6 +261,7 @@ class _FileScan:
         self.classes: List[Tuple[ast.ClassDef, List[str]]] = []  # (class, full base names)
         self.markers = self._marker_lines(text)
         self.stmt_starts = self._statement_spans()
+        self._parents: Optional[Dict[int, ast.AST]] = None
         self._scan()
 
     @staticmethod
@@ -344,7 +345,6 @@ class _FileScan:
                     full = self._full(b)
                     bases.append(full if full else (_dotted(b) or ""))
                 self.classes.append((node, bases))
-        self._parents = None
 
     def _inner_of_chain(self, node: ast.Attribute) -> bool:
         if self._parents is None:
@@ -354,8 +354,6 @@ class _FileScan:
                     self._parents[id(child)] = parent
         parent = self._parents.get(id(node))
         return isinstance(parent, ast.Attribute) and parent.value is node
-
-    _parents: Optional[Dict[int, ast.AST]] = None
 
 
 def scan_package(root: Path) -> List[_FileScan]:
