@@ -254,7 +254,7 @@ TRAINER_ATTRS: Dict[str, Entry] = {
     "call_hook": ("A8-trainer-attributes", "call the hook on the module or callback directly"),
     "progress_bar_dict": ("A8-trainer-attributes", "`trainer.progress_bar_metrics`"),
     "slurm_job_id": ("A8-trainer-attributes", "`SLURMEnvironment.job_id()`"),
-    "accumulation_scheduler": ("T11", "a `GradientAccumulationScheduler` callback, if one is passed"),
+    "accumulation_scheduler": ("A8-trainer-attributes", "a `GradientAccumulationScheduler` callback, if one is passed"),
     "data_parallel": ("T-prop4", "`isinstance(trainer.strategy, ParallelStrategy)`"),
     "prediction_writer_callbacks": ("T-prop5", ""),
     "amp_backend": ("T-prop6", "native AMP only"),

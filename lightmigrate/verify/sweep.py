@@ -110,8 +110,12 @@ class MigrationResult:
 
 
 def _compile_error(text: bytes, path: str) -> Optional[str]:
+    import warnings
+
     try:
-        compile(text, path, "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. invalid escape sequences in the package's code
+            compile(text, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
@@ -358,10 +362,14 @@ class _FileScan:
 
 def scan_package(root: Path) -> List[_FileScan]:
     scans = []
+    import warnings
+
     for path in sorted(root.rglob("*.py")):
         try:
             text = path.read_text(encoding="utf-8")
-            scans.append(_FileScan(path, text))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                scans.append(_FileScan(path, text))
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue  # reported by migrate() as an invalid original or an unparsable output
     return scans
