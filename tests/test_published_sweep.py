@@ -41,8 +41,11 @@ def v1_python():
 
 
 @pytest.fixture(scope="module")
-def wheel_cache(request):
-    return Path(request.config.cache.mkdir("lightmigrate-sweep-wheels"))
+def wheel_cache(request, tmp_path_factory):
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
+    if cache is None:
+        return tmp_path_factory.mktemp("sweep-wheels")
+    return Path(cache.mkdir("lightmigrate-sweep-wheels"))
 
 
 @pytest.fixture(scope="module")
