@@ -7,9 +7,10 @@ with what to do from the spec catalogue, so nothing removed is left silent.
 
 What counts as removed comes from :mod:`lightmigrate.removed_catalog` (static data from the spec,
 each entry checked against the installed Lightning 2.6.6 by the tests, so valid 2.x code is never
-marked). Uses are recognised through the file's own imports of ``pytorch_lightning`` /
-``lightning.pytorch`` (``import pytorch_lightning as pl``, ``from pytorch_lightning import
-Trainer``); ``trainer.<attr>`` is recognised on a name ``trainer`` or an attribute ``.trainer``.
+marked; ``pl.`` in a marker stands for the import root the file uses). Uses are recognised
+through the file's own imports of ``pytorch_lightning`` / ``lightning.pytorch`` (``import
+pytorch_lightning as pl``, ``from pytorch_lightning import Trainer``); ``trainer.<attr>`` is
+recognised on a name ``trainer`` or an attribute ``.trainer``.
 A statement that already carries a marker from another rule is left alone.
 """
 
@@ -165,7 +166,7 @@ class _Marker(cst.CSTTransformer):
         hit = lookup_name(full)
         if hit is not None:
             key, entry = hit
-            self._offend("name:" + key, f"`{key}` -> {_hint(entry)}")
+            self._offend("name:" + key, f"`pl.{key}` -> {_hint(entry)}")
 
     def visit_Import(self, node: cst.Import) -> None:
         self.in_import += 1
@@ -258,7 +259,7 @@ trainer = pl.Trainer(max_epochs=1, gpus=1)
 ''',
             after='''\
 import pytorch_lightning as pl
-# TODO(lightmigrate): LM090 removed in Lightning 2.x: `core.lightning` -> `pl.core.module` (or `pl.LightningModule`) [A8-imports] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)
+# TODO(lightmigrate): LM090 removed in Lightning 2.x: `pl.core.lightning` -> `pl.core.module` (or `pl.LightningModule`) [A8-imports] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)
 from pytorch_lightning.core.lightning import LightningModule
 
 # TODO(lightmigrate): LM090 removed in Lightning 2.x: `Trainer(gpus=)` -> `accelerator="gpu", devices=N` (gpus=0/None means CPU) [T1] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)
@@ -282,9 +283,9 @@ from pytorch_lightning import Trainer
 
 
 def main(parser, args, model):
-    # TODO(lightmigrate): LM090 removed in Lightning 2.x: `Trainer.add_argparse_args` -> build the parser by hand or use LightningCLI [T-meth3] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)
+    # TODO(lightmigrate): LM090 removed in Lightning 2.x: `pl.Trainer.add_argparse_args` -> build the parser by hand or use LightningCLI [T-meth3] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)
     parser = Trainer.add_argparse_args(parser)
-    # TODO(lightmigrate): LM090 removed in Lightning 2.x: `Trainer.from_argparse_args` -> build `Trainer(**kwargs)` from the parsed values, or use LightningCLI [T-meth3] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)
+    # TODO(lightmigrate): LM090 removed in Lightning 2.x: `pl.Trainer.from_argparse_args` -> build `Trainer(**kwargs)` from the parsed values, or use LightningCLI [T-meth3] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)
     trainer = Trainer.from_argparse_args(args)
     # TODO(lightmigrate): LM090 removed in Lightning 2.x: `trainer.root_gpu` -> `trainer.strategy.root_device.index` [A8-trainer-attributes] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)
     if trainer.root_gpu is not None:

@@ -42,9 +42,9 @@ from pytorch_lightning.loggers import LightningLoggerBase, TensorBoardLogger
     out, findings = run_rule(RULE, src)
     found = markers(out)
     assert len(found) == 4
-    assert "`metrics` -> `torchmetrics` [A8-imports]" in found[0]
-    assert "`utilities.distributed.rank_zero_only` -> `pl.utilities.rank_zero.rank_zero_only` [R13]" in found[1]
-    assert "`utilities.distributed.sync_ddp_if_available`" in found[1]
+    assert "`pl.metrics` -> `torchmetrics` [A8-imports]" in found[0]
+    assert "`pl.utilities.distributed.rank_zero_only` -> `pl.utilities.rank_zero.rank_zero_only` [R13]" in found[1]
+    assert "`pl.utilities.distributed.sync_ddp_if_available`" in found[1]
     assert "[R1]" in found[2] and "[L3]" in found[3]
     assert [f.line for f in findings if f.kind is Kind.MARKER] == [2, 4, 6, 8]
     again, _ = run_rule(RULE, out)
@@ -77,7 +77,7 @@ def build(parser):
 ''')
     found = markers(out)
     assert len(found) == 3
-    assert "Trainer.add_argparse_args" in found[0] and "`metrics`" in found[1] and "from_argparse_args" in found[2]
+    assert "`pl.Trainer.add_argparse_args`" in found[0] and "`pl.metrics`" in found[1] and "from_argparse_args" in found[2]
 
 
 def test_trainer_keywords_and_attributes():
