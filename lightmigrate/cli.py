@@ -112,6 +112,18 @@ def rules(code: Optional[str]) -> None:
 
 
 @main.command()
+@click.option("--markdown", is_flag=True, help="Print the page committed as docs/coverage.md.")
+def coverage(markdown: bool) -> None:
+    """Show, for every row of the 1.9 -> 2.x spec catalogue, the rules that handle it and how."""
+    from lightmigrate.coverage import print_ledger, render_markdown
+
+    if markdown:
+        click.echo(render_markdown(ALL_RULES), nl=False)
+    else:
+        print_ledger(ALL_RULES)
+
+
+@main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--oracle", "oracle_python", type=click.Path(),
               help="Run the originals on this pytorch-lightning 1.x interpreter instead of the v1 shim.")

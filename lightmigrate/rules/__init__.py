@@ -18,6 +18,7 @@ from lightmigrate.rules.module_api import ModuleApiRule
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.precision_attr import PrecisionAttrRule
+from lightmigrate.rules.removed_api import RemovedApiRule
 from lightmigrate.rules.step_end import StepEndRule
 from lightmigrate.rules.tbptt import TbpttRule
 from lightmigrate.rules.trainer_api import TrainerApiRule
@@ -29,9 +30,11 @@ HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), P
                             BehaviourNotesRule()]
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
-# epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
+# epoch-end rule adds its buffers; LM002 marks whatever hook is still dead; the Trainer rules
+# follow; LM090 (last resort) runs last and marks any removed 1.x API no other rule handled.
 ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(),
-                         *HOOKS_RULES, DeadHooksRule(), TrainerApiRule(), TrainerConstructorRule()]
+                         *HOOKS_RULES, DeadHooksRule(), TrainerApiRule(), TrainerConstructorRule(),
+                         RemovedApiRule()]  # LM090 last: it marks what no other rule handled
 
 
 def rules_by_code() -> Dict[str, Rule]:

@@ -19,7 +19,7 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_table
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 
 CODE = "LM002"
 DATALOADER_IDX_HOOKS = frozenset(
@@ -123,6 +123,28 @@ class DeadHooksRule(Rule):
     name = "dead-hooks"
     summary = "Marks methods that look like Lightning hooks but that Lightning 2.x never calls, or cannot call."
     spec_rows = ("M4", "M5", "M10", "M11", "M12", "M13", "M14", "M15", "M16", "M20", "M27", "C1", "C3", "A.8")
+    coverage = {
+        "M1": Handling.MARKED,
+        "M2": Handling.MARKED,
+        "M3": Handling.MARKED,
+        "M4": Handling.MARKED,
+        "M5": Handling.MARKED,
+        "M7": Handling.MARKED,
+        "M10": Handling.MARKED,
+        "M11": Handling.MARKED,
+        "M12": Handling.MARKED,
+        "M13": Handling.MARKED,
+        "M14": Handling.MARKED,
+        "M15": Handling.MARKED,
+        "M16": Handling.MARKED,
+        "M17": Handling.MARKED,
+        "M20": Handling.MARKED,
+        "M27": Handling.MARKED,
+        "C1": Handling.MARKED,
+        "C3": Handling.MARKED,
+        "A8-hooks": Handling.MARKED,
+        "A8-module": Handling.MARKED,
+    }
     guide = ("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html (rows on removed hooks, "
              "`optimizer_idx` in hook signatures, `dataloader_idx` defaults; PRs 16791, 16539, 16753)")
     safety = Safety.REVIEW

@@ -52,7 +52,7 @@ from lightmigrate.cst_helpers import (
 )
 from lightmigrate.findings import Kind
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
 
 CODE = "LM001"
@@ -472,6 +472,12 @@ class EpochEndRule(Rule):
     name = "epoch-end-outputs"
     summary = "`*_epoch_end(outputs)` hooks become `on_*_epoch_end` hooks with explicit output buffers."
     spec_rows = ("M1", "M2", "M3", "M6")
+    coverage = {
+        "M1": Handling.REWRITTEN,
+        "M2": Handling.REWRITTEN,
+        "M3": Handling.REWRITTEN,
+        "M6": Handling.REWRITTEN,
+    }
     guide = (f"{GUIDE} (1.9 advanced rows: 'used training_epoch_end', 'used validation_epoch_end', "
              "'used test_epoch_end', 'used on_predict_epoch_end with results'; PRs 16520, 16655)")
     safety = Safety.PRESERVING

@@ -50,7 +50,7 @@ from lightmigrate.cst_helpers import (
     super_call_attr,
 )
 from lightmigrate.findings import Kind
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
 
 CODE = "LM005"
@@ -781,6 +781,16 @@ class MultiOptimizerRule(Rule):
     summary = ("`training_step(..., optimizer_idx)` with several optimizers becomes manual optimization that "
                "runs 1.9's loop (toggling, closures, accumulation, clipping, schedulers, frequencies).")
     spec_rows = ("M7", "M8", "M10", "M11", "M12", "M13", "M14", "M15", "T11")
+    coverage = {
+        "M7": Handling.REWRITTEN,
+        "M8": Handling.REWRITTEN,
+        "M10": Handling.REWRITTEN,
+        "M11": Handling.REWRITTEN,
+        "M12": Handling.REWRITTEN,
+        "M13": Handling.REWRITTEN,
+        "M14": Handling.REWRITTEN,
+        "M15": Handling.REWRITTEN,
+    }
     guide = (f"{GUIDE} (1.9 advanced rows: 'used training_step with optimizer_idx' / multiple optimizers in "
              "automatic optimization -> switch to manual optimization; 'used the frequency key of "
              "configure_optimizers'; PR 16539)")

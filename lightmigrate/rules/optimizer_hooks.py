@@ -48,7 +48,7 @@ from lightmigrate.cst_helpers import (
     with_body,
 )
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes
 
 CODE = "LM004"
@@ -705,6 +705,17 @@ class OptimizerHooksRule(Rule):
     summary = ("Rewrites optimizer hooks to their 2.x signatures (no optimizer_idx, no optimizer_step flags) "
                "and gives hand-written manual steps an LBFGS-safe closure.")
     spec_rows = ("M9", "M10", "M11", "M12", "M13", "M14", "M15", "C1", "C4")
+    coverage = {
+        "M9": Handling.REWRITTEN,
+        "M10": Handling.REWRITTEN,
+        "M11": Handling.REWRITTEN,
+        "M12": Handling.REWRITTEN,
+        "M13": Handling.REWRITTEN,
+        "M14": Handling.REWRITTEN,
+        "M15": Handling.REWRITTEN,
+        "C1": Handling.REWRITTEN,
+        "C4": Handling.REWRITTEN,
+    }
     guide = (f"{GUIDE} (rows on `optimizer_idx` in `optimizer_step`, `optimizer_zero_grad`, `lr_scheduler_step`, "
              "`configure_gradient_clipping`, `on_before_optimizer_step`, `backward`, `toggle_optimizer`, "
              "`Callback.on_before_optimizer_step`, `BaseFinetuning.finetune_function`; spec M9-M15, C1, C4)")

@@ -47,7 +47,7 @@ from lightmigrate.cst_helpers import (
     with_body,
 )
 from lightmigrate.project import ClassInfo
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
 
 CODE = "LM003"
@@ -375,6 +375,10 @@ class StepEndRule(Rule):
     name = "step-end-hooks"
     summary = "`*_step_end` hooks, silently ignored by 2.x, are inlined into the step or moved to `on_*_batch_end`."
     spec_rows = ("M4", "M5")
+    coverage = {
+        "M4": Handling.REWRITTEN,
+        "M5": Handling.REWRITTEN,
+    }
     guide = (f"{GUIDE} (1.9 advanced rows: 'used training_step_end', 'used validation_step_end', "
              "'used test_step_end'; PR 16791)")
     safety = Safety.PRESERVING

@@ -44,7 +44,7 @@ from lightmigrate.cst_helpers import (
     with_body,
 )
 from lightmigrate.rules import trainer_args
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
 
 CODE = "LM006"
@@ -497,6 +497,9 @@ class TbpttRule(Rule):
     name = "truncated-bptt"
     summary = "Truncated BPTT (`truncated_bptt_steps`, `hiddens`) becomes a manual-optimization split loop."
     spec_rows = ("M16",)
+    coverage = {
+        "M16": Handling.REWRITTEN,
+    }
     guide = (f"{GUIDE} (1.9 advanced row: 'used truncated_bptt_steps / tbptt_split_batch / "
              "training_step(..., hiddens)': switch to manual optimization and loop over the splits; PR 16172)")
     safety = Safety.PRESERVING
