@@ -22,7 +22,7 @@ from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.base import Handling, Rule
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = Path("/work/shared/spec/lightning-1-to-2.md")
+SPEC = ROOT.parent / "shared" / "spec" / "lightning-1-to-2.md"  # shared/ sits beside the repo (CI, developers)
 A8_IDS = {"A8-trainer-args", "A8-fit-keywords", "A8-hooks", "A8-checkpoint-state", "A8-module", "A8-imports",
           "A8-trainer-attributes", "A8-callbacks-loggers"}
 
