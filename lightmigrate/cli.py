@@ -9,6 +9,8 @@ import click
 
 from lightmigrate import __version__
 from lightmigrate.engine import Mode, run
+from lightmigrate.engine.parallel import default_jobs
+from lightmigrate.progress import progress_bar, wants_progress
 from lightmigrate.report import print_report, print_rules_table, rule_detail
 from lightmigrate.rules import ALL_RULES, rules_by_code, select_rules
 
@@ -38,8 +40,11 @@ def main() -> None:
     help="Comma-separated rule codes (or prefixes) to run; default: all rules.",
 )
 @click.option("--no-color", is_flag=True, help="Never colour the diff.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Processes to use; default: one per core. Output is the same for any value.")
 def rewrite(
-    paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], no_color: bool
+    paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], no_color: bool,
+    jobs: Optional[int],
 ) -> None:
     """Rewrite the Python files under PATHS in place (or show/check what would change).
 
@@ -49,7 +54,8 @@ def rewrite(
     if show_diff and check:
         raise click.UsageError("--diff and --check cannot be used together")
     mode = Mode.DIFF if show_diff else Mode.CHECK if check else Mode.WRITE
-    report = run(paths, select_rules(select), mode)
+    with progress_bar(wants_progress()) as progress:
+        report = run(paths, select_rules(select), mode, jobs=jobs or default_jobs(), progress=progress)
     print_report(report, color=not no_color and sys.stdout.isatty())
     sys.exit(report.exit_code)
 

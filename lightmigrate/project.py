@@ -66,18 +66,23 @@ def _dotted(node: ast.expr) -> Optional[str]:
     return None
 
 
-def _super_calls(func: ast.AST) -> FrozenSet[str]:
-    found = set()
+def _method_facts(func: ast.AST, self_name: str) -> Tuple[FrozenSet[str], set, set]:
+    """One walk over a method: names called as ``super().NAME(...)``, names used as
+    ``self.NAME`` and names called as ``self.NAME(...)`` (``self_name`` is its first
+    parameter, "" when it has none)."""
+    supers, attributes, calls = set(), set(), set()
     for node in ast.walk(func):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Call)
-            and isinstance(node.func.value.func, ast.Name)
-            and node.func.value.func.id == "super"
-        ):
-            found.add(node.func.attr)
-    return frozenset(found)
+        if isinstance(node, ast.Attribute):
+            value = node.value
+            if self_name and isinstance(value, ast.Name) and value.id == self_name:
+                attributes.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            value = node.func.value
+            if self_name and isinstance(value, ast.Name) and value.id == self_name:
+                calls.add(node.func.attr)
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
+                supers.add(node.func.attr)
+    return frozenset(supers), attributes, calls
 
 
 def _param_names(func: ast.AST) -> Tuple[str, ...]:
@@ -89,25 +94,6 @@ def _param_names(func: ast.AST) -> Tuple[str, ...]:
     if a.kwarg:
         names.append("**" + a.kwarg.arg)
     return tuple(names)
-
-
-def _self_attributes(func: ast.AST, self_name: str) -> set:
-    return {
-        n.attr
-        for n in ast.walk(func)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name
-    }
-
-
-def _self_calls(func: ast.AST, self_name: str) -> set:
-    return {
-        n.func.attr
-        for n in ast.walk(func)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == self_name
-    }
 
 
 def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
@@ -123,11 +109,11 @@ def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods.add(item.name)
-                supers[item.name] = _super_calls(item)
                 params[item.name] = _param_names(item)
-                if params[item.name]:
-                    attributes |= _self_attributes(item, params[item.name][0])
-                    calls |= _self_calls(item, params[item.name][0])
+                self_name = params[item.name][0] if params[item.name] else ""
+                supers[item.name], method_attributes, method_calls = _method_facts(item, self_name)
+                attributes |= method_attributes
+                calls |= method_calls
             elif isinstance(item, (ast.Assign, ast.AnnAssign)):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 methods.update(t.id for t in targets if isinstance(t, ast.Name))
@@ -188,9 +174,29 @@ class ProjectIndex:
         if info not in bucket:
             bucket.append(info)
 
+    def merge(self, other: "ProjectIndex") -> None:
+        """Add everything ``other`` indexed, as if its files had been added here (the engine
+        indexes files on several processes and merges the parts in file order). Every
+        attribute is merged by its type, so a new one cannot be dropped silently."""
+        for name, theirs in vars(other).items():
+            mine = getattr(self, name)
+            if name == "_by_name":
+                for info in other.classes():
+                    self.add(info)
+            elif isinstance(mine, bool):
+                setattr(self, name, mine or theirs)
+            elif isinstance(mine, set):
+                mine |= theirs
+            elif isinstance(mine, dict):
+                mine.update(theirs)
+            elif isinstance(mine, list):
+                mine.extend(x for x in theirs if x not in mine)
+            else:
+                raise TypeError(f"ProjectIndex.merge does not know how to merge {name!r}")
+
     def add_source(self, text: str, path: str) -> None:
         self._paths.add(path)
-        if _DP.search(text):
+        if ("dp" in text or "DataParallel" in text) and _DP.search(text):
             self.uses_dp = True
         if "gradient_clip" in text or "accumulate_grad_batches" in text:
             settings = _trainer_settings(text)
@@ -200,7 +206,7 @@ class ProjectIndex:
             return
         try:
             tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         for c in classes_in_source(tree, path):
             self.add(c)

@@ -7,10 +7,12 @@ from typing import Iterable, List, Optional, Sequence
 
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
+from lightmigrate.engine.parallel import TRANSFORM_STAGE, Progress, build_index, map_in_order
 from lightmigrate.engine.source import (
     Source,
     encode_source,
     read_source,
+    remove_stale_temp_files,
     unchanged_on_disk,
     write_atomic,
 )
@@ -66,8 +68,16 @@ def process_source(
     return result
 
 
-def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE) -> RunReport:
-    """Migrate every Python file under ``paths`` with ``rules`` (in order)."""
+def run(
+    paths: Iterable[str],
+    rules: Sequence[Rule],
+    mode: Mode = Mode.WRITE,
+    jobs: int = 1,
+    progress: Optional[Progress] = None,
+) -> RunReport:
+    """Migrate every Python file under ``paths`` with ``rules`` (in order), on ``jobs``
+    processes (the report is the same whatever ``jobs`` is); ``progress(stage, done, total)``
+    is called as files finish."""
     report = RunReport(mode)
     sources: List[Optional[Source]] = []  # parallel to report.files; None for failed reads
     for entry in discover(paths):
@@ -85,9 +95,12 @@ def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE) ->
     todo = [i for i, s in enumerate(sources) if s is not None and needs_transform(s.text, rules)]
     project = ProjectIndex()
     if todo:
-        for source in sources:
-            if source is not None:
-                project.add_source(source.text, source.path)
-    for i in todo:
-        report.files[i] = process_source(sources[i], rules, project, mode)  # type: ignore[arg-type]
+        project = build_index([(s.text, s.path) for s in sources if s is not None], jobs, progress)
+    if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
+        remove_stale_temp_files(s.path for s in sources if s is not None)
+    results = map_in_order(
+        process_source, [sources[i] for i in todo], jobs, (rules, project, mode), progress, TRANSFORM_STAGE
+    )
+    for i, result in zip(todo, results):
+        report.files[i] = result
     return report

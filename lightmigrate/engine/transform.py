@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
@@ -72,10 +73,51 @@ def _compile_error(code: str, path: str) -> Optional[SyntaxError]:
     return None
 
 
+# Python's tokenizer refuses more than 200 nested brackets; libcst's native parser has no such
+# limit and overflows the C stack (the process dies) a few thousand levels deep.
+MAX_BRACKET_DEPTH = 200
+_BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
+class _KeepBrackets(dict):
+    """``str.translate`` table that deletes every character except brackets."""
+
+    def __missing__(self, key: int) -> None:
+        return None
+
+
+_KEEP = _KeepBrackets({ord(c): c for c in "()[]{}"})
+
+
+def bracket_depth(text: str) -> int:
+    """An upper bound of the bracket nesting depth of ``text`` (brackets in strings and
+    comments count too)."""
+    brackets = text.translate(_KEEP)
+    if len(brackets) <= MAX_BRACKET_DEPTH:
+        return len(brackets)
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
+
+
+def _too_deep(text: str, path: str) -> Optional[SourceSyntaxError]:
+    """A located error when ``text`` nests brackets deeper than Python allows."""
+    if bracket_depth(text) <= MAX_BRACKET_DEPTH:
+        return None
+    py = _compile_error(text, path)  # the bound counted strings and comments: ask Python
+    if py is None:
+        return None
+    line, col = py.lineno or 0, py.offset or 1
+    return SourceSyntaxError(f"syntax error: {py.msg}{_caret(text, line, col)}", line, col if line else 0)
+
+
 def parse_source(text: str, path: str = "<string>") -> cst.Module:
     """``libcst.parse_module``, with errors turned into a located SourceSyntaxError."""
+    deep = _too_deep(text, path)
+    if deep is not None:
+        raise deep
     try:
         return cst.parse_module(text)
+    except RecursionError:
+        raise SourceSyntaxError("too deeply nested to parse")
     except cst.ParserSyntaxError as exc:
         # Python's own compiler locates errors more precisely than libcst does.
         py = _compile_error(text, path)
@@ -128,6 +170,9 @@ def transform_text(
             module = rule.apply(module, ctx)
             # The next rule's prefilter sees this rule's output.
             new_text = module.code if isinstance(module, cst.Module) else new_text
+        except RecursionError as exc:
+            message = f"{rule.code}: code too deeply nested to rewrite (RecursionError); file left unchanged"
+            raise RuleCrash(rule.code, message) from exc
         except Exception as exc:
             message = f"internal error in {rule.code}: {type(exc).__name__}: {exc}"
             raise RuleCrash(rule.code, message) from exc
