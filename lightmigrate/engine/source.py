@@ -46,7 +46,7 @@ def decode_source(data: bytes) -> Tuple[str, str]:
             line, col = _position_of_byte(data, bad.start)
             raw = data[bad.start : bad.end].hex(" ")
             raise EngineError(
-                f"not UTF-8 and no coding cookie names the encoding: invalid byte(s) {raw}", line, col
+                f"cannot decode as utf-8 (no coding cookie names another encoding): invalid byte(s) {raw}", line, col
             )
         raise EngineError(f"cannot detect encoding: {exc.msg or exc}")
     try:
@@ -54,7 +54,18 @@ def decode_source(data: bytes) -> Tuple[str, str]:
     except UnicodeDecodeError as exc:
         line, col = _position_of_byte(data, exc.start)
         bad = data[exc.start : exc.end].hex(" ")
+        if encoding == "utf-8" and not _has_cookie(data):
+            raise EngineError(
+                f"cannot decode as utf-8 (no coding cookie names another encoding): invalid byte(s) {bad}", line, col
+            )
         raise EngineError(f"cannot decode as {encoding}: invalid byte(s) {bad}", line, col)
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]")
+
+
+def _has_cookie(data: bytes) -> bool:
+    return any(_COOKIE.match(line) for line in data.splitlines()[:2])
 
 
 def encode_source(text: str, encoding: str) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import warnings
 from dataclasses import dataclass, field
@@ -142,6 +143,25 @@ def _invalid_reason(code: str, original: str, path: str) -> Optional[str]:
     return None
 
 
+def _reject_unparsable_input(text: str, path: str) -> None:
+    """libcst accepts some code Python 3 does not (``except X, e:`` from Python 2). Output
+    cannot be checked when the input itself never compiled, so when Python's own parser
+    rejects the input, that is the file's error, whether or not a rule would change it.
+    (Code that parses but does not compile, such as ``return`` outside a function, is left
+    to the output check.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(text, path)
+        except SyntaxError as exc:
+            line, col = exc.lineno or 0, exc.offset or 1
+            raise SourceSyntaxError(
+                f"syntax error: {exc.msg}{_caret(text, line, col)}", line, col if line else 0
+            ) from exc
+        except (ValueError, RecursionError, MemoryError):
+            return
+
+
 def transform_text(
     text: str,
     rules: Sequence[Rule],
@@ -160,6 +180,7 @@ def transform_text(
         out.text = BOM + out.text
         return out
     module = parse_source(text, path)
+    _reject_unparsable_input(text, path)
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
