@@ -187,10 +187,13 @@ def transform_text(
     for rule in rules:
         if not rule.may_apply(new_text):
             continue
+        before = module
         try:
             module = rule.apply(module, ctx)
-            # The next rule's prefilter sees this rule's output.
-            new_text = module.code if isinstance(module, cst.Module) else new_text
+            # The next rule's prefilter sees this rule's output (a rule that returns the very
+            # module it got changed nothing, so no need to generate the code again).
+            if module is not before and isinstance(module, cst.Module):
+                new_text = module.code
         except RecursionError as exc:
             message = f"{rule.code}: code too deeply nested to rewrite (RecursionError); file left unchanged"
             raise RuleCrash(rule.code, message) from exc
