@@ -66,23 +66,18 @@ def _dotted(node: ast.expr) -> Optional[str]:
     return None
 
 
-def _method_facts(func: ast.AST, self_name: str) -> Tuple[FrozenSet[str], set, set]:
-    """One walk over a method: names called as ``super().NAME(...)``, names used as
-    ``self.NAME`` and names called as ``self.NAME(...)`` (``self_name`` is its first
-    parameter, "" when it has none)."""
-    supers, attributes, calls = set(), set(), set()
+def _super_calls(func: ast.AST) -> FrozenSet[str]:
+    found = set()
     for node in ast.walk(func):
-        if isinstance(node, ast.Attribute):
-            value = node.value
-            if self_name and isinstance(value, ast.Name) and value.id == self_name:
-                attributes.add(node.attr)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            value = node.func.value
-            if self_name and isinstance(value, ast.Name) and value.id == self_name:
-                calls.add(node.func.attr)
-            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
-                supers.add(node.func.attr)
-    return frozenset(supers), attributes, calls
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Call)
+            and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super"
+        ):
+            found.add(node.func.attr)
+    return frozenset(found)
 
 
 def _param_names(func: ast.AST) -> Tuple[str, ...]:
@@ -94,6 +89,25 @@ def _param_names(func: ast.AST) -> Tuple[str, ...]:
     if a.kwarg:
         names.append("**" + a.kwarg.arg)
     return tuple(names)
+
+
+def _self_attributes(func: ast.AST, self_name: str) -> set:
+    return {
+        n.attr
+        for n in ast.walk(func)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name
+    }
+
+
+def _self_calls(func: ast.AST, self_name: str) -> set:
+    return {
+        n.func.attr
+        for n in ast.walk(func)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == self_name
+    }
 
 
 def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
@@ -109,11 +123,11 @@ def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods.add(item.name)
+                supers[item.name] = _super_calls(item)
                 params[item.name] = _param_names(item)
-                self_name = params[item.name][0] if params[item.name] else ""
-                supers[item.name], method_attributes, method_calls = _method_facts(item, self_name)
-                attributes |= method_attributes
-                calls |= method_calls
+                if params[item.name]:
+                    attributes |= _self_attributes(item, params[item.name][0])
+                    calls |= _self_calls(item, params[item.name][0])
             elif isinstance(item, (ast.Assign, ast.AnnAssign)):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 methods.update(t.id for t in targets if isinstance(t, ast.Name))
