@@ -12,6 +12,8 @@ from lightmigrate.config import ConfigError, Settings, load_settings
 from lightmigrate.engine import Mode, run
 from lightmigrate.formats import FORMATS, effective_mode, print_run, verify_sarif, write_json
 from lightmigrate.gitguard import dirty_reason
+from lightmigrate.engine.parallel import default_jobs
+from lightmigrate.progress import progress_bar, wants_progress
 from lightmigrate.report import print_report, print_rules_table, rule_detail
 from lightmigrate.rules import ALL_RULES, rules_by_code, select_rules
 
@@ -69,9 +71,12 @@ def main() -> None:
 @click.option("--allow-dirty", is_flag=True,
               help="Rewrite in place even when the git working tree has uncommitted changes.")
 @click.option("--no-color", is_flag=True, help="Never colour the diff.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Processes to use; default: one per core. Output is the same for any value.")
 def rewrite(
     paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], ignore: List[str],
     exclude: List[str], config_path: Optional[str], output_format: str, allow_dirty: bool, no_color: bool,
+    jobs: Optional[int],
 ) -> None:
     """Rewrite the Python files and notebooks under PATHS in place (or show/check what would change).
 
@@ -89,7 +94,9 @@ def rewrite(
         if reason:
             click.echo(f"lightmigrate: not rewriting: {reason}", err=True)
             sys.exit(2)
-    report = run(paths, rules, effective_mode(mode, output_format), settings)
+    with progress_bar(wants_progress()) as progress:
+        report = run(paths, rules, effective_mode(mode, output_format), settings,
+                     jobs=jobs or default_jobs(), progress=progress)
     if output_format == "text":
         print_report(report, color=not no_color and sys.stdout.isatty())
     else:

@@ -188,9 +188,29 @@ class ProjectIndex:
         if info not in bucket:
             bucket.append(info)
 
+    def merge(self, other: "ProjectIndex") -> None:
+        """Add everything ``other`` indexed, as if its files had been added here (the engine
+        indexes files on several processes and merges the parts in file order). Every
+        attribute is merged by its type, so a new one cannot be dropped silently."""
+        for name, theirs in vars(other).items():
+            mine = getattr(self, name)
+            if name == "_by_name":
+                for info in other.classes():
+                    self.add(info)
+            elif isinstance(mine, bool):
+                setattr(self, name, mine or theirs)
+            elif isinstance(mine, set):
+                mine |= theirs
+            elif isinstance(mine, dict):
+                mine.update(theirs)
+            elif isinstance(mine, list):
+                mine.extend(x for x in theirs if x not in mine)
+            else:
+                raise TypeError(f"ProjectIndex.merge does not know how to merge {name!r}")
+
     def add_source(self, text: str, path: str) -> None:
         self._paths.add(path)
-        if _DP.search(text):
+        if ("dp" in text or "DataParallel" in text) and _DP.search(text):
             self.uses_dp = True
         if "gradient_clip" in text or "accumulate_grad_batches" in text:
             settings = _trainer_settings(text)
@@ -200,7 +220,7 @@ class ProjectIndex:
             return
         try:
             tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         for c in classes_in_source(tree, path):
             self.add(c)

@@ -7,6 +7,7 @@ are (if they are Python files), ignore rules do not apply to them.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, Set, Tuple
@@ -86,6 +87,16 @@ def initial_rules(directory: str) -> Tuple[IgnoreRules, str]:
     return rules, _rel_posix(abs_dir, root)
 
 
+def link_problem(path: str) -> str:
+    """Why the symbolic link ``path`` cannot be followed."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop"
+    return "broken symbolic link"
+
+
 def _join(parent: str, name: str) -> str:
     return name if parent == "." else os.path.join(parent, name)
 
@@ -125,7 +136,7 @@ class _Walker:
                     yield from self.walk(child, child_rel + "/", rules)
             elif entry.name.endswith(SOURCE_SUFFIXES) and not rules.ignored(child_rel, False):
                 if entry.is_symlink() and not os.path.exists(child):
-                    yield Entry(child, Problem(child, "broken symbolic link"))
+                    yield Entry(child, Problem(child, link_problem(child)))
                 else:
                     yield from self.file(child)
             elif is_yaml(entry.name) and not rules.ignored(child_rel, False) and file_has_trainer_section(child):
@@ -140,7 +151,7 @@ def discover(paths: Iterable[str]) -> Iterator[Entry]:
         if not os.path.lexists(path):
             yield Entry(path, Problem(path, "no such file or directory"))
         elif not os.path.exists(path):
-            yield Entry(path, Problem(path, "broken symbolic link"))
+            yield Entry(path, Problem(path, link_problem(path)))
         elif os.path.isdir(path):
             rules, rel = initial_rules(path)
             yield from walker.walk(path, rel, rules)

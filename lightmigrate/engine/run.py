@@ -8,10 +8,12 @@ from typing import Iterable, List, Optional, Sequence
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
 from lightmigrate.engine import notebook
+from lightmigrate.engine.parallel import TRANSFORM_STAGE, Progress, build_index, map_in_order
 from lightmigrate.engine.source import (
     Source,
     encode_source,
     read_source,
+    remove_stale_temp_files,
     unchanged_on_disk,
     write_atomic,
 )
@@ -75,9 +77,25 @@ def process_source(
     return result
 
 
-def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE, settings=None) -> RunReport:
-    """Migrate every Python file under ``paths`` with ``rules`` (in order). ``settings``
-    (a ``lightmigrate.config.Settings``) excludes files and switches rules off per file."""
+def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
+    """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes)``);
+    the rule objects travel to each worker once, the per-file codes with every file."""
+    source, codes = item
+    return process_source(source, [r for r in rules if r.code in codes], project, mode)
+
+
+def run(
+    paths: Iterable[str],
+    rules: Sequence[Rule],
+    mode: Mode = Mode.WRITE,
+    settings=None,
+    jobs: int = 1,
+    progress: Optional[Progress] = None,
+) -> RunReport:
+    """Migrate every Python file under ``paths`` with ``rules`` (in order), on ``jobs``
+    processes (the report is the same whatever ``jobs`` is). ``settings`` (a
+    ``lightmigrate.config.Settings``) excludes files and switches rules off per file;
+    ``progress(stage, done, total)`` is called as files finish."""
     report = RunReport(mode)
     sources: List[Optional[Source]] = []  # parallel to report.files; None for failed reads
     for entry in discover(paths):
@@ -99,9 +117,13 @@ def run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode = Mode.WRITE, se
             if s is not None and (needs_transform(s.text, file_rules[i]) or is_yaml(s.path))]
     project = ProjectIndex()
     if todo:
-        for source in sources:
-            if source is not None:
-                project.add_source(notebook.indexable_text(source.path, source.text), source.path)
-    for i in todo:
-        report.files[i] = process_source(sources[i], file_rules[i], project, mode)  # type: ignore[arg-type]
+        project = build_index(
+            [(notebook.indexable_text(s.path, s.text), s.path) for s in sources if s is not None], jobs, progress
+        )
+    if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
+        remove_stale_temp_files(s.path for s in sources if s is not None)
+    work = [(sources[i], tuple(r.code for r in file_rules[i])) for i in todo]
+    results = map_in_order(_process_selected, work, jobs, (rules, project, mode), progress, TRANSFORM_STAGE)
+    for i, result in zip(todo, results):
+        report.files[i] = result
     return report

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from lightmigrate.engine.model import EngineError
 
@@ -38,14 +39,33 @@ def decode_source(data: bytes) -> Tuple[str, str]:
         raise EngineError("binary file")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # unknown codec in the cookie, BOM/cookie mismatch
+    except SyntaxError as exc:  # unknown codec in the cookie, BOM/cookie mismatch, not UTF-8
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            line, col = _position_of_byte(data, bad.start)
+            raw = data[bad.start : bad.end].hex(" ")
+            raise EngineError(
+                f"cannot decode as utf-8 (no coding cookie names another encoding): invalid byte(s) {raw}", line, col
+            )
         raise EngineError(f"cannot detect encoding: {exc.msg or exc}")
     try:
         return data.decode(encoding), encoding
     except UnicodeDecodeError as exc:
         line, col = _position_of_byte(data, exc.start)
         bad = data[exc.start : exc.end].hex(" ")
+        if encoding == "utf-8" and not _has_cookie(data):
+            raise EngineError(
+                f"cannot decode as utf-8 (no coding cookie names another encoding): invalid byte(s) {bad}", line, col
+            )
         raise EngineError(f"cannot decode as {encoding}: invalid byte(s) {bad}", line, col)
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]")
+
+
+def _has_cookie(data: bytes) -> bool:
+    return any(_COOKIE.match(line) for line in data.splitlines()[:2])
 
 
 def encode_source(text: str, encoding: str) -> bytes:
@@ -58,10 +78,23 @@ def encode_source(text: str, encoding: str) -> bytes:
         )
 
 
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "a special file"
+
+
 def read_source(path: str) -> Source:
     try:
-        with open(path, "rb") as f:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it has no effect on files.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as f:
             info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise EngineError(f"cannot read file: not a regular file ({_file_kind(info.st_mode)})")
             data = f.read()
     except OSError as exc:
         raise EngineError(f"cannot read file: {exc.strerror or exc}")
@@ -78,6 +111,44 @@ def unchanged_on_disk(source: Source) -> bool:
     return (info.st_mtime_ns, info.st_size) == (source.mtime_ns, source.size)
 
 
+TEMP_SUFFIX = ".lmtmp"
+# ``.NAME.<8 random characters from tempfile>.lmtmp``, next to NAME.
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + "$")
+
+
+def stale_temp_files(paths: Iterable[str]) -> List[str]:
+    """Temporary files that ``write_atomic`` left next to ``paths`` (a process killed
+    between creating and renaming one). Only names of that exact form, for files of the run."""
+    wanted: Dict[str, Set[str]] = {}
+    for path in paths:
+        target = os.path.realpath(path)
+        wanted.setdefault(os.path.dirname(target), set()).add(os.path.basename(target))
+    found = []
+    for folder in sorted(wanted):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in sorted(names):
+            match = _TEMP_NAME.match(name)
+            if match and match.group("name") in wanted[folder]:
+                found.append(os.path.join(folder, name))
+    return found
+
+
+def remove_stale_temp_files(paths: Iterable[str]) -> int:
+    """Delete what :func:`stale_temp_files` finds; returns how many were removed."""
+    removed = 0
+    for tmp in stale_temp_files(paths):
+        try:
+            if stat.S_ISREG(os.lstat(tmp).st_mode):
+                os.unlink(tmp)
+                removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def write_atomic(path: str, data: bytes, mode: Optional[int] = None) -> None:
     """Replace ``path`` (the file a symlink points to, if it is one) with ``data``.
 
@@ -90,7 +161,7 @@ def write_atomic(path: str, data: bytes, mode: Optional[int] = None) -> None:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     folder = os.path.dirname(target)
     prefix = "." + os.path.basename(target) + "."
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".lmtmp")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

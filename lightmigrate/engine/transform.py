@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import itertools
 import warnings
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
@@ -75,10 +77,51 @@ def _compile_error(code: str, path: str) -> Optional[SyntaxError]:
     return None
 
 
+# Python's tokenizer refuses more than 200 nested brackets; libcst's native parser has no such
+# limit and overflows the C stack (the process dies) a few thousand levels deep.
+MAX_BRACKET_DEPTH = 200
+_BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
+class _KeepBrackets(dict):
+    """``str.translate`` table that deletes every character except brackets."""
+
+    def __missing__(self, key: int) -> None:
+        return None
+
+
+_KEEP = _KeepBrackets({ord(c): c for c in "()[]{}"})
+
+
+def bracket_depth(text: str) -> int:
+    """An upper bound of the bracket nesting depth of ``text`` (brackets in strings and
+    comments count too)."""
+    brackets = text.translate(_KEEP)
+    if len(brackets) <= MAX_BRACKET_DEPTH:
+        return len(brackets)
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
+
+
+def _too_deep(text: str, path: str) -> Optional[SourceSyntaxError]:
+    """A located error when ``text`` nests brackets deeper than Python allows."""
+    if bracket_depth(text) <= MAX_BRACKET_DEPTH:
+        return None
+    py = _compile_error(text, path)  # the bound counted strings and comments: ask Python
+    if py is None:
+        return None
+    line, col = py.lineno or 0, py.offset or 1
+    return SourceSyntaxError(f"syntax error: {py.msg}{_caret(text, line, col)}", line, col if line else 0)
+
+
 def parse_source(text: str, path: str = "<string>") -> cst.Module:
     """``libcst.parse_module``, with errors turned into a located SourceSyntaxError."""
+    deep = _too_deep(text, path)
+    if deep is not None:
+        raise deep
     try:
         return cst.parse_module(text)
+    except RecursionError:
+        raise SourceSyntaxError("too deeply nested to parse")
     except cst.ParserSyntaxError as exc:
         # Python's own compiler locates errors more precisely than libcst does.
         py = _compile_error(text, path)
@@ -103,6 +146,25 @@ def _invalid_reason(code: str, original: str, path: str) -> Optional[str]:
     return None
 
 
+def _reject_unparsable_input(text: str, path: str) -> None:
+    """libcst accepts some code Python 3 does not (``except X, e:`` from Python 2). Output
+    cannot be checked when the input itself never compiled, so when Python's own parser
+    rejects the input, that is the file's error, whether or not a rule would change it.
+    (Code that parses but does not compile, such as ``return`` outside a function, is left
+    to the output check.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(text, path)
+        except SyntaxError as exc:
+            line, col = exc.lineno or 0, exc.offset or 1
+            raise SourceSyntaxError(
+                f"syntax error: {exc.msg}{_caret(text, line, col)}", line, col if line else 0
+            ) from exc
+        except (ValueError, RecursionError, MemoryError):
+            return
+
+
 def transform_text(
     text: str,
     rules: Sequence[Rule],
@@ -122,16 +184,24 @@ def transform_text(
         return out
     changes: List[Finding] = []
     module = parse_source(text, path)
+    _reject_unparsable_input(text, path)
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
     for rule in rules:
         if not rule.may_apply(new_text):
             continue
+        before = module
         try:
             module = apply_rule(rule, module, ctx, new_text)  # honours `# lightmigrate: ignore[...]`
-            # The next rule's prefilter sees this rule's output.
-            step_input, new_text = new_text, module.code if isinstance(module, cst.Module) else new_text
+            # The next rule's prefilter sees this rule's output (a rule that returns the very
+            # module it got changed nothing, so no need to generate the code again).
+            step_input = new_text
+            if module is not before and isinstance(module, cst.Module):
+                new_text = module.code
+        except RecursionError as exc:
+            message = f"{rule.code}: code too deeply nested to rewrite (RecursionError); file left unchanged"
+            raise RuleCrash(rule.code, message) from exc
         except Exception as exc:
             message = f"internal error in {rule.code}: {type(exc).__name__}: {exc}"
             raise RuleCrash(rule.code, message) from exc

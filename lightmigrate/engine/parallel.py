@@ -1,0 +1,126 @@
+"""Running a run's per-file work on several processes (``--jobs``).
+
+Two steps of a run are spread over a process pool: building the project's class index (each
+worker indexes some files, the parts are merged in file order, so the index is exactly the
+one a single process builds), then transforming the files that pass the prefilter (each
+worker gets the rules and the finished index once, when it starts). Results come back in
+file order whatever order the workers finish in, so output never depends on ``jobs``.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
+
+from lightmigrate.project import ProjectIndex, worth_indexing
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# progress(stage, done, total): called in the main process as files finish.
+Progress = Callable[[str, int, int], None]
+
+INDEX_STAGE = "indexing"
+TRANSFORM_STAGE = "migrating"
+
+
+def default_jobs() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# A worker's function and the arguments it shares with every call, set once per process.
+_worker_call: Optional[Callable[..., Any]] = None
+_worker_args: tuple = ()
+
+
+def _init_worker(func: Callable[..., Any], shared: tuple) -> None:
+    global _worker_call, _worker_args
+    _worker_call, _worker_args = func, shared
+
+
+def _call_in_worker(item: Any) -> Any:
+    assert _worker_call is not None
+    return _worker_call(item, *_worker_args)
+
+
+def map_in_order(
+    func: Callable[..., R],
+    items: Sequence[T],
+    jobs: int = 1,
+    shared: tuple = (),
+    progress: Optional[Progress] = None,
+    stage: str = "",
+) -> List[R]:
+    """``[func(item, *shared) for item in items]`` on up to ``jobs`` processes.
+
+    ``func`` must be a module-level function; ``shared`` is sent to each worker once, not
+    with every item. Results are in ``items`` order. With one job (or one item) everything
+    runs in this process.
+    """
+    total = len(items)
+    if progress is not None:
+        progress(stage, 0, total)
+    if jobs <= 1 or total <= 1:
+        out = []
+        for done, item in enumerate(items, 1):
+            out.append(func(item, *shared))
+            if progress is not None:
+                progress(stage, done, total)
+        return out
+    results: List[Any] = [None] * total
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, total), initializer=_init_worker, initargs=(func, shared)
+    ) as pool:
+        # Keep a bounded number of items in flight so a huge run does not pickle every
+        # file's text up front.
+        pending: Dict[Future, int] = {}
+        next_item = 0
+        done = 0
+        limit = 4 * min(jobs, total)
+        while done < total:
+            while next_item < total and len(pending) < limit:
+                pending[pool.submit(_call_in_worker, items[next_item])] = next_item
+                next_item += 1
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                results[pending.pop(future)] = future.result()
+                done += 1
+            if progress is not None:
+                progress(stage, done, total)
+    return results
+
+
+def _index_part(item: tuple) -> ProjectIndex:
+    text, path = item
+    part = ProjectIndex()
+    part.add_source(text, path)
+    return part
+
+
+def build_index(
+    files: Sequence[tuple], jobs: int = 1, progress: Optional[Progress] = None
+) -> ProjectIndex:
+    """The class index of ``files`` (``(text, path)`` pairs, in run order). Files that need
+    parsing are indexed on the pool; the parts are merged in run order."""
+    heavy = [i for i, (text, _) in enumerate(files) if worth_indexing(text)]
+    project = ProjectIndex()
+    if jobs <= 1 or len(heavy) <= 1:
+        for text, path in files:
+            project.add_source(text, path)
+        if progress is not None and heavy:
+            progress(INDEX_STAGE, len(heavy), len(heavy))
+        return project
+    parts = map_in_order(_index_part, [files[i] for i in heavy], jobs, (), progress, INDEX_STAGE)
+    by_position = dict(zip(heavy, parts))
+    for i, (text, path) in enumerate(files):
+        part = by_position.get(i)
+        if part is None:
+            project.add_source(text, path)
+        else:
+            project.merge(part)
+    return project

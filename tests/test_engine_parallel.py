@@ -1,0 +1,185 @@
+"""``--jobs``: the same bytes and the same report whatever the number of processes, the class
+index built on several processes equals the one built on one, and the progress bar shows
+only on a terminal outside CI."""
+
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lightmigrate.engine import Mode, run
+from lightmigrate.engine.parallel import build_index, default_jobs, map_in_order
+from lightmigrate.engine.source import read_source
+from lightmigrate.engine.discovery import discover
+from lightmigrate.project import ProjectIndex
+from lightmigrate.rules import ALL_RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+SCRIPT = Path(sys.executable).with_name("lightmigrate")
+
+
+def _square_plus(x, offset):
+    return x * x + offset
+
+
+def test_map_in_order_keeps_order_and_shares_arguments():
+    items = list(range(40))
+    expected = [x * x + 3 for x in items]
+    seen = []
+    for jobs in (1, 2, 4):
+        assert map_in_order(_square_plus, items, jobs, (3,), lambda s, d, t: seen.append((s, d, t)), "sq") == expected
+    assert seen[-1] == ("sq", 40, 40) and ("sq", 0, 40) in seen
+    assert default_jobs() >= 1
+
+
+def corpus_files():
+    return [(s.text, s.path) for s in (read_source(e.path) for e in discover([str(CORPUS)]) if e.error is None)]
+
+
+def index_state(project: ProjectIndex):
+    return {name: value for name, value in vars(project).items()}
+
+
+def test_parallel_index_equals_sequential_index():
+    files = corpus_files()
+    assert len(files) > 40
+    sequential = ProjectIndex()
+    for text, path in files:
+        sequential.add_source(text, path)
+    for jobs in (2, 4):
+        parallel = build_index(files, jobs)
+        assert index_state(parallel) == index_state(sequential)
+        # Bucket order decides which definition wins, so it must match too.
+        assert [c.path for c in parallel.classes()] == [c.path for c in sequential.classes()]
+
+
+def test_merge_refuses_unknown_attribute_kinds():
+    a, b = ProjectIndex(), ProjectIndex()
+    b.something_new = 3.5  # a field added later that merge does not know how to combine
+    a.something_new = 0.0
+    with pytest.raises(TypeError, match="something_new"):
+        a.merge(b)
+
+
+@pytest.fixture(scope="module")
+def corpus_copies(tmp_path_factory):
+    base = tmp_path_factory.mktemp("jobs")
+    copies = {}
+    for jobs in (1, 2, 4):
+        target = base / f"jobs{jobs}" / "corpus"
+        shutil.copytree(CORPUS, target)
+        copies[jobs] = target
+    return copies
+
+
+def test_diff_output_is_byte_identical_for_any_jobs(corpus_copies):
+    outputs = {}
+    for jobs, tree in corpus_copies.items():
+        result = subprocess.run([str(SCRIPT), "rewrite", "--diff", "--jobs", str(jobs), "corpus"],
+                                cwd=tree.parent, capture_output=True, timeout=900)
+        assert result.returncode == 1, result.stderr
+        outputs[jobs] = (result.stdout, result.stderr)
+    assert outputs[1][0].count(b"\n+++ b/") > 40
+    assert outputs[2] == outputs[1] and outputs[4] == outputs[1]
+
+
+def test_written_trees_and_reports_are_identical_for_any_jobs(corpus_copies):
+    # Markers name files by the path they were given, so paths are compared relative to the tree.
+    trees, reports = {}, {}
+    for jobs in (1, 4):
+        tree = corpus_copies[jobs]
+        report = run([str(tree)], ALL_RULES, Mode.WRITE, jobs=jobs)
+        reports[jobs] = [
+            (os.path.relpath(f.path, tree), f.changed, f.error, f.markers,
+             [(x.code, x.kind, x.line, x.col, x.message.replace(str(tree), "<tree>")) for x in f.findings])
+            for f in report.files
+        ]
+        trees[jobs] = {
+            p.relative_to(tree): p.read_bytes().replace(str(tree).encode(), b"<tree>")
+            for p in sorted(tree.rglob("*.py"))
+        }
+    assert sum(1 for r in reports[1] if r[1]) > 40
+    assert reports[4] == reports[1]
+    assert trees[4] == trees[1]
+
+
+# The progress bar.
+
+HOOK = "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def training_epoch_end(self, outputs):\n        pass\n"
+
+
+def many_files(root: Path, n: int = 30) -> Path:
+    for i in range(n):
+        (root / f"m{i:02d}.py").write_text(HOOK.replace("class M", f"class M{i}"))
+    return root
+
+
+def run_in_pty(args, cwd, env):
+    """Run ``args`` with stdout and stderr on a pseudo-terminal; returns (status, output)."""
+    main, child = pty.openpty()
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=child, stdout=child, stderr=child, close_fds=True)
+    os.close(child)
+    chunks = []
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(main, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    proc.wait()
+    os.close(main)
+    return proc.returncode, b"".join(chunks).decode(errors="replace")
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env.update(extra)
+    return env
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    many_files(tmp_path)
+    status, output = run_in_pty([str(SCRIPT), "rewrite", "--check", "--jobs", "2", "."], tmp_path,
+                                clean_env(TERM="xterm", COLUMNS="100"))
+    assert status == 1
+    assert "migrating" in output and "30/30" in output  # rich's bar with its M/N column
+    assert "30 files scanned, 30 would change, 0 failed, 0 markers left" in output
+
+
+def test_no_progress_bar_under_ci_even_on_a_terminal(tmp_path):
+    many_files(tmp_path)
+    status, output = run_in_pty([str(SCRIPT), "rewrite", "--check", "--jobs", "2", "."], tmp_path,
+                                clean_env(TERM="xterm", CI="true"))
+    assert status == 1
+    assert "migrating" not in output and "30/30" not in output
+    assert "30 files scanned, 30 would change" in output
+
+
+def test_no_progress_bar_when_not_a_terminal(tmp_path):
+    many_files(tmp_path)
+    result = subprocess.run([str(SCRIPT), "rewrite", "--check", "--jobs", "2", "."], cwd=tmp_path,
+                            capture_output=True, text=True, env=clean_env(), timeout=600)
+    assert result.returncode == 1
+    assert result.stderr == ""  # nothing but problems ever goes to stderr here
+    assert "\x1b" not in result.stdout and "migrating" not in result.stdout
+    assert result.stdout.splitlines()[-1] == "30 files scanned, 30 would change, 0 failed, 0 markers left"
+
+
+def test_jobs_must_be_positive(tmp_path):
+    result = subprocess.run([str(SCRIPT), "rewrite", "--jobs", "0", "."], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 2 and "--jobs" in result.stderr
