@@ -32,7 +32,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_marker, fresh_name
+from lightmigrate.cst_helpers import add_marker, fresh_name, marker_text
 from lightmigrate.import_table import GUIDE, LAZY_MODULES, Entry, mapped
 
 PL_ROOTS = ("pytorch_lightning", "lightning.pytorch")
@@ -205,7 +205,8 @@ class ImportRewriter(cst.CSTTransformer):
         self.taken: Set[str] = set(self.info.names) | set(self.info.bindings)
         self.new_imports: List[Tuple[str, str, Optional[str]]] = []  # (module, name, asname)
         self.new_bindings: Dict[str, str] = {}  # path -> local name of an import we add
-        self.statement_marks: List[str] = []
+        self.mark_stack: List[List[str]] = []
+        self.header: Set[str] = set()  # markers for each statement being visited
         self.fixes_by_node: Dict[int, Tuple[str, Entry]] = {}  # id(original func) -> (old path, entry)
         self.touched: Set[str] = set()  # local names whose uses we rewrote
         self.changed = False
@@ -311,16 +312,35 @@ class ImportRewriter(cst.CSTTransformer):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
+    def visit_Module(self, node: cst.Module) -> None:
+        # libcst keeps the comments above a file's first statement in the module header
+        self.header = {line.comment.value for line in node.header if line.comment is not None}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.mark_stack.append([])
+        return super().on_visit(node)
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        out = super().on_leave(original, updated)
+        if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            marks = self.mark_stack.pop()
+            if marks:
+                if isinstance(out, cst.FlattenSentinel):
+                    nodes = list(out.nodes)
+                    for why in marks:
+                        nodes[0] = add_marker(nodes[0], self.code, why)
+                    out = cst.FlattenSentinel(nodes)
+                elif isinstance(out, cst.CSTNode):
+                    for why in marks:
+                        out = add_marker(out, self.code, why)
+        return out
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine):
-        marks = self.statement_marks
-        self.statement_marks = []
         if not any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in updated.body):
-            out = updated
-            for why in marks:
-                out = add_marker(out, self.code, why)
-            return out
-        return self._rewrite_import_line(updated, marks)
+            return updated
+        return self._rewrite_import_line(updated, self.mark_stack[-1])
 
     def _rewrite_import_line(self, line: cst.SimpleStatementLine, marks: List[str]):
         body: List[cst.BaseSmallStatement] = []
@@ -353,8 +373,6 @@ class ImportRewriter(cst.CSTTransformer):
                    *extra[1:]]
         else:
             return cst.RemovalSentinel.REMOVE
-        for why in marks:
-            out[0] = add_marker(out[0], self.code, why)
         return cst.FlattenSentinel(out) if len(out) > 1 else out[0]
 
     def _split_aliases(self, names, marks: List[str]):
@@ -362,7 +380,8 @@ class ImportRewriter(cst.CSTTransformer):
         moved: List[Tuple[str, cst.ImportAlias]] = []
         for a in names:
             key = id(a)
-            if key in self.plan.marks and self.plan.marks[key] not in marks:
+            if key in self.plan.marks and self.plan.marks[key] not in marks and \
+                    marker_text(self.code, self.plan.marks[key]) not in self.header:
                 marks.append(self.plan.marks[key])
             if key in self.plan.removed_aliases or key in self.drop_aliases:
                 continue
@@ -386,14 +405,7 @@ class ImportRewriter(cst.CSTTransformer):
         if new is not None and updated.value in self.info.bindings:
             self.touched.add(updated.value)
             return updated.with_changes(value=new)
-        b = self.info.bindings.get(updated.value)
-        if b is not None and not b.is_module_import:
-            res = new_path(b.path)
-            if res is not None and self.handles(res[1]):
-                new_full, entry = res
-                if new_full is None:
-                    self._mark(marker_why(b.path, entry))
-        return updated
+        return updated  # a removed name imported by name: its import line carries the marker
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         path = dotted(original)
@@ -452,36 +464,10 @@ class ImportRewriter(cst.CSTTransformer):
         return self.original_paths[head] + ("." + rest if rest else "")
 
     def _mark(self, why: str) -> None:
-        if why not in self.statement_marks:
-            self.statement_marks.append(why)
-
-    def _leave_compound(self, original, updated):
-        marks = self.statement_marks
-        self.statement_marks = []
-        for why in marks:
-            updated = add_marker(updated, self.code, why)
-        return updated
-
-    def leave_ClassDef(self, original, updated):
-        return self._leave_compound(original, updated)
-
-    def leave_FunctionDef(self, original, updated):
-        return self._leave_compound(original, updated)
-
-    def leave_If(self, original, updated):
-        return self._leave_compound(original, updated)
-
-    def leave_For(self, original, updated):
-        return self._leave_compound(original, updated)
-
-    def leave_While(self, original, updated):
-        return self._leave_compound(original, updated)
-
-    def leave_With(self, original, updated):
-        return self._leave_compound(original, updated)
-
-    def leave_Try(self, original, updated):
-        return self._leave_compound(original, updated)
+        if marker_text(self.code, why) in self.header:
+            return
+        if self.mark_stack and why not in self.mark_stack[-1]:
+            self.mark_stack[-1].append(why)
 
     # --- the module -----------------------------------------------------------------------------
 

@@ -184,14 +184,16 @@ ENTRIES: List[Entry] = [
                    ("pl.loggers.LightningLoggerBase", "pl.loggers.Logger"),
                    ("pl.loggers.base.rank_zero_experiment", "pl.loggers.logger.rank_zero_experiment"),
                    ("pl.loggers.base.DummyLogger", "pl.loggers.logger.DummyLogger"),
-                   ("pl.loggers.base", "pl.loggers.logger")], legacy=True),
-    *_gone("L3", ["pl.loggers.LoggerCollection", "pl.loggers.base.LoggerCollection"],
+                   ("pl.loggers.base", "pl.loggers.logger")]),
+    *_gone("L3", ["pl.loggers.base.LoggerCollection"],
+           "removed in 2.0: pass a list of loggers to the Trainer (`trainer.loggers`)"),
+    *_gone("L3", ["pl.loggers.LoggerCollection"],
            "removed in 1.8: pass a list of loggers to the Trainer (`trainer.loggers`)", legacy=True),
-    *_moves("CLI4", [("pl.utilities.cli", "pl.cli")], legacy=True),
+    *_moves("CLI4", [("pl.utilities.cli", "pl.cli")]),
     *_gone("CLI4", ["pl.utilities.cli.CALLBACK_REGISTRY", "pl.utilities.cli.MODEL_REGISTRY",
                     "pl.utilities.cli.DATAMODULE_REGISTRY", "pl.utilities.cli.OPTIMIZER_REGISTRY",
                     "pl.utilities.cli.LR_SCHEDULER_REGISTRY", "pl.utilities.cli.LOGGER_REGISTRY"],
-           "the LightningCLI registries were removed in 1.9: subclasses are found automatically", legacy=True),
+           "the LightningCLI registries were removed in 1.9: subclasses are found automatically"),
     # --- A.8 imports --------------------------------------------------------------------------
     *_moves("A8-imports", [("pl.core.lightning", "pl.core.module"), ("pl.callbacks.base", "pl.callbacks.callback"),
                            ("pl.profiler.base.BaseProfiler", "pl.profilers.Profiler"),
@@ -224,8 +226,7 @@ ENTRIES: List[Entry] = [
             why="`pytorch_lightning.metrics` became the torchmetrics package, whose API moved on (classification "
                 "metrics need `task=`): check each metric"),
     *_gone("A8-imports", ["pl.utilities.memory.get_gpu_memory_map"],
-           "removed in 1.7: use `accelerators.cuda.get_nvidia_gpu_stats(device)` (returns a stats dict per device)",
-           legacy=True),
+           "removed in 2.0: use `accelerators.cuda.get_nvidia_gpu_stats(device)` (returns a stats dict per device)"),
     *_gone("A8-imports", ["pl.loops.base", "pl.loops.Loop", "pl.loops.loop"],
            "the `Loop` base class became protected (`_Loop`) in 2.0: customise through hooks or a callback"),
     *_gone("A8-imports", [S + "DDP2Strategy", "pl.plugins.DDP2Plugin", "pl.plugins.training_type.DDP2Plugin"],
@@ -238,9 +239,8 @@ ENTRIES: List[Entry] = [
                           "pl.utilities.DistributedType", "pl.utilities.DeviceType", "pl.utilities.enums._StrategyType"],
            "removed in 1.8: compare `trainer.strategy` / `trainer.accelerator` with isinstance instead", legacy=True),
     # --- A.8 callbacks and loggers -----------------------------------------------------------
-    *_moves("A8-callbacks-loggers", [("pl.callbacks.ProgressBar", "pl.callbacks.TQDMProgressBar"),
-                                     ("pl.callbacks.progress.ProgressBar", "pl.callbacks.progress.TQDMProgressBar")],
-            legacy=True),
+    # The 1.5 ``ProgressBar`` (now ``TQDMProgressBar``) shares its name with 2.x's base class
+    # (1.9's ``ProgressBarBase``), so it cannot be a table entry: LM201 renames only its calls.
     *_gone("A8-callbacks-loggers", ["pl.callbacks.GPUStatsMonitor", "pl.callbacks.gpu_stats_monitor",
                                     "pl.callbacks.XLAStatsMonitor", "pl.callbacks.xla_stats_monitor"],
            "removed in 1.7: use `callbacks.DeviceStatsMonitor()` (other arguments, other metric names)", legacy=True),
@@ -252,6 +252,19 @@ ENTRIES: List[Entry] = [
 # Names that a package's ``__init__`` does not import: a dotted use ``root.<module>.X`` of
 # these needs its own import (checked by tests/rules/test_import_table.py).
 LAZY_MODULES = ("pl.cli",)
+
+
+# Old names the table lists that pytorch-lightning 1.9.5 no longer had (removed in 1.6-1.8,
+# spec A.8): only their 2.x side can be checked.
+_GONE_BEFORE_19 = frozenset({
+    "pl.core.memory", "pl.core.memory.ModelSummary", "pl.core.mixins.DeviceDtypeModuleMixin",
+    "pl.profiler.AbstractProfiler", "pl.profiler.BaseProfiler", "pl.strategies.DDP2Strategy",
+    "pl.utilities.AMPType", "pl.utilities.distributed.rank_zero_warn", "pl.utilities.warnings.rank_zero_deprecation",
+    "pl.utilities.warnings.rank_zero_warn", "pl.loggers.LightningLoggerBase",
+    *(f"pl.utilities.cli.{kind}_REGISTRY" for kind in ("CALLBACK", "MODEL", "DATAMODULE", "OPTIMIZER", "LR_SCHEDULER",
+                                                         "LOGGER")),
+})
+ENTRIES = [Entry(e.old, e.new, e.row, e.why, True) if e.old in _GONE_BEFORE_19 else e for e in ENTRIES]
 
 
 def _index() -> Dict[str, Entry]:

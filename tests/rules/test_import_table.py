@@ -82,12 +82,18 @@ def test_legacy_names_were_gone_in_195():
 def test_removed_names_are_really_gone_on_2x():
     """A removal entry is only right when 2.x does not have the old name any more (or it is a shim
     that raises / is deprecated, listed here with the reason)."""
-    still_there = {  # old names 2.6.6 still imports, each a deprecated or raising shim
-        "pytorch_lightning.loggers.NeptuneLogger",  # raises on construction (L1)
-        "pytorch_lightning.loggers.neptune",
-        "pytorch_lightning.plugins.precision.XLAPrecision",
-        "pytorch_lightning.loops.loop",  # holds only the protected _Loop
-        "pytorch_lightning.utilities.data",
+    pl = "pytorch_lightning."
+    still_there = {  # old names 2.6.6 still imports: each a stub that raises, a deprecated shim or internals
+        pl + "loggers.NeptuneLogger", pl + "loggers.neptune",  # raises on construction (L1)
+        pl + "loops.loop", pl + "loops.optimization", pl + "loops.utilities",  # internals: only protected classes
+        # graveyard stubs: importable, raise when used (the classes moved to lightning-habana)
+        pl + "accelerators.HPUAccelerator", pl + "accelerators.hpu", pl + "plugins.HPUPrecisionPlugin",
+        pl + "plugins.precision.HPUPrecisionPlugin", pl + "plugins.precision.hpu", pl + "plugins.HPUCheckpointIO",
+        pl + "strategies.HPUParallelStrategy", pl + "strategies.SingleHPUStrategy", pl + "strategies.hpu_parallel",
+        pl + "strategies.single_hpu",
+        # deprecated shim: the bf16 variant must become XLAPrecision("bf16-true") (R37)
+        pl + "plugins.TPUBf16PrecisionPlugin", pl + "plugins.precision.TPUBf16PrecisionPlugin",
+        pl + "plugins.precision.tpu_bf16",
     }
     names = sorted({absolute(e.old, "pytorch_lightning", "lightning_fabric") for e in ENTRIES if e.new is None})
     present = set(names) - set(missing_names(sys.executable, names))
