@@ -7,6 +7,7 @@ from typing import Dict, List, Sequence
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
+from lightmigrate.rules.loggers_cli import LoggersCliRule
 from lightmigrate.rules.moved_imports import MovedImportsRule
 from lightmigrate.rules.removed_apis import RemovedApisRule
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
@@ -18,7 +19,7 @@ from lightmigrate.rules.tbptt import TbpttRule
 # epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
 ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(), DeadHooksRule()]
 # Imports (LM2xx) run after the hook rules: moved names first, then markers for removed ones.
-ALL_RULES += [MovedImportsRule(), RemovedApisRule()]
+ALL_RULES += [MovedImportsRule(), RemovedApisRule(), LoggersCliRule()]
 
 
 def rules_by_code() -> Dict[str, Rule]:
