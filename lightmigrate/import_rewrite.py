@@ -32,7 +32,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_marker, fresh_name, marker_text
+from lightmigrate.cst_helpers import fresh_name, marker_text
 from lightmigrate.import_table import GUIDE, LAZY_MODULES, Entry, mapped
 
 PL_ROOTS = ("pytorch_lightning", "lightning.pytorch")
@@ -90,6 +90,15 @@ def new_path(path: str) -> Optional[Tuple[Optional[str], Entry]]:
         return None
     new_rel, entry = found
     return (to_absolute(new_rel, rel[0]) if new_rel is not None else None), entry
+
+
+def add_marker_once(node, code: str, why: str):
+    """``add_marker`` that allows several different markers of one rule on a statement (one
+    per removed name), each added once."""
+    text = marker_text(code, why)
+    if any(line.comment is not None and line.comment.value == text for line in node.leading_lines):
+        return node
+    return node.with_changes(leading_lines=[*node.leading_lines, cst.EmptyLine(comment=cst.Comment(text))])
 
 
 def marker_why(old: str, entry: Entry) -> str:
@@ -329,11 +338,11 @@ class ImportRewriter(cst.CSTTransformer):
                 if isinstance(out, cst.FlattenSentinel):
                     nodes = list(out.nodes)
                     for why in marks:
-                        nodes[0] = add_marker(nodes[0], self.code, why)
+                        nodes[0] = add_marker_once(nodes[0], self.code, why)
                     out = cst.FlattenSentinel(nodes)
                 elif isinstance(out, cst.CSTNode):
                     for why in marks:
-                        out = add_marker(out, self.code, why)
+                        out = add_marker_once(out, self.code, why)
         return out
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
@@ -514,6 +523,7 @@ def add_imports(module: cst.Module, imports: List[Tuple[str, str, Optional[str]]
             isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, cst.SimpleString):
         at = 1
     new_lines: List[cst.SimpleStatementLine] = []
+    grouped: Dict[str, List[cst.ImportAlias]] = {}
     for mod, name, asname in imports:
         alias = cst.ImportAlias(name=cst.Name(name), asname=cst.AsName(name=cst.Name(asname)) if asname else None)
         merged = False
@@ -529,7 +539,10 @@ def add_imports(module: cst.Module, imports: List[Tuple[str, str, Optional[str]]
                     merged = True
                     break
         if not merged:
-            new_lines.append(cst.SimpleStatementLine(body=[cst.ImportFrom(module=build_dotted(mod), names=[alias])]))
+            grouped.setdefault(mod, []).append(alias)
+    for mod, aliases in grouped.items():
+        new_lines.append(cst.SimpleStatementLine(body=[cst.ImportFrom(module=build_dotted(mod),
+                                                                      names=_commas(aliases, aliases))]))
     if new_lines:
         if last is None and at < len(body):
             nxt = body[at]

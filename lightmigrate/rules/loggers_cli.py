@@ -7,9 +7,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_marker
 from lightmigrate.findings import Kind
-from lightmigrate.import_rewrite import add_imports, collect, dotted, drop_unused, to_relative
+from lightmigrate.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 
@@ -48,10 +47,14 @@ def _with_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
     """``call`` with ``args``, the commas laid out as the original call had them."""
     args = list(args)
     last_comma = call.args[-1].comma if call.args else cst.MaybeSentinel.DEFAULT
+    middle = call.args[0].comma if len(call.args) > 1 and isinstance(call.args[0].comma, cst.Comma) else \
+        cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     out = []
     for i, a in enumerate(args):
         if i < len(args) - 1:
-            comma = a.comma if isinstance(a.comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            own = a.comma
+            comma = own if isinstance(own, cst.Comma) and not (
+                isinstance(last_comma, cst.Comma) and own.deep_equals(last_comma)) else middle
         else:
             comma = last_comma
         out.append(a.with_changes(comma=comma))
@@ -224,7 +227,7 @@ class _Transformer(cst.CSTTransformer):
         if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             for why in self.marks.pop():
                 if isinstance(out, cst.CSTNode):
-                    out = add_marker(out, CODE, why)
+                    out = add_marker_once(out, CODE, why)
         return out
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
