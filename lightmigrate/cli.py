@@ -11,6 +11,7 @@ from lightmigrate import __version__
 from lightmigrate.engine import Mode, run
 from lightmigrate.report import print_report, print_rules_table, rule_detail
 from lightmigrate.rules import ALL_RULES, rules_by_code, select_rules
+from lightmigrate.rules.unified_imports import CODE as UNIFIED_IMPORTS_CODE
 
 
 def _parse_select(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:
@@ -38,8 +39,10 @@ def main() -> None:
     help="Comma-separated rule codes (or prefixes) to run; default: all rules.",
 )
 @click.option("--no-color", is_flag=True, help="Never colour the diff.")
+@click.option("--unified-imports", is_flag=True,
+              help="Also move every pytorch_lightning / lightning_fabric import to lightning.pytorch / lightning.fabric.")
 def rewrite(
-    paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], no_color: bool
+    paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], no_color: bool, unified_imports: bool
 ) -> None:
     """Rewrite the Python files under PATHS in place (or show/check what would change).
 
@@ -49,7 +52,7 @@ def rewrite(
     if show_diff and check:
         raise click.UsageError("--diff and --check cannot be used together")
     mode = Mode.DIFF if show_diff else Mode.CHECK if check else Mode.WRITE
-    report = run(paths, select_rules(select), mode)
+    report = run(paths, select_rules(select, opt_in=[UNIFIED_IMPORTS_CODE] if unified_imports else []), mode)
     print_report(report, color=not no_color and sys.stdout.isatty())
     sys.exit(report.exit_code)
 

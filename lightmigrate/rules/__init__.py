@@ -14,23 +14,27 @@ from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.step_end import StepEndRule
 from lightmigrate.rules.tbptt import TbpttRule
+from lightmigrate.rules.unified_imports import UnifiedImportsRule
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
 # epoch-end rule adds its buffers; LM002 runs last and marks whatever hook is still dead.
 ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(), DeadHooksRule()]
 # Imports (LM2xx) run after the hook rules: moved names first, then markers for removed ones.
 ALL_RULES += [MovedImportsRule(), RemovedApisRule(), LoggersCliRule()]
+# Opt-in rules (``opt_in = True``) run last and only when selected by their exact code.
+ALL_RULES += [UnifiedImportsRule()]
 
 
 def rules_by_code() -> Dict[str, Rule]:
     return {r.code: r for r in ALL_RULES}
 
 
-def select_rules(codes: Sequence[str] = ()) -> List[Rule]:
-    """Rules whose code starts with one of ``codes`` (all rules when empty), in run order."""
-    if not codes:
-        return list(ALL_RULES)
-    return [r for r in ALL_RULES if any(r.code.startswith(c) for c in codes)]
+def select_rules(codes: Sequence[str] = (), opt_in: Sequence[str] = ()) -> List[Rule]:
+    """Rules whose code starts with one of ``codes`` (all rules when empty), in run order.
+    Opt-in rules are included only when named by their exact code, in ``codes`` or ``opt_in``."""
+    wanted = set(codes) | set(opt_in)
+    return [r for r in ALL_RULES
+            if (r.code in wanted if getattr(r, "opt_in", False) else not codes or any(r.code.startswith(c) for c in codes))]
 
 
 __all__ = ["ALL_RULES", "Example", "Handling", "Rule", "RuleContext", "Safety", "rules_by_code", "select_rules"]
