@@ -131,24 +131,47 @@ class Binding:
     path: str  # full dotted path it stands for
     node: Union[cst.ImportAlias]  # the alias that binds it
     is_module_import: bool  # ``import a.b`` (binds ``a``) / ``import a.b as m``
+    stmt: int = 0  # id of the Import/ImportFrom node
+    top: bool = True  # bound at module level (not inside an if/try/def block)
+    original: str = ""  # ``path`` before the rewrite
+
+    def __post_init__(self) -> None:
+        self.original = self.original or self.path
 
 
 class _Collect(cst.CSTVisitor):
     def __init__(self) -> None:
-        self.bindings: Dict[str, Binding] = {}
+        self.bindings: Dict[str, Binding] = {}  # local name -> its (first module-level, else last) import
+        self.all_bindings: List[Binding] = []  # every import alias, in order
         self.names: Set[str] = set()  # every identifier in the file
         self.uses: Dict[str, int] = {}  # loads of each local name outside imports
         self.explicit_modules: Set[str] = set()
+        self.depth = 0
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.depth += 1
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.depth -= 1
+
+    def _bind(self, b: Binding) -> None:
+        self.all_bindings.append(b)
+        current = self.bindings.get(b.name)
+        if current is None or not current.top:
+            self.bindings[b.name] = b
 
     def visit_Import(self, node: cst.Import) -> bool:
         for a in node.names:
             full = dotted(a.name) or ""
             self.explicit_modules.add(full)
             if a.asname is not None and isinstance(a.asname.name, cst.Name):
-                self.bindings[a.asname.name.value] = Binding(a.asname.name.value, full, a, True)
+                self._bind(Binding(a.asname.name.value, full, a, True, id(node), self.depth == 0))
             else:
                 head = full.split(".")[0]
-                self.bindings.setdefault(head, Binding(head, head, a, True))
+                if head not in self.bindings:
+                    self._bind(Binding(head, head, a, True, id(node), self.depth == 0))
+                else:
+                    self.all_bindings.append(Binding(head, head, a, True, id(node), self.depth == 0))
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
@@ -158,7 +181,7 @@ class _Collect(cst.CSTVisitor):
         for a in node.names:
             name = dotted(a.name) or ""
             local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else name
-            self.bindings[local] = Binding(local, f"{mod}.{name}", a, False)
+            self._bind(Binding(local, f"{mod}.{name}", a, False, id(node), self.depth == 0))
             self.explicit_modules.add(f"{mod}.{name}")
         return False
 
@@ -205,9 +228,12 @@ class ImportRewriter(cst.CSTTransformer):
     arguments after the rename; it returns the call and an optional marker text."""
 
     def __init__(self, code: str, module: cst.Module, handles: Callable[[Entry], bool],
-                 call_fixes: Optional[Dict[str, CallFix]] = None) -> None:
+                 call_fixes: Optional[Dict[str, CallFix]] = None, non_call_whys: Optional[Dict[str, str]] = None) -> None:
         super().__init__()
         self.code = code
+        # old name (last part) -> marker for a use that is not a call (isinstance, a base class)
+        self.non_call_whys = non_call_whys or {}
+        self.call_funcs: Set[int] = set()
         self.handles = handles
         self.call_fixes = call_fixes or {}
         self.info = collect(module)
@@ -222,18 +248,22 @@ class ImportRewriter(cst.CSTTransformer):
         self.drop_aliases: Set[int] = set()
         # local name -> the full path it had before the rewrite
         self.original_paths: Dict[str, str] = {b.name: b.path for b in self.info.bindings.values()}
-        self.plan = self._plan()
+        self.planned_aliases: Set[int] = set()  # ids of aliases the plan rewrites
+        self.plan = _Plan()
+        self._plan(self.plan)
 
     # --- planning imports --------------------------------------------------------------------
 
-    def _plan(self) -> _Plan:
-        plan = _Plan()
-        for b in list(self.info.bindings.values()):
+    @property
+    def planned_renames(self) -> Dict[str, str]:
+        return self.plan.renames
+
+    def _plan(self, plan: _Plan) -> None:
+        for b in self.info.all_bindings:
             if b.is_module_import:
                 self._plan_module_import(b, plan)
             else:
                 self._plan_from_import(b, plan)
-        return plan
 
     def _plan_module_import(self, b: Binding, plan: _Plan) -> None:
         full = dotted(b.node.name) or ""
@@ -247,6 +277,7 @@ class ImportRewriter(cst.CSTTransformer):
         if b.node.asname is None and new.split(".")[0] != full.split(".")[0]:
             return  # ``import pytorch_lightning.metrics``: the root binding stays, uses move
         plan.aliases[id(b.node)] = ("", b.node.with_changes(name=build_dotted(new)))
+        self.planned_aliases.add(id(b.node))
         if entry.why:
             plan.marks[id(b.node)] = caveat_why(full, entry)
         if b.node.asname is not None:
@@ -264,7 +295,7 @@ class ImportRewriter(cst.CSTTransformer):
         old_mod, old_name = b.path.rsplit(".", 1)
         new_mod, new_name = new.rsplit(".", 1) if "." in new else ("import ", new)
         local = b.name
-        existing = self._binding_for(new)
+        existing = self._reusable_binding(new, b)
         if existing is not None and existing != local:
             # the new name is already imported: use it and drop this alias
             plan.removed_aliases.add(id(b.node))
@@ -272,25 +303,40 @@ class ImportRewriter(cst.CSTTransformer):
         else:
             asname = b.node.asname
             if b.node.asname is None and new_name != old_name:
-                if new_name not in self.taken:
+                if new_name not in self.taken or self._is_bound_to(new_name, new):
                     plan.renames[local] = new_name
                     self.taken.add(new_name)
                 else:
                     asname = cst.AsName(name=cst.Name(local))
             alias = b.node.with_changes(name=cst.Name(new_name), asname=asname)
             plan.aliases[id(b.node)] = ("" if new_mod == old_mod else new_mod, alias)
+            self.planned_aliases.add(id(b.node))
         if entry.why:
             plan.marks[id(b.node)] = caveat_why(b.path, entry)
         b.path = new
         self.changed = True
 
     def _binding_for(self, path: str) -> Optional[str]:
-        for b in self.info.bindings.values():
-            if b.path == path:
-                new = new_path(b.path)
-                if new is None or new[0] == path:
-                    return b.name
+        """A module-level local name that already stands for ``path`` (after the rewrite)."""
+        for b in self.info.all_bindings:
+            if b.top and b.path == path and (b.original == path or id(b.node) in self.planned_aliases):
+                return b.name
         return self.new_bindings.get(path)
+
+    def _reusable_binding(self, path: str, alias: Binding) -> Optional[str]:
+        """A binding of ``path`` that ``alias``'s uses can share: at module level, or in the
+        same import statement (a binding in another branch of an ``if``/``try`` is not visible)."""
+        for b in self.info.all_bindings:
+            if b is alias or b.path != path or not (b.top or b.stmt == alias.stmt):
+                continue
+            if b.original == path or id(b.node) in self.planned_aliases:
+                return self.planned_renames.get(b.name, b.name)
+        return None
+
+    def _is_bound_to(self, name: str, path: str) -> bool:
+        """Every import of ``name`` in the file is of ``path`` (so importing it again is harmless)."""
+        found = [b for b in self.info.all_bindings if b.name == name]
+        return bool(found) and all(b.original == path for b in found)
 
     # --- names for new paths -----------------------------------------------------------------
 
@@ -409,7 +455,17 @@ class ImportRewriter(cst.CSTTransformer):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         return dotted(node) is None  # a whole dotted chain is handled in leave_Attribute
 
+    def visit_Call(self, node: cst.Call) -> None:
+        self.call_funcs.add(id(node.func))
+
+    def _check_non_call(self, original: cst.CSTNode, old_path: str) -> None:
+        why = self.non_call_whys.get(old_path.rsplit(".", 1)[-1])
+        if why and id(original) not in self.call_funcs and to_relative(old_path) is not None:
+            self._mark(why)
+
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if updated.value in self.original_paths:
+            self._check_non_call(original, self.original_paths[updated.value])
         new = self.plan.renames.get(updated.value)
         if new is not None and updated.value in self.info.bindings:
             self.touched.add(updated.value)
@@ -424,6 +480,7 @@ class ImportRewriter(cst.CSTTransformer):
         if head not in self.original_paths:
             return updated
         full = self.original_paths[head] + "." + rest
+        self._check_non_call(original, full)
         res = new_path(full)
         head_res = new_path(self.original_paths[head])
         if res is None or not self.handles(res[1]) or (head_res is not None and head_res[1] is res[1]):

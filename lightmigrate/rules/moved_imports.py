@@ -69,6 +69,11 @@ CALL_FIXES = {"DDPSpawnStrategy": _spawn_fix, "DDPSpawnPlugin": _spawn_fix,
               "CombinedLoader": _combined_fix}
 
 
+_SPAWN_WHY = ("`{0}` is `DDPStrategy` in 2.x: this check or subclass now also matches plain DDP; compare "
+              "`strategy._start_method == \"spawn\"` if the difference matters; see " + GUIDE)
+NON_CALL_WHYS = {name: _SPAWN_WHY.format(name) for name in ("DDPSpawnStrategy", "DDPSpawnPlugin")}
+
+
 def moved(entry: Entry) -> bool:
     return entry.new is not None
 
@@ -119,7 +124,7 @@ class MovedImportsRule(Rule):
     coverage = {row: Handling.REWRITTEN for row in sorted({e.row for e in ENTRIES if e.new is not None})}
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES)
+        rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES, NON_CALL_WHYS)
         if not rewriter.changed and not _may_touch(module):
             return module
         out = module.visit(rewriter)

@@ -211,3 +211,36 @@ def test_rewritten_spawn_strategy_and_precision_construct_on_2x(tmp_path):
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["DDPStrategy", "spawn", "{'find_unused_parameters':", "True}", "bf16-mixed", "7"]
+
+
+def test_non_call_use_of_spawn_strategy_is_marked():
+    out, _ = run_rule(RULE, textwrap.dedent('''\
+    from pytorch_lightning.strategies import DDPSpawnStrategy
+
+
+    def is_spawn(trainer):
+        return isinstance(trainer.strategy, DDPSpawnStrategy)
+    '''))
+    assert "from pytorch_lightning.strategies import DDPStrategy\n" in out
+    assert "return isinstance(trainer.strategy, DDPStrategy)" in out
+    assert "TODO(lightmigrate): LM201 `DDPSpawnStrategy` is `DDPStrategy` in 2.x" in out
+
+
+def test_version_conditional_imports_stay_valid_in_each_branch():
+    """A name imported in one branch of an ``if`` is not visible in the other: each branch
+    gets its own import of the new name."""
+    check_rewrite(RULE, '''\
+    if NEW:
+        from pytorch_lightning.strategies import DDPSpawnStrategy, DDPStrategy
+    else:
+        from pytorch_lightning.plugins import DDPPlugin, DDPSpawnPlugin
+
+        DDPStrategy = DDPPlugin
+    ''', '''\
+    if NEW:
+        from pytorch_lightning.strategies import DDPStrategy
+    else:
+        from pytorch_lightning.strategies import DDPStrategy
+
+        DDPStrategy = DDPStrategy
+    ''')
