@@ -25,6 +25,8 @@ CLI_PARSER = {"description": "description", "env_prefix": "env_prefix", "env_par
 COMET_NAMES = ("pl.loggers.CometLogger", "pl.loggers.comet.CometLogger")
 CLI_NAMES = ("pl.cli.LightningCLI", "pl.utilities.cli.LightningCLI")
 PROGRESS_NAMES = ("pl.callbacks.ProgressBar", "pl.callbacks.progress.ProgressBar")
+DATAMODULE_NAMES = frozenset({"LightningDataModule"})
+DATAMODULE_REMOVED_KWARGS = ("train_transforms", "val_transforms", "test_transforms", "dims")
 
 
 def _kw(name: str, value: cst.BaseExpression, like: Optional[cst.Arg] = None) -> cst.Arg:
@@ -147,7 +149,7 @@ class LoggersCliRule(Rule):
     guide = (f"{GUIDE} (rows on `CometLogger` arguments, LightningCLI `save_config_*`/`description`/`env_prefix`; "
              "PRs 20275, 16380, 15651)")
     safety = Safety.REVIEW
-    triggers = ("CometLogger", "LightningCLI", "ProgressBar", "lr_sch_names")
+    triggers = ("CometLogger", "LightningCLI", "ProgressBar", "lr_sch_names", "_transforms", "dims", "self.size(")
     description = (
         "`CometLogger` became keyword-only in 2.x and renamed its arguments: `project_name` -> `project`, "
         "`experiment_name` -> `name`, `save_dir` -> `offline_directory`, and `offline=X` -> `online=not X` "
@@ -157,7 +159,9 @@ class LoggersCliRule(Rule):
         "`description/env_prefix/env_parse` become `parser_kwargs={...}` (the mapping 1.9 applied "
         "itself). A `LightningCLI` with class instances as defaults gets a note (use `lazy_instance`). "
         "The 1.5 `ProgressBar(...)` callback (now `TQDMProgressBar`) is renamed where it is called; "
-        "`LearningRateMonitor.lr_sch_names` is marked (use `lrs.keys()`)."
+        "`LearningRateMonitor.lr_sch_names` is marked (use `lrs.keys()`), and so are the "
+        "`LightningDataModule` arguments `train_transforms`/`val_transforms`/`test_transforms`/`dims` "
+        "and `self.size()` in a datamodule."
     )
     examples = (
         Example(
@@ -182,7 +186,7 @@ class LoggersCliRule(Rule):
         ),
     )
     coverage = {"L2": Handling.REWRITTEN, "CLI1": Handling.REWRITTEN, "CLI2": Handling.REWRITTEN,
-                "CLI3": Handling.NOTED}
+                "CLI3": Handling.NOTED, "A8-callbacks-loggers": Handling.REWRITTEN}
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         info = collect(module)
@@ -214,6 +218,7 @@ class _Transformer(cst.CSTTransformer):
         self.module = module
         self.ctx = ctx
         self.marks: List[List[str]] = []
+        self.datamodule: List[bool] = []
         self.new_imports: List[Tuple[str, str, Optional[str]]] = []
         self.touched: set = set()
 
@@ -221,6 +226,34 @@ class _Transformer(cst.CSTTransformer):
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self.marks.append([])
         return super().on_visit(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        info = self.ctx.project.resolve(node.name.value, self.ctx.path)
+        is_dm = info is not None and info.path == self.ctx.path and bool(
+            self.ctx.project.is_lightning_module(info, DATAMODULE_NAMES))
+        self.datamodule.append(is_dm)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.datamodule.pop()
+        return updated
+
+    def _mark(self, why: str) -> None:
+        if self.marks and why not in self.marks[-1]:
+            self.marks[-1].append(why)
+
+    def _datamodule_call(self, call: cst.Call) -> None:
+        """``super().__init__(train_transforms=...)`` and ``self.size()`` in a LightningDataModule."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return
+        if func.attr.value == "__init__" and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
+            gone = [a.keyword.value for a in call.args if a.keyword is not None
+                    and a.keyword.value in DATAMODULE_REMOVED_KWARGS]
+            if gone:
+                self._mark(f"`LightningDataModule` no longer takes {', '.join(f'`{g}`' for g in gone)} (removed in 1.7/1.8): "
+                           f"keep them as attributes of your datamodule; see {GUIDE}")
+        elif func.attr.value == "size" and dotted(func.value) == "self":
+            self._mark(f"`LightningDataModule.size()` was removed in 1.7: return the shape from your own attribute; see {GUIDE}")
 
     def on_leave(self, original, updated):
         out = super().on_leave(original, updated)
@@ -238,6 +271,8 @@ class _Transformer(cst.CSTTransformer):
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.datamodule and self.datamodule[-1]:
+            self._datamodule_call(original)
         rel = _resolve(original.func, self.paths)
         if rel in COMET_NAMES:
             new, whys = comet_args(updated)

@@ -138,3 +138,27 @@ def test_lr_sch_names_is_marked():
 ])
 def test_unrelated_or_already_2x_calls_are_left_alone(src):
     check_rewrite(RULE, src, None)
+
+
+def test_removed_datamodule_arguments_are_marked_in_datamodules_only():
+    src = textwrap.dedent('''\
+    import pytorch_lightning as pl
+
+
+    class DM(pl.LightningDataModule):
+        def __init__(self):
+            super().__init__(train_transforms=None, dims=(1, 28, 28))
+
+        def shape(self):
+            return self.size()
+
+
+    class Other:
+        def __init__(self):
+            super().__init__(train_transforms=None)
+    ''')
+    out, _ = run_rule(RULE, src)
+    marks = [line.strip() for line in out.splitlines() if "TODO(lightmigrate): LM203" in line]
+    assert len(marks) == 2
+    assert "`train_transforms`, `dims`" in marks[0] and "size()" in marks[1]
+    check_rewrite(RULE, out, None)
