@@ -5,7 +5,7 @@ from `pytorch_lightning.trainer.supporters` as the training loader (two loaders 
 lengths, `max_size_cycle`), `apply_to_collection` / `move_data_to_device` from
 `pytorch_lightning.utilities.apply_func` (imported by name and reached as `pl.utilities...`),
 `rank_zero_only` from `pytorch_lightning.utilities.distributed` as a decorator,
-and `pl.utilities.seed.seed_everything`. LM201 moves every import and rewrites `loaders=` to
+and `pl.utilities.seed.seed_everything`; a `training_epoch_end` averages the losses (LM001). LM201 moves every import and rewrites `loaders=` to
 `iterables=`; the run must be identical on 2.x.
 """
 import torch
@@ -35,6 +35,9 @@ class TwoSourceModel(pl.LightningModule):
         self.log("train_loss", loss)
         self._remember(batch_idx, xb)
         return loss
+
+    def training_epoch_end(self, outputs):
+        self.log("epoch_loss", torch.stack([o["loss"] for o in outputs]).mean())
 
     @rank_zero_only
     def _remember(self, batch_idx, xb):
