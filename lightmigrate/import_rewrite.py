@@ -222,10 +222,11 @@ class _Plan:
 
 
 class ImportRewriter(cst.CSTTransformer):
-    """Rewrites one module. ``rule_filter(entry)`` says whether this rule handles an entry's
-    rewrite (True), its marker (True for a removed entry), or neither (False).
-    ``call_fixes`` maps an old full name's last part to a function that fixes a call's
-    arguments after the rename; it returns the call and an optional marker text."""
+    """Rewrites one module. ``handles(entry)`` says whether this rule acts on a table entry
+    (LM201 takes the moved ones and rewrites them, LM202 the removed ones and marks them).
+    ``call_fixes`` maps an old name's last part to a function that fixes a call's arguments
+    after the rename; it returns the call and an optional marker text. ``non_call_whys`` maps
+    an old name's last part to a marker for its uses that are not calls."""
 
     def __init__(self, code: str, module: cst.Module, handles: Callable[[Entry], bool],
                  call_fixes: Optional[Dict[str, CallFix]] = None, non_call_whys: Optional[Dict[str, str]] = None) -> None:
@@ -240,12 +241,11 @@ class ImportRewriter(cst.CSTTransformer):
         self.taken: Set[str] = set(self.info.names) | set(self.info.bindings)
         self.new_imports: List[Tuple[str, str, Optional[str]]] = []  # (module, name, asname)
         self.new_bindings: Dict[str, str] = {}  # path -> local name of an import we add
-        self.mark_stack: List[List[str]] = []
-        self.header: Set[str] = set()  # markers for each statement being visited
+        self.mark_stack: List[List[str]] = []  # markers for each statement being visited
+        self.header: Set[str] = set()  # comments above the first statement (the module header)
         self.fixes_by_node: Dict[int, Tuple[str, Entry]] = {}  # id(original func) -> (old path, entry)
         self.touched: Set[str] = set()  # local names whose uses we rewrote
         self.changed = False
-        self.drop_aliases: Set[int] = set()
         # local name -> the full path it had before the rewrite
         self.original_paths: Dict[str, str] = {b.name: b.path for b in self.info.bindings.values()}
         self.planned_aliases: Set[int] = set()  # ids of aliases the plan rewrites
@@ -438,7 +438,7 @@ class ImportRewriter(cst.CSTTransformer):
             if key in self.plan.marks and self.plan.marks[key] not in marks and \
                     marker_text(self.code, self.plan.marks[key]) not in self.header:
                 marks.append(self.plan.marks[key])
-            if key in self.plan.removed_aliases or key in self.drop_aliases:
+            if key in self.plan.removed_aliases:
                 continue
             if key in self.plan.aliases:
                 mod, alias = self.plan.aliases[key]

@@ -125,11 +125,6 @@ class MovedImportsRule(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES, NON_CALL_WHYS)
-        if not rewriter.changed and not _may_touch(module):
-            return module
         out = module.visit(rewriter)
         return drop_unused(out, rewriter.info, rewriter.touched)
 
-
-def _may_touch(module: cst.Module) -> bool:
-    return True

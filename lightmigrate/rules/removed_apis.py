@@ -8,7 +8,7 @@ from typing import List, Optional
 import libcst as cst
 
 from lightmigrate.cst_helpers import add_marker, param_names
-from lightmigrate.import_rewrite import ImportRewriter, collect, dotted
+from lightmigrate.import_rewrite import ImportRewriter, dotted
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 

@@ -244,3 +244,16 @@ def test_version_conditional_imports_stay_valid_in_each_branch():
 
         DDPStrategy = DDPStrategy
     ''')
+
+
+def test_dotted_use_of_a_lazy_module_gets_an_import():
+    check_rewrite(RULE, '''\
+    import pytorch_lightning as pl
+
+    cli = pl.utilities.cli.LightningCLI(run=False)
+    ''', '''\
+    import pytorch_lightning as pl
+    from pytorch_lightning.cli import LightningCLI
+
+    cli = LightningCLI(run=False)
+    ''')
