@@ -247,12 +247,13 @@ def test_version_conditional_imports_stay_valid_in_each_branch():
 
 
 def test_dotted_use_of_a_lazy_module_gets_an_import():
+    """``pl.cli`` is not an attribute of the package until imported: the use gets its own
+    import; ``pl`` served only that use, so its import goes."""
     check_rewrite(RULE, '''\
     import pytorch_lightning as pl
 
     cli = pl.utilities.cli.LightningCLI(run=False)
     ''', '''\
-    import pytorch_lightning as pl
     from pytorch_lightning.cli import LightningCLI
 
     cli = LightningCLI(run=False)
