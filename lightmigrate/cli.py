@@ -10,13 +10,13 @@ import click
 from lightmigrate import __version__
 from lightmigrate.engine import Mode, run
 from lightmigrate.report import print_report, print_rules_table, rule_detail
-from lightmigrate.rules import ALL_RULES, rules_by_code, select_rules
+from lightmigrate.rules import ALL_RULES, OPT_IN_RULES, rules_by_code, select_rules
 from lightmigrate.rules.unified_imports import CODE as UNIFIED_IMPORTS_CODE
 
 
 def _parse_select(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:
     codes = [c.strip().upper() for v in value for c in v.split(",") if c.strip()]
-    unknown = [c for c in codes if not any(r.code.startswith(c) for r in ALL_RULES)]
+    unknown = [c for c in codes if not any(r.code.startswith(c) for r in [*ALL_RULES, *OPT_IN_RULES])]
     if unknown:
         raise click.BadParameter(f"unknown rule code(s): {', '.join(unknown)}")
     return codes
@@ -62,7 +62,7 @@ def rewrite(
 def rules(code: Optional[str]) -> None:
     """List the rules, or describe the rule CODE."""
     if code is None:
-        print_rules_table(ALL_RULES)
+        print_rules_table([*ALL_RULES, *OPT_IN_RULES])
         return
     rule = rules_by_code().get(code.upper())
     if rule is None:

@@ -101,12 +101,21 @@ def add_marker_once(node, code: str, why: str):
     return node.with_changes(leading_lines=[*node.leading_lines, cst.EmptyLine(comment=cst.Comment(text))])
 
 
+def display(path: str) -> str:
+    """``path`` without its Lightning root (``utilities.distributed.sync_ddp``), so that a
+    marker reads the same whichever root the file uses (and after ``--unified-imports``)."""
+    rel = to_relative(path)
+    if rel is None:
+        return path
+    return rel[1][3:] if rel[1].startswith("pl.") else rel[1]
+
+
 def marker_why(old: str, entry: Entry) -> str:
-    return f"`{old}` was removed ({entry.row}): {entry.why}; see {GUIDE}"
+    return f"`{display(old)}` was removed ({entry.row}): {entry.why}; see {GUIDE}"
 
 
 def caveat_why(old: str, entry: Entry) -> str:
-    return f"`{old}` moved ({entry.row}); {entry.why}; see {GUIDE}"
+    return f"`{display(old)}` moved ({entry.row}); {entry.why}; see {GUIDE}"
 
 
 def _reachable(path: str, explicit_modules: Set[str]) -> bool:

@@ -21,20 +21,21 @@ from lightmigrate.rules.unified_imports import UnifiedImportsRule
 ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(), DeadHooksRule()]
 # Imports (LM2xx) run after the hook rules: moved names first, then markers for removed ones.
 ALL_RULES += [MovedImportsRule(), RemovedApisRule(), LoggersCliRule()]
-# Opt-in rules (``opt_in = True``) run last and only when selected by their exact code.
-ALL_RULES += [UnifiedImportsRule()]
+# Opt-in rules are not in the default selection (ALL_RULES): they run last, and only when
+# asked for by their exact code (``--select LM210``) or their flag (``--unified-imports``).
+OPT_IN_RULES: List[Rule] = [UnifiedImportsRule()]
 
 
 def rules_by_code() -> Dict[str, Rule]:
-    return {r.code: r for r in ALL_RULES}
+    return {r.code: r for r in [*ALL_RULES, *OPT_IN_RULES]}
 
 
 def select_rules(codes: Sequence[str] = (), opt_in: Sequence[str] = ()) -> List[Rule]:
-    """Rules whose code starts with one of ``codes`` (all rules when empty), in run order.
-    Opt-in rules are included only when named by their exact code, in ``codes`` or ``opt_in``."""
+    """Rules whose code starts with one of ``codes`` (all default rules when empty), in run
+    order, then the opt-in rules named by their exact code in ``codes`` or ``opt_in``."""
     wanted = set(codes) | set(opt_in)
-    return [r for r in ALL_RULES
-            if (r.code in wanted if getattr(r, "opt_in", False) else not codes or any(r.code.startswith(c) for c in codes))]
+    chosen = [r for r in ALL_RULES if not codes or any(r.code.startswith(c) for c in codes)]
+    return chosen + [r for r in OPT_IN_RULES if r.code in wanted]
 
 
-__all__ = ["ALL_RULES", "Example", "Handling", "Rule", "RuleContext", "Safety", "rules_by_code", "select_rules"]
+__all__ = ["ALL_RULES", "OPT_IN_RULES", "Example", "Handling", "Rule", "RuleContext", "Safety", "rules_by_code", "select_rules"]

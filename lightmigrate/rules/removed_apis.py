@@ -91,7 +91,7 @@ class RemovedApisRule(Rule):
         Example(
             title="removed-import",
             before="from pytorch_lightning.lite import LightningLite\n",
-            after=("# TODO(lightmigrate): LM202 `pytorch_lightning.lite.LightningLite` was removed (R2): `LightningLite` "
+            after=("# TODO(lightmigrate): LM202 `lite.LightningLite` was removed (R2): `LightningLite` "
                    "became `lightning_fabric.Fabric` with a different programming model (no `run()` subclassing): "
                    f"port the loop by hand; see {GUIDE}\nfrom pytorch_lightning.lite import LightningLite\n"),
         ),

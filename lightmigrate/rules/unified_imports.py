@@ -102,7 +102,6 @@ class UnifiedImportsRule(Rule):
     guide = (f"{GUIDE} (Lightning 2.x ships the same code as `pytorch_lightning` and as `lightning.pytorch`; "
              "the two are separate class hierarchies, so a project must use one root everywhere)")
     safety = Safety.PRESERVING
-    opt_in = True
     triggers = ("pytorch_lightning", "lightning_fabric")
     description = (
         "Only runs with `lightmigrate rewrite --unified-imports` (or `--select LM210`). The `lightning` "

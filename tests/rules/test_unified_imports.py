@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lightmigrate.rules import ALL_RULES, select_rules
+from lightmigrate.rules import ALL_RULES, OPT_IN_RULES, rules_by_code, select_rules
 from lightmigrate.rules.unified_imports import UnifiedImportsRule
 
 from .conftest import check_rewrite
@@ -93,7 +93,13 @@ def test_opt_in_selection():
     assert RULE.code not in [r.code for r in select_rules(["LM2"])]
     assert RULE.code in [r.code for r in select_rules(["LM210"])]
     assert RULE.code in [r.code for r in select_rules(opt_in=["LM210"])]
-    assert any(r.code == "LM210" for r in ALL_RULES)
+    assert not any(r.code == "LM210" for r in ALL_RULES)  # ALL_RULES is the default selection
+    assert [r.code for r in OPT_IN_RULES] == ["LM210"] and rules_by_code()["LM210"] is OPT_IN_RULES[0]
+
+
+@pytest.mark.parametrize("example", RULE.examples, ids=[e.title for e in RULE.examples])
+def test_rule_examples(example):
+    check_rewrite(RULE, example.before, example.after)
 
 
 def test_strings_and_other_packages_are_left_alone():
@@ -101,3 +107,18 @@ def test_strings_and_other_packages_are_left_alone():
     import pytorch_lightning_extras
     path = "pytorch_lightning.callbacks.EarlyStopping"
     ''', None)
+
+
+def test_markers_do_not_depend_on_the_root(tmp_path):
+    """A removed name is marked once; moving the file to lightning.pytorch afterwards does not
+    add a second marker (the marker text names the API without its root)."""
+    if not SCRIPT.exists():
+        pytest.skip("lightmigrate console script is not installed in this environment")
+    (tmp_path / "m.py").write_text("from pytorch_lightning.strategies import DataParallelStrategy\n")
+    assert run("rewrite", "m.py", cwd=tmp_path).returncode == 0
+    assert run("rewrite", "--unified-imports", "m.py", cwd=tmp_path).returncode == 0
+    again = run("rewrite", "--check", "--unified-imports", "m.py", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout
+    text = (tmp_path / "m.py").read_text()
+    assert text.count("TODO(lightmigrate): LM202 `strategies.DataParallelStrategy` was removed (R38)") == 1
+    assert text.endswith("from lightning.pytorch.strategies import DataParallelStrategy\n")
