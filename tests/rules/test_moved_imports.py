@@ -258,3 +258,30 @@ def test_dotted_use_of_a_lazy_module_gets_an_import():
 
     cli = LightningCLI(run=False)
     ''')
+
+
+def test_unified_package_alias_and_fabric_root_for_lightning_pytorch():
+    check_rewrite(RULE, '''\
+    import lightning as L
+
+    prof = L.pytorch.profiler.SimpleProfiler()
+    batch = L.pytorch.utilities.apply_func.move_data_to_device(batch, "cpu")
+    ''', '''\
+    import lightning as L
+
+    prof = L.pytorch.profilers.SimpleProfiler()
+    batch = L.fabric.utilities.apply_func.move_data_to_device(batch, "cpu")
+    ''')
+
+
+def test_module_imported_under_an_alias_keeps_the_alias():
+    out, _ = run_rule(RULE, textwrap.dedent('''\
+    import pytorch_lightning.profiler as prof
+    from pytorch_lightning import metrics as M
+
+    p = prof.SimpleProfiler()
+    '''))
+    lines = [line for line in out.splitlines() if not line.startswith("# TODO(lightmigrate): LM201 `metrics` moved")]
+    assert lines == ["import pytorch_lightning.profilers as prof", "import torchmetrics as M", "",
+                     "p = prof.SimpleProfiler()"]
+    check_rewrite(RULE, out, None)
