@@ -15,12 +15,13 @@ from lightmigrate.gitguard import dirty_reason
 from lightmigrate.engine.parallel import default_jobs
 from lightmigrate.progress import progress_bar, wants_progress
 from lightmigrate.report import print_report, print_rules_table, rule_detail
-from lightmigrate.rules import ALL_RULES, rules_by_code, select_rules
+from lightmigrate.rules import ALL_RULES, OPT_IN_RULES, rules_by_code, select_rules
+from lightmigrate.rules.unified_imports import CODE as UNIFIED_IMPORTS_CODE
 
 
 def _parse_select(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:
     codes = [c.strip().upper() for v in value for c in v.split(",") if c.strip()]
-    unknown = [c for c in codes if c != "ALL" and not any(r.code.startswith(c) for r in ALL_RULES)]
+    unknown = [c for c in codes if c != "ALL" and not any(r.code.startswith(c) for r in [*ALL_RULES, *OPT_IN_RULES])]
     if unknown:
         raise click.BadParameter(f"unknown rule code(s): {', '.join(unknown)}")
     return ["" if c == "ALL" else c for c in codes]  # "" is a prefix of every code
@@ -32,7 +33,7 @@ def _split(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -
 
 def _settings(paths, config_path, select, ignore, exclude) -> Settings:
     try:
-        return load_settings(paths, [r.code for r in ALL_RULES], config_path, select, ignore, exclude)
+        return load_settings(paths, [r.code for r in [*ALL_RULES, *OPT_IN_RULES]], config_path, select, ignore, exclude)
     except ConfigError as exc:
         click.echo(f"lightmigrate: configuration error: {exc}", err=True)
         sys.exit(2)
@@ -73,10 +74,12 @@ def main() -> None:
 @click.option("--no-color", is_flag=True, help="Never colour the diff.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Processes to use; default: one per core. Output is the same for any value.")
+@click.option("--unified-imports", is_flag=True,
+              help="Also move every pytorch_lightning / lightning_fabric import to lightning.pytorch / lightning.fabric.")
 def rewrite(
     paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], ignore: List[str],
     exclude: List[str], config_path: Optional[str], output_format: str, allow_dirty: bool, no_color: bool,
-    jobs: Optional[int],
+    jobs: Optional[int], unified_imports: bool,
 ) -> None:
     """Rewrite the Python files and notebooks under PATHS in place (or show/check what would change).
 
@@ -88,7 +91,7 @@ def rewrite(
         raise click.UsageError("--diff and --check cannot be used together")
     mode = Mode.DIFF if show_diff else Mode.CHECK if check else Mode.WRITE
     settings = _settings(paths, config_path, select, ignore, exclude)
-    rules = settings.rules(ALL_RULES)
+    rules = settings.rules(ALL_RULES, OPT_IN_RULES, [UNIFIED_IMPORTS_CODE] if unified_imports else [])
     if mode is Mode.WRITE and not allow_dirty:
         reason = dirty_reason(paths)
         if reason:
@@ -109,7 +112,7 @@ def rewrite(
 def rules(code: Optional[str]) -> None:
     """List the rules, or describe the rule CODE."""
     if code is None:
-        print_rules_table(ALL_RULES)
+        print_rules_table([*ALL_RULES, *OPT_IN_RULES])
         return
     rule = rules_by_code().get(code.upper())
     if rule is None:

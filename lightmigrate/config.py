@@ -87,9 +87,12 @@ class Settings:
             rel = os.path.normpath(path).replace(os.sep, "/").lstrip("/")
         return any(_glob_matches(rel, p) for p in self.exclude)
 
-    def rules(self, all_rules: Sequence[Rule]) -> List[Rule]:
-        """The rules this run uses, in run order."""
+    def rules(self, all_rules: Sequence[Rule], opt_in_rules: Sequence[Rule] = (),
+              enabled: Sequence[str] = ()) -> List[Rule]:
+        """The rules this run uses, in run order: the default rules ``all_rules`` as selected,
+        then the opt-in rules named by their exact code in ``select`` or in ``enabled``."""
         chosen = [r for r in all_rules if not self.select or _matches(r.code, self.select)]
+        chosen += [r for r in opt_in_rules if r.code in self.select or r.code in enabled]
         return [r for r in chosen if not _matches(r.code, self.ignore)]
 
     def rules_for(self, path: str, rules: Sequence[Rule]) -> List[Rule]:

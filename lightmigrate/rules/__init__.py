@@ -14,15 +14,19 @@ from lightmigrate.rules.grad_norm import GradNormRule
 from lightmigrate.rules.legacy_hooks import LegacyHooksRule
 from lightmigrate.rules.legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.log_dict import LogDictRule
+from lightmigrate.rules.loggers_cli import LoggersCliRule
 from lightmigrate.rules.module_api import ModuleApiRule
+from lightmigrate.rules.moved_imports import MovedImportsRule
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.precision_attr import PrecisionAttrRule
 from lightmigrate.rules.removed_api import RemovedApiRule
+from lightmigrate.rules.removed_apis import RemovedApisRule
 from lightmigrate.rules.step_end import StepEndRule
 from lightmigrate.rules.tbptt import TbpttRule
 from lightmigrate.rules.trainer_api import TrainerApiRule
 from lightmigrate.rules.trainer_constructor import TrainerConstructorRule
+from lightmigrate.rules.unified_imports import UnifiedImportsRule
 
 # LM3xx (hooks, issue 6) run just before LM002 so that it marks only what they could not fix.
 HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), PrecisionAttrRule(), LegacyHooksRule(),
@@ -30,22 +34,28 @@ HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), P
                             BehaviourNotesRule()]
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
-# epoch-end rule adds its buffers; LM002 marks whatever hook is still dead; the Trainer rules
-# follow; LM090 (last resort) runs last and marks any removed 1.x API no other rule handled.
+# epoch-end rule adds its buffers; LM002 marks whatever hook is still dead; then imports (moved
+# names first, then markers for removed ones) and the Trainer rules; LM090 (last resort) runs
+# last and marks any removed 1.x API no other rule handled.
 ALL_RULES: List[Rule] = [MultiOptimizerRule(), TbpttRule(), OptimizerHooksRule(), StepEndRule(), EpochEndRule(),
-                         *HOOKS_RULES, DeadHooksRule(), TrainerApiRule(), TrainerConstructorRule(),
+                         *HOOKS_RULES, DeadHooksRule(), MovedImportsRule(), RemovedApisRule(), LoggersCliRule(),
+                         TrainerApiRule(), TrainerConstructorRule(),
                          RemovedApiRule()]  # LM090 last: it marks what no other rule handled
+# Opt-in rules are not in the default selection (ALL_RULES): they run last, and only when
+# asked for by their exact code (``--select LM210``) or their flag (``--unified-imports``).
+OPT_IN_RULES: List[Rule] = [UnifiedImportsRule()]
 
 
 def rules_by_code() -> Dict[str, Rule]:
-    return {r.code: r for r in ALL_RULES}
+    return {r.code: r for r in [*ALL_RULES, *OPT_IN_RULES]}
 
 
-def select_rules(codes: Sequence[str] = ()) -> List[Rule]:
-    """Rules whose code starts with one of ``codes`` (all rules when empty), in run order."""
-    if not codes:
-        return list(ALL_RULES)
-    return [r for r in ALL_RULES if any(r.code.startswith(c) for c in codes)]
+def select_rules(codes: Sequence[str] = (), opt_in: Sequence[str] = ()) -> List[Rule]:
+    """Rules whose code starts with one of ``codes`` (all default rules when empty), in run
+    order, then the opt-in rules named by their exact code in ``codes`` or ``opt_in``."""
+    wanted = set(codes) | set(opt_in)
+    chosen = [r for r in ALL_RULES if not codes or any(r.code.startswith(c) for c in codes)]
+    return chosen + [r for r in OPT_IN_RULES if r.code in wanted]
 
 
-__all__ = ["ALL_RULES", "Example", "Handling", "Rule", "RuleContext", "Safety", "rules_by_code", "select_rules"]
+__all__ = ["ALL_RULES", "OPT_IN_RULES", "Example", "Handling", "Rule", "RuleContext", "Safety", "rules_by_code", "select_rules"]

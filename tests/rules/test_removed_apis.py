@@ -1,0 +1,94 @@
+"""LM202: removed 1.x APIs are marked (never rewritten), once, with what to do."""
+
+import textwrap
+
+from lightmigrate.findings import Kind
+from lightmigrate.rules.removed_apis import RemovedApisRule
+
+from .conftest import check_rewrite, run_rule
+
+RULE = RemovedApisRule()
+
+
+def markers(out):
+    return [line.strip() for line in out.splitlines() if "TODO(lightmigrate): LM202" in line]
+
+
+def test_import_of_removed_name_is_marked_once_and_uses_are_not():
+    src = textwrap.dedent('''\
+    import torch
+    from pytorch_lightning.utilities.distributed import sync_ddp
+
+
+    def f(x):
+        return sync_ddp(x) + sync_ddp(x)
+    ''')
+    out, findings = run_rule(RULE, src)
+    (marker,) = markers(out)
+    assert "`utilities.distributed.sync_ddp` was removed (R14)" in marker
+    assert "self.all_gather" in marker
+    assert out.replace(marker + "\n", "") == src
+    assert [(f.code, f.kind, f.line) for f in findings] == [("LM202", Kind.MARKER, 2)]
+    check_rewrite(RULE, out, None)  # idempotent
+
+
+def test_dotted_use_marks_its_statement_even_in_an_if_header():
+    out, _ = run_rule(RULE, textwrap.dedent('''\
+    import lightning.pytorch as pl
+
+
+    def size(loader):
+        if pl.utilities.data.get_len(loader) > 3:
+            return pl.lite.LightningLite
+    '''))
+    lines = out.splitlines()
+    i = lines.index("    if pl.utilities.data.get_len(loader) > 3:")
+    assert "LM202 `utilities.data.get_len` was removed (R9)" in lines[i - 1]
+    j = lines.index("        return pl.lite.LightningLite")
+    assert "(R2)" in lines[j - 1]
+
+
+def test_removed_strategies_and_fairscale_are_marked():
+    out, _ = run_rule(RULE, textwrap.dedent('''\
+    from pytorch_lightning.strategies import DDPShardedStrategy, HorovodStrategy, DDPStrategy
+    '''))
+    (marker_a, marker_b) = markers(out)
+    assert "(R34)" in marker_a and "(R38)" in marker_b
+
+
+def test_custom_accelerator_and_precision_plugin_methods_are_marked():
+    out, _ = run_rule(RULE, textwrap.dedent('''\
+    from pytorch_lightning.accelerators import Accelerator
+    import pytorch_lightning as pl
+
+
+    class MyAccelerator(Accelerator):
+        def setup_environment(self, root_device):
+            pass
+
+
+    class MyPrecision(pl.plugins.PrecisionPlugin):
+        def optimizer_step(self, optimizer, model, optimizer_idx, closure, **kwargs):
+            pass
+
+        def dispatch(self, trainer):
+            pass
+
+
+    class NotAPlugin:
+        def setup_environment(self):
+            pass
+    '''))
+    found = markers(out)
+    assert len(found) == 3
+    assert "(R44)" in found[0] and "setup_device" in found[0]
+    assert "(R45)" in found[1] and "optimizer_idx" in found[1]
+    assert "(R45)" in found[2]
+
+
+def test_kept_names_and_other_packages_are_left_alone():
+    check_rewrite(RULE, '''\
+    from pytorch_lightning.utilities.seed import isolate_rng
+    from pytorch_lightning.utilities.rank_zero import rank_zero_only
+    from mypkg.utilities.distributed import sync_ddp
+    ''', None)
