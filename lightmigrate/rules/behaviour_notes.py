@@ -15,6 +15,12 @@ The code is never changed. Each note is reported once per file, at the line that
 - B-9: ``.eval()`` in a file that calls ``.fit(``: 2.2+ no longer calls ``model.train()`` at
   the start of fit.
 - B-10: ``CSVLogger`` (columns sorted from 2.2).
+- B-4: a file that installs its own signal handler (``signal.signal``) and runs
+  ``validate``/``test``/``predict``: 2.x registers the Trainer's handlers for those too.
+- B-5: a file that relies on Kubeflow (names it): auto-detection is off from 2.0.7.
+- B-13: code that reaches into the progress-bar callback (``progress_bar_callback``): from 2.6
+  the default bar is ``RichProgressBar`` (and the summary ``RichModelSummary``) when rich is
+  installed.
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ NOTE_SEED = ("`seed_everything()` without a seed uses 0 from Lightning 2.2 (1.9 
              "or set PL_GLOBAL_SEED")
 NOTE_TRAIN = ("Lightning 2.2+ no longer calls `model.train()` when `fit` starts: a model left in eval mode "
               "trains in eval mode (dropout and batch norm off)")
+NOTE_SIGNALS = ("Lightning 2.x also registers its own SIGTERM/SIGINT handlers for `trainer.validate/test/predict` "
+                "(1.9: only for `fit`); check that your own signal handler still runs")
+NOTE_KUBEFLOW = ("Kubeflow is no longer auto-detected from Lightning 2.0.7: pass "
+                 "`plugins=[KubeflowEnvironment()]` (from `lightning.fabric.plugins.environments`) to the Trainer")
+NOTE_RICH = ("from Lightning 2.6 the default progress bar is `RichProgressBar` (and the summary `RichModelSummary`) "
+             "when rich is installed: pass `callbacks=[TQDMProgressBar()]` to keep the tqdm bar this code expects")
 NOTE_CSV = "CSVLogger writes its columns sorted from Lightning 2.2: read metrics.csv by column name"
 _DDP = re.compile(r"""["']ddp[a-z_]*["']|DDPStrategy|DDPSpawnStrategy""")
 _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
@@ -70,22 +82,24 @@ class BehaviourNotesRule(Rule):
     code = CODE
     name = "behaviour-notes"
     summary = "Reports behaviour that changed silently in 2.x where the code is affected (notes, no rewrite)."
-    spec_rows = ("M22", "M26", "C11", "B-2", "B-3", "B-7", "B-8", "B-9", "B-10", "B-11")
+    spec_rows = ("M22", "M26", "C11", "B-2", "B-3", "B-4", "B-5", "B-7", "B-8", "B-9", "B-10", "B-11", "B-13")
     guide = ("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html and the 2.1-2.3 changelogs "
              "(PRs 16192, 19918, 16567, 18776, 18846, 18951, 19159)")
     safety = Safety.PRESERVING
     triggers = ("progress_bar_metrics", "get_metrics", "ddp", "EarlyStopping", "ModelCheckpoint", "seed_everything", ".eval()", "CSVLogger",
-                "spawn")
+                "spawn", "signal.signal", "ubeflow", "UBEFLOW", "progress_bar_callback")
     description = (
         "Some 1.9 behaviour changed in 2.x without an error and without code to rewrite. This rule changes "
         "nothing; it reports a NOTE where a file is affected: no running \"loss\" in the progress bar (M22), "
         "`training_step` returning None under DDP (M26), EarlyStopping/ModelCheckpoint now after the module's "
         "`on_train_epoch_end` (C11), `fit` twice with spawn, `seed_everything()` without seed, `fit` no longer "
-        "calling `model.train()`, CSVLogger column order (A.7)."
+        "calling `model.train()`, CSVLogger column order, the Trainer's signal handlers in validate/test/predict, "
+        "Kubeflow no longer auto-detected, Rich progress bar and summary by default (A.7)."
     )
     coverage = {"M22": Handling.NOTED, "M26": Handling.NOTED, "C11": Handling.NOTED, "B-2": Handling.NOTED,
                 "B-3": Handling.NOTED, "B-7": Handling.NOTED, "B-8": Handling.NOTED, "B-9": Handling.NOTED,
                 "B-10": Handling.NOTED, "B-11": Handling.NOTED,
+                "B-4": Handling.NOTED, "B-5": Handling.NOTED, "B-13": Handling.NOTED,
                 "B-12": Handling.NO_CHANGE}  # Ctrl-C ends launched processes; NumPy optional: nothing in user code
     examples = (
         Example(
@@ -164,4 +178,15 @@ pl.seed_everything(42)
         csv = _first(module, m.Call(func=m.Name("CSVLogger") | m.Attribute(attr=m.Name("CSVLogger"))))
         if csv is not None:
             note(csv, NOTE_CSV)
+        handler = _first(module, m.Call(func=m.Attribute(value=m.Name("signal"), attr=m.Name("signal"))))
+        if handler is not None and m.findall(module, m.Call(func=m.Attribute(
+                attr=m.Name("validate") | m.Name("test") | m.Name("predict")))):
+            note(handler, NOTE_SIGNALS)
+        kubeflow = _first(module, m.Name(value=m.MatchIfTrue(lambda v: "kubeflow" in v.lower()))
+                          | m.SimpleString(value=m.MatchIfTrue(lambda v: "kubeflow" in v.lower())))
+        if kubeflow is not None:
+            note(kubeflow, NOTE_KUBEFLOW)
+        bar = _first(module, m.Attribute(attr=m.Name("progress_bar_callback")))
+        if bar is not None:
+            note(bar, NOTE_RICH)
         return module

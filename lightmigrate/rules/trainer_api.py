@@ -477,7 +477,7 @@ class TrainerApiRule(Rule):
         "T-prop4": Handling.REWRITTEN, "T-prop5": Handling.REWRITTEN, "T-prop6": Handling.MARKED,
         "T-prop7": Handling.REWRITTEN, "T-prop8": Handling.MARKED, "T-prop9": Handling.MARKED,
         "T-prop10": Handling.MARKED, "T-prop11": Handling.MARKED, "T-prop12": Handling.MARKED,
-        "T-prop13": Handling.MARKED, "T-prop14": Handling.MARKED, "T-prop15": Handling.NOTED,
+        "T-prop13": Handling.MARKED, "T-prop14": Handling.MARKED, "T-prop15": Handling.NOTED, "B-14": Handling.NOTED,
         "A8-fit-keywords": Handling.REWRITTEN, "A8-trainer-attributes": Handling.REWRITTEN,
     }
     examples = (

@@ -67,3 +67,34 @@ trainer = pl.Trainer(strategy="ddp")
 trainer.fit(M())
 ''', None)
     assert findings == []
+
+
+def test_signal_handler_kubeflow_and_progress_bar_callback_notes():
+    findings = check_rewrite(RULE, '''\
+import signal
+
+import pytorch_lightning as pl
+
+signal.signal(signal.SIGTERM, on_term)
+env = "KUBEFLOW"
+trainer = pl.Trainer()
+bar = trainer.progress_bar_callback
+trainer.test(model)
+''', None)
+    by_line = {f.line: f.message for f in findings}
+    assert set(by_line) == {5, 6, 8}
+    assert "signal" in by_line[5] and "validate/test/predict" in by_line[5]
+    assert "Kubeflow" in by_line[6] and "KubeflowEnvironment" in by_line[6]
+    assert "RichProgressBar" in by_line[8]
+
+
+def test_own_signal_handler_without_evaluation_calls_is_quiet():
+    findings = check_rewrite(RULE, '''\
+import signal
+
+import pytorch_lightning as pl
+
+signal.signal(signal.SIGTERM, on_term)
+pl.Trainer().fit(model)
+''', None)
+    assert findings == []
