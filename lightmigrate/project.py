@@ -163,6 +163,54 @@ def _trainer_settings(text: str) -> Dict[str, object]:
     return found
 
 
+_YAML_TOP_TRAINER = re.compile(r"^trainer[ \t]*:[ \t]*(#.*)?$")
+_YAML_KEY = re.compile(r"^[ ]+(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]*(?P<value>[^#]*?)[ \t]*(#.*)?$")
+
+
+def _yaml_literal(text: str) -> object:
+    if text in ("", "|", ">"):
+        return "<expr>"  # a block value
+    if text in ("null", "Null", "NULL", "~"):
+        return None
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return "<expr>" if text[:1] in "[{&*!" else text
+
+
+def yaml_trainer_settings(text: str) -> Dict[str, object]:
+    """The keys among ``_MANUAL_REJECTS`` directly under a top-level ``trainer:`` block of a
+    LightningCLI YAML config (what ``_trainer_settings`` is for Python files)."""
+    found: Dict[str, object] = {}
+    inside, indent = False, None
+    for raw in text.splitlines():
+        if _YAML_TOP_TRAINER.match(raw):
+            inside, indent = True, None
+            continue
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if not raw[:1].isspace():
+            inside = False
+            continue
+        lead = raw[: len(raw) - len(raw.lstrip())]
+        if not inside or (indent is not None and lead != indent):
+            continue
+        indent = lead
+        m = _YAML_KEY.match(raw)
+        if m and m.group("key") in _MANUAL_REJECTS:
+            found.setdefault(m.group("key"), _yaml_literal(m.group("value")))
+    return found
+
+
 class ProjectIndex:
     """Class name -> definitions, for every file of a run."""
 
@@ -212,11 +260,12 @@ class ProjectIndex:
         self._paths.add(path)
         if ("dp" in text or "DataParallel" in text) and _DP.search(text):
             self.uses_dp = True
+        is_yaml = path.lower().endswith((".yaml", ".yml"))
         if "gradient_clip" in text or "accumulate_grad_batches" in text:
-            settings = _trainer_settings(text)
+            settings = yaml_trainer_settings(text) if is_yaml else _trainer_settings(text)
             if settings:
                 self.trainer_settings[path] = settings
-        if not worth_indexing(text):
+        if is_yaml or not worth_indexing(text):
             return
         try:
             tree = ast.parse(text)

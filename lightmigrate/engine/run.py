@@ -51,7 +51,7 @@ def process_source(
         return result
     try:
         if yaml:
-            out = transform_config(source.text, rules, source.path)
+            out = transform_config(source.text, rules, source.path, project)
         elif notebook.is_notebook(source.path):
             out = notebook.transform_notebook(source.text, rules, source.path, project)
         else:

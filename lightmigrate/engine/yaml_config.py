@@ -150,8 +150,8 @@ def _line_ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")):]
 
 
-def _marker_line(indent: str, why: str, eol: str) -> str:
-    return f"{indent}# {MARKER_PREFIX} {CODE} {why}{eol}"
+def _marker_line(indent: str, why: str, eol: str, code: str = CODE) -> str:
+    return f"{indent}# {MARKER_PREFIX} {code} {why}{eol}"
 
 
 def _already_marked(lines: List[str], at: int, text: str) -> bool:
@@ -274,6 +274,33 @@ def _rewrite_section(lines: List[str], start: int, eol: str, findings: List[Find
     return out
 
 
-def transform_config(text: str, rules: Sequence, path: str = "<string>") -> TransformResult:
-    """The engine's entry point for a YAML file: LM101's mapping when LM101 is selected."""
-    return transform_yaml(text, path, enabled=any(getattr(r, "code", "") == CODE for r in rules))
+def mark_keys(text: str, keys: Sequence[str], code: str, why: str) -> str:
+    """``text`` with a ``# TODO(lightmigrate): CODE why`` line above each of ``keys`` directly
+    under a top-level ``trainer:`` block (once: an identical marker already there is kept)."""
+    lines = text.splitlines(keepends=True)
+    eol = next((_line_ending(l) for l in lines if _line_ending(l)), "\n")
+    for start in reversed([i for i, l in enumerate(lines) if _TOP_TRAINER.match(l.rstrip("\r\n"))]):
+        sec = _Section(lines, start)
+        for line_no, _, m in reversed(sec.keys):
+            if m is not None and m.group("key") in keys:
+                marker = _marker_line(sec.indent or "", why, eol, code)
+                if not _already_marked(lines, line_no, marker):
+                    lines.insert(line_no, marker)
+    return "".join(lines)
+
+
+def transform_config(text: str, rules: Sequence, path: str = "<string>", project=None) -> TransformResult:
+    """The engine's entry point for a YAML file: LM101's mapping when LM101 is selected; with
+    LM005 selected, a marker on accumulation/clipping keys that a module of the project (``project``,
+    the run's class index) can no longer take from the Trainer once LM005 makes it manual."""
+    codes = {getattr(r, "code", "") for r in rules}
+    marked = text
+    if "LM005" in codes and project is not None:
+        from lightmigrate.rules.multi_optimizer import script_marker  # the rule's own wording
+
+        why = script_marker(project, path)
+        if why is not None:
+            marked = mark_keys(text, sorted(project.trainer_settings[path]), "LM005", why)
+    out = transform_yaml(marked, path, enabled=CODE in codes)
+    out.changed = out.text != text
+    return out

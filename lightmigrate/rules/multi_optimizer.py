@@ -51,6 +51,7 @@ from lightmigrate.cst_helpers import (
 )
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
 
 CODE = "LM005"
@@ -755,15 +756,43 @@ class _RenameName(cst.CSTTransformer):
 
 
 def _multi_optimizer_classes(ctx: RuleContext) -> List:
-    return [c for c in ctx.project.classes() if "optimizer_idx" in c.params.get("training_step", ())]
+    return _multi_classes(ctx.project)
+
+
+def _multi_classes(project: ProjectIndex) -> List:
+    return [c for c in project.classes() if "optimizer_idx" in c.params.get("training_step", ())]
 
 
 def _trainer_scripts(ctx: RuleContext) -> List[str]:
+    return _scripts(ctx.project)
+
+
+def _scripts(project: ProjectIndex) -> List[str]:
     """Files that give a Trainer accumulation/clipping arguments and define no LightningModule
-    of their own: training scripts, whose Trainer may train a module from another file. A file
-    with its own LightningModule(s) is taken to train those."""
-    with_modules = {c.path for c in ctx.project.classes() if ctx.project.is_lightning_module(c)}
-    return sorted(p for p, v in ctx.project.trainer_settings.items() if v and p not in with_modules)
+    of their own: training scripts (and LightningCLI YAML configs), whose Trainer may train a
+    module from another file. A file with its own LightningModule(s) is taken to train those."""
+    with_modules = {c.path for c in project.classes() if project.is_lightning_module(c)}
+    return sorted(p for p, v in project.trainer_settings.items() if v and p not in with_modules)
+
+
+def script_marker(project: ProjectIndex, path: str) -> Optional[str]:
+    """Why the accumulation/clipping Trainer arguments of the training script or config ``path``
+    must go, when LM005 moves a module of the project to manual optimization; None otherwise."""
+    settings = project.trainer_settings.get(path)
+    multi = _multi_classes(project)
+    scripts = _scripts(project)
+    if not settings or not multi or path not in scripts:
+        return None
+    takers = [c for c in multi if c.path not in project.trainer_settings
+              and sorted(p for p in scripts if p != c.path) == [path]]
+    if takers:
+        names = ", ".join(sorted({f"{c.name} ({c.path})" for c in takers}))
+        return (f"{', '.join(sorted(settings))} raise under manual optimization, which {names} now uses; "
+                "remove them here (LM005 moved literal values into the module)")
+    names = ", ".join(sorted({f"{c.name} ({c.path})" for c in multi}))
+    return (f"{', '.join(sorted(settings))} raise under manual optimization if this Trainer trains "
+            f"{names}; several Trainer files could, so LM005 migrated them without these values: "
+            "move them into that module's loop by hand")
 
 
 def _needs_torch_import(module: cst.Module) -> bool:
@@ -931,18 +960,9 @@ class Model(pl.LightningModule):
                 if _needs_torch_import(module):
                     module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
         elif settings and ctx.path in scripts:
-            takers = [c for c in multi if c.path not in ctx.project.trainer_settings
-                      and sorted(p for p in scripts if p != c.path) == [ctx.path]]
-            if takers:
-                names = ", ".join(sorted({f"{c.name} ({c.path})" for c in takers}))
-                why = (f"{', '.join(sorted(settings))} raise under manual optimization, which {names} now uses; "
-                       "remove them here (LM005 moved literal values into the module)")
-            else:
-                names = ", ".join(sorted({f"{c.name} ({c.path})" for c in multi}))
-                why = (f"{', '.join(sorted(settings))} raise under manual optimization if this Trainer trains "
-                       f"{names}; several Trainer files could, so LM005 migrated them without these values: "
-                       "move them into that module's loop by hand")
-            module = module.visit(_MarkTrainerArgs(why))
+            why = script_marker(ctx.project, ctx.path)
+            if why is not None:
+                module = module.visit(_MarkTrainerArgs(why))
         return module
 
     def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str]) -> cst.Module:

@@ -186,3 +186,43 @@ def test_scheduler_frequency_is_left_alone_and_plateau_steps_at_epoch_end():
     epoch_end = out.split("def on_train_epoch_end(self):", 1)[1]
     assert "ReduceLROnPlateau" in epoch_end and "self.trainer.callback_metrics['val_loss']" in epoch_end
     assert run_rule(RULE, out)[0] == out
+
+
+def test_lightningcli_yaml_config_is_used_and_marked(tmp_path):
+    """A LightningCLI config is a training script too: its literal accumulation/clipping values
+    move into the manual loop, the module says where they came from, the YAML keys get an LM005
+    marker naming the module, and a second run changes nothing (issue 5: "or a config")."""
+    from lightmigrate.engine import Mode, run
+
+    (tmp_path / "model.py").write_text(GAN)
+    (tmp_path / "main.py").write_text("from pytorch_lightning.cli import LightningCLI\n\nfrom model import GAN\n\n"
+                                      "LightningCLI(GAN)\n")
+    config = "# training settings\ntrainer:\n  max_epochs: 3\n  accumulate_grad_batches: 2  # two batches\n" \
+             "  gradient_clip_val: 0.5\nmodel: {}\n"
+    (tmp_path / "config.yaml").write_text(config)
+    report = run([str(tmp_path)], ALL_RULES, Mode.WRITE)
+    assert report.failed == 0
+    model = (tmp_path / "model.py").read_text()
+    assert "should_step = (batch_idx + 1) % 2 == 0 or last_batch" in model
+    assert "gradient_clip_val=0.5" in model and "config.yaml" in model
+    out = (tmp_path / "config.yaml").read_text()
+    lines = out.splitlines()
+    for key in ("accumulate_grad_batches", "gradient_clip_val"):
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(key + ":"))
+        assert lines[at - 1].startswith("  # TODO(lightmigrate): LM005 ") and "GAN (" in lines[at - 1], key
+    assert "  accumulate_grad_batches: 2  # two batches" in lines and lines[0] == "# training settings"
+    findings = [f for f in report.files if f.path.endswith("config.yaml")][0].findings
+    assert sum(f.code == "LM005" for f in findings) == 2
+    again = run([str(tmp_path)], ALL_RULES, Mode.CHECK)
+    assert again.changed == 0 and again.failed == 0
+
+
+def test_yaml_config_without_a_multi_optimizer_module_is_not_marked(tmp_path):
+    from lightmigrate.engine import Mode, run
+
+    (tmp_path / "model.py").write_text(HEAD + "class One(pl.LightningModule):\n"
+                                       "    def training_step(self, batch, batch_idx):\n        return batch.sum()\n")
+    (tmp_path / "config.yaml").write_text("trainer:\n  accumulate_grad_batches: 2\n  gradient_clip_val: 0.5\n")
+    report = run([str(tmp_path)], ALL_RULES, Mode.WRITE)
+    assert report.failed == 0
+    assert "LM005" not in (tmp_path / "config.yaml").read_text()
