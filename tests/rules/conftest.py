@@ -4,6 +4,7 @@ that make up the project (for cross-file inheritance)."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import pytest
@@ -40,3 +41,18 @@ def check_rewrite(rule: Rule, before: str, after: Optional[str], **kw) -> List[F
 @pytest.fixture
 def rewrite():
     return check_rewrite
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+
+
+def check_corpus_case_idempotent(rule: Rule, name: str) -> None:
+    """``rule`` alone changes the corpus case ``name``, its output compiles, and a second run of
+    the rule on that output changes nothing."""
+    path = CORPUS / f"{name}.py"
+    source = path.read_text(encoding="utf-8")
+    once, _ = run_rule(rule, source, path=str(path))
+    assert once != source, "the rule should change this corpus case"
+    compile(once, str(path), "exec")
+    twice, _ = run_rule(rule, once, path=str(path))
+    assert twice == once, "second run changed the code"

@@ -2,7 +2,6 @@
 Runtime equivalence with 1.9.5: corpus/gan_two_optimizers.py, optimizer_frequencies.py,
 reduce_lr_on_plateau_two_optimizers.py, adam_and_lbfgs.py and the LM005 rows of corpus/README.md."""
 
-from pathlib import Path
 
 import pytest
 
@@ -10,7 +9,7 @@ from lightmigrate.engine import transform_text
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
 
-from .conftest import check_rewrite, run_rule
+from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
 
 RULE = MultiOptimizerRule()
 HEAD = "import pytorch_lightning as pl\nimport torch\n\n\n"
@@ -155,19 +154,12 @@ def test_accumulation_notes_the_changed_logging_cadence():
     assert [f for f in clip_only if f.kind == Kind.FIXED] and not [f for f in clip_only if f.kind == Kind.NOTE]
 
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
 @pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
-    path = CORPUS / f"{name}.py"
-    source = path.read_text(encoding="utf-8")
-    once, _ = run_rule(RULE, source, path=str(path))
-    assert once != source, "the rule should change this corpus case"
-    compile(once, str(path), "exec")
-    twice, _ = run_rule(RULE, once, path=str(path))
-    assert twice == once, "second run changed the code"
+    check_corpus_case_idempotent(RULE, name)
 
 
 def test_scheduler_frequency_is_left_alone_and_plateau_steps_at_epoch_end():

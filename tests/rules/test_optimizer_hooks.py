@@ -2,7 +2,6 @@
 steps get an LBFGS-safe closure. Runtime equivalence with 1.9.5: corpus/optimizer_hooks_old_signatures.py,
 corpus/manual_step_without_closure.py, corpus/callback_before_optimizer_step_opt_idx.py."""
 
-from pathlib import Path
 
 import textwrap
 
@@ -13,7 +12,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
 
-from .conftest import check_rewrite, run_rule
+from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
 
 RULE = OptimizerHooksRule()
 HEAD = "import pytorch_lightning as pl\n\n\n"
@@ -498,16 +497,9 @@ def test_chain_manual_step_with_epoch_end():
     assert transform_text(result.text, ALL_RULES, path="m.py").text == result.text
 
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
 @pytest.mark.parametrize("name", ['callback_before_optimizer_step_opt_idx', 'configure_gradient_clipping_optimizer_idx', 'manual_step_without_closure', 'optimizer_hooks_old_signatures', 'optimizer_step_warmup_override'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
-    path = CORPUS / f"{name}.py"
-    source = path.read_text(encoding="utf-8")
-    once, _ = run_rule(RULE, source, path=str(path))
-    assert once != source, "the rule should change this corpus case"
-    compile(once, str(path), "exec")
-    twice, _ = run_rule(RULE, once, path=str(path))
-    assert twice == once, "second run changed the code"
+    check_corpus_case_idempotent(RULE, name)

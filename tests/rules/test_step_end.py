@@ -1,7 +1,6 @@
 """LM003: step-end hooks, inlined when they can change the result, moved to batch-end hooks
 when they only have side effects. Runtime equivalence with 1.9.5: corpus/*step_end* cases."""
 
-from pathlib import Path
 
 import pytest
 
@@ -10,7 +9,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.step_end import StepEndRule
 
-from .conftest import check_rewrite, run_rule
+from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
 
 RULE = StepEndRule()
 HEAD = "import pytorch_lightning as pl\n\n\n"
@@ -235,16 +234,9 @@ class M(pl.LightningModule):
         assert reason in finding.message and "inlined" in finding.message, (body, finding.message)
 
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
 @pytest.mark.parametrize("name", ['eval_step_end_two_loaders', 'step_end_changes_loss', 'step_end_in_base_class', 'step_end_logs_only_or_none', 'step_end_metric_object', 'step_end_mutates_dict'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
-    path = CORPUS / f"{name}.py"
-    source = path.read_text(encoding="utf-8")
-    once, _ = run_rule(RULE, source, path=str(path))
-    assert once != source, "the rule should change this corpus case"
-    compile(once, str(path), "exec")
-    twice, _ = run_rule(RULE, once, path=str(path))
-    assert twice == once, "second run changed the code"
+    check_corpus_case_idempotent(RULE, name)

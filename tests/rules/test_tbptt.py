@@ -1,7 +1,6 @@
 """LM006: truncated BPTT becomes a manual-optimization split loop. Runtime equivalence with
 1.9.5: corpus/tbptt_*.py."""
 
-from pathlib import Path
 
 import pytest
 
@@ -10,7 +9,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.tbptt import TbpttRule
 
-from .conftest import check_rewrite, run_rule
+from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
 
 RULE = TbpttRule()
 HEAD = "import pytorch_lightning as pl\nimport torch\n\n\n"
@@ -211,16 +210,9 @@ def test_lightning_package_import_is_matched():
     assert "from lightning.pytorch.utilities.memory import recursive_detach" in out
 
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
 @pytest.mark.parametrize("name", ['tbptt_custom_split_step_end', 'tbptt_hiddens', 'tbptt_lstm_scheduler_clip'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
-    path = CORPUS / f"{name}.py"
-    source = path.read_text(encoding="utf-8")
-    once, _ = run_rule(RULE, source, path=str(path))
-    assert once != source, "the rule should change this corpus case"
-    compile(once, str(path), "exec")
-    twice, _ = run_rule(RULE, once, path=str(path))
-    assert twice == once, "second run changed the code"
+    check_corpus_case_idempotent(RULE, name)
