@@ -375,12 +375,14 @@ def _map_devices(b: _Builder) -> None:
     accelerator = {"gpus": "gpu", "tpu_cores": "tpu", "ipus": "ipu", "num_processes": "cpu"}[name]
     if v is NOT_LITERAL:
         if name == "gpus" and e.value.simple and auto is None:
-            # 1.9: a falsy gpus value meant the CPU (and devices kept its own value).
+            # 1.9's device parser read None, 0, "0" and [] as "no GPU": the CPU (and devices kept its
+            # own value); any other value (2, -1, "0,1", [0]) selected GPUs.
             old_devices = devices.value.code if devices is not None else py_repr("auto", b.quote)
+            gpu = f"{e.value.code} not in (None, 0, {py_repr('0', b.quote)}, [])"
             new = []
             if acc is None:
-                new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {e.value.code} else {py_repr('cpu', b.quote)}")))
-            new.append(Entry("devices", code(f"{e.value.code} or {old_devices}")))
+                new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {gpu} else {py_repr('cpu', b.quote)}")))
+            new.append(Entry("devices", code(f"{e.value.code} if {gpu} else {old_devices}")))
             b.drop("devices")
             b.replace("gpus", new)
             b.out.multi_device = True

@@ -30,7 +30,8 @@ def rw(before, after=None, **kw):
     ("pl.Trainer(num_processes=2)", 'pl.Trainer(accelerator="cpu", devices=2)'),
     ("pl.Trainer(tpu_cores=8)", 'pl.Trainer(accelerator="tpu", devices=8)'),
     ("pl.Trainer(tpu_cores=[1])", 'pl.Trainer(accelerator="tpu", devices=[0])'),
-    ("pl.Trainer(gpus=args.gpus)", 'pl.Trainer(accelerator="gpu" if args.gpus else "cpu", devices=args.gpus or "auto")'),
+    ("pl.Trainer(gpus=args.gpus)", 'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
+                                  'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")'),
     ("pl.Trainer(gpus=2, auto_select_gpus=True)",
      'pl.Trainer(accelerator="gpu", devices=find_usable_cuda_devices(2))'),
     ("pl.Trainer(precision=16)", 'pl.Trainer(precision="16-mixed")'),
@@ -202,7 +203,8 @@ def test_argparse_options_spread_into_the_trainer_are_marked():
            "other = pl.Trainer(gpus=args.gpus)\n")
     out, findings = run_rule(RULE, src)
     assert "# TODO(lightmigrate): LM101 T-meth3: the argparse options --gpus reach the Trainer through vars(args)" in out
-    assert 'other = pl.Trainer(accelerator="gpu" if args.gpus else "cpu", devices=args.gpus or "auto")' in out
+    assert ('other = pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
+            'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")') in out
     assert run_rule(RULE, out)[0] == out
 
 
@@ -216,3 +218,17 @@ def test_notebook_note_mentions_one_gpu():
     _, findings = run_rule(RULE, PL + "a = pl.Trainer(max_epochs=1)\n", path="train.ipynb")
     notes = [f for f in findings if f.kind is Kind.NOTE]
     assert len(notes) == 1 and "B-6: in a notebook" in notes[0].message
+
+
+@pytest.mark.parametrize("gpus, accelerator, devices", [
+    (None, "cpu", "auto"), (0, "cpu", "auto"), ("0", "cpu", "auto"), ([], "cpu", "auto"),
+    (2, "gpu", 2), (-1, "gpu", -1), ("0,1", "gpu", "0,1"), ([1], "gpu", [1]),
+])
+def test_gpus_from_a_variable_keeps_1_9_meaning(gpus, accelerator, devices):
+    """1.9's device parser: None, 0, "0" and [] meant the CPU; run the generated expressions."""
+    from lightmigrate.engine import transform_text
+
+    text = transform_text("import pytorch_lightning as pl\n\npl.Trainer(gpus=args.gpus)\n", [RULE]).text
+    call = text.split("pl.Trainer(", 1)[1].rsplit(")", 1)[0]
+    kwargs = eval(f"dict({call})", {"args": type("A", (), {"gpus": gpus})})
+    assert kwargs == {"accelerator": accelerator, "devices": devices}
