@@ -92,11 +92,6 @@ def modules(draw):
         snippet = draw(st.sampled_from(slot))
         if snippet and snippet not in parts:
             parts.append(snippet)
-    # truncated_bptt_steps only next to a training_step that takes hiddens: with any other
-    # step, LM006's marker on training_step moves to _training_step when LM003 inlines a
-    # training_step_end, and the second run marks the new training_step (reported, not fixed here).
-    if INIT[1] in parts and STEP[3] not in parts:
-        parts[parts.index(INIT[1])] = INIT[0]
     body = "\n".join(draw(st.permutations(parts)))
     name = draw(st.sampled_from(["Model", "LitClassifier", "GAN"]))
     header = "import torch\nimport pytorch_lightning as pl\n\n\n"

@@ -28,6 +28,7 @@ from lightmigrate.cst_helpers import (
     BodyFacts,
     Statement,
     add_marker,
+    has_marker,
     append_statements,
     body_of,
     drop_docstring,
@@ -206,6 +207,9 @@ class _Tbptt(ClassEditor):
         if step is not None and len(step_params) == 3 and split is None and self._manual_already():
             return  # already a 2.x manual loop (1.x would have failed: it passed hiddens to this step)
         why = self._blocked(step, split, has_attr, hiddens_step)
+        if why and any(has_marker(item, CODE) for item in self.items
+                       if isinstance(item, (cst.FunctionDef, cst.SimpleStatementLine))):
+            return  # marked on an earlier run (LM003 may since have moved that method aside)
         if why:
             target = "training_step" if step is not None else ("tbptt_split_batch" if split is not None else None)
             if target is not None:

@@ -216,3 +216,17 @@ def test_lightning_package_import_is_matched():
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)
+
+
+def test_marked_step_moved_aside_by_step_end_inlining_is_not_marked_again():
+    """LM006 marks a training_step it cannot migrate; LM003 then moves that method (and its marker)
+    to a helper and writes a new training_step. The next run must not mark the new one."""
+    from lightmigrate.rules import ALL_RULES
+
+    source = ("import pytorch_lightning as pl\n\n\nclass Model(pl.LightningModule):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.truncated_bptt_steps = 2\n\n"
+              "    def training_step(self, batch, batch_idx):\n        return self.layer(batch).sum()\n\n"
+              "    def training_step_end(self, outputs):\n        return outputs * 2\n")
+    once = transform_text(source, ALL_RULES).text
+    assert once.count("TODO(lightmigrate): LM006") == 1
+    assert transform_text(once, ALL_RULES).text == once
