@@ -221,6 +221,9 @@ class ProjectIndex:
         # path -> Trainer arguments that raise under manual optimization, as given in that file
         # (literal values; "<expr>" for anything else). Only files that mention them.
         self.trainer_settings: Dict[str, Dict[str, object]] = {}
+        # base name -> classes that list it among their bases, in index order (built on demand
+        # by ``subclasses``, dropped whenever a class is added).
+        self._children: Optional[Dict[str, List[ClassInfo]]] = None
         for c in classes:
             self.add(c)
 
@@ -235,6 +238,7 @@ class ProjectIndex:
         bucket = self._by_name.setdefault(info.name, [])
         if info not in bucket:
             bucket.append(info)
+            self._children = None
 
     def merge(self, other: "ProjectIndex") -> None:
         """Add everything ``other`` indexed, as if its files had been added here (the engine
@@ -242,6 +246,8 @@ class ProjectIndex:
         attribute is merged by its type, so a new one cannot be dropped silently."""
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
+            if name == "_children":  # a cache, rebuilt on demand
+                continue
             if name == "_by_name":
                 for info in other.classes():
                     self.add(info)
@@ -284,12 +290,14 @@ class ProjectIndex:
 
     def subclasses(self, info: ClassInfo) -> List[ClassInfo]:
         """Direct subclasses of ``info`` anywhere in the project."""
-        out = []
-        for bucket in self._by_name.values():
-            for c in bucket:
-                if info.name in c.base_names and self.resolve(info.name, c.path) == info:
-                    out.append(c)
-        return out
+        if self._children is None:
+            children: Dict[str, List[ClassInfo]] = {}
+            for bucket in self._by_name.values():
+                for c in bucket:
+                    for base in dict.fromkeys(c.base_names):
+                        children.setdefault(base, []).append(c)
+            self._children = children
+        return [c for c in self._children.get(info.name, ()) if self.resolve(info.name, c.path) == info]
 
     def descendants(self, info: ClassInfo) -> List[ClassInfo]:
         seen: List[ClassInfo] = []

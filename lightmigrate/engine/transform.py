@@ -189,7 +189,7 @@ def transform_text(
     steps = []
     new_text = text
     for rule in rules:
-        if not rule.may_apply(new_text):
+        if not rule.may_apply(new_text) or not rule.needed(new_text, ctx):
             continue
         before = module
         try:

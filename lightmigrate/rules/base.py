@@ -91,3 +91,9 @@ class Rule:
 
     def may_apply(self, text: str) -> bool:
         return any(t in text for t in self.triggers)
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        """A second, still cheap check after ``may_apply`` (which only sees the text): may also
+        ask the project index. False only when ``apply`` would surely change nothing and report
+        nothing, so the engine can skip the walk over the tree."""
+        return True

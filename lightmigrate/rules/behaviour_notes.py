@@ -140,7 +140,8 @@ pl.seed_everything(42)
 
         steps: Tuple[cst.FunctionDef, ...] = ()
         epoch_end_logs = False
-        for cls in m.findall(module, m.ClassDef()):
+        # Each search below needs a name in the code; when the text lacks it, skip the walk.
+        for cls in (m.findall(module, m.ClassDef()) if "class" in text else ()):
             if class_kind(ctx, cls.name.value) != "module":  # type: ignore[attr-defined]
                 continue
             for item in getattr(cls.body, "body", ()):  # type: ignore[attr-defined]
@@ -150,7 +151,9 @@ pl.seed_everything(42)
                                                                              "training_epoch_end"):
                     epoch_end_logs = epoch_end_logs or bool(m.findall(item, m.Call(func=m.Attribute(
                         attr=m.Name("log") | m.Name("log_dict")))))
-        reader = _first(module, m.Attribute(attr=m.Name("progress_bar_metrics")) | m.FunctionDef(name=m.Name("get_metrics")))
+        reader = None
+        if "progress_bar_metrics" in text or "get_metrics" in text:
+            reader = _first(module, m.Attribute(attr=m.Name("progress_bar_metrics")) | m.FunctionDef(name=m.Name("get_metrics")))
         if reader is not None and not any(_logs_loss(step) for step in steps):
             note(reader, NOTE_LOSS)
         if _DDP.search(text):
@@ -158,35 +161,35 @@ pl.seed_everything(42)
                 if _may_return_none(step):
                     note(step, NOTE_NONE_DDP)
                     break
-        if epoch_end_logs:
+        if epoch_end_logs and "monitor" in text:
             monitor = _first(module, m.Call(func=m.Name("EarlyStopping") | m.Name("ModelCheckpoint")
                                             | m.Attribute(attr=m.Name("EarlyStopping") | m.Name("ModelCheckpoint")),
                                             args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("monitor")), m.ZeroOrMore()]))
             if monitor is not None:
                 note(monitor, NOTE_ORDER)
-        fits = m.findall(module, m.Call(func=m.Attribute(attr=m.Name("fit"))))
+        fits = m.findall(module, m.Call(func=m.Attribute(attr=m.Name("fit")))) if "fit" in text else []
         if len(fits) > 1 and _SPAWN.search(text):
             note(fits[1], NOTE_SPAWN)
-        seed = _first(module, m.Call(func=m.Name("seed_everything") | m.Attribute(attr=m.Name("seed_everything")),
+        seed = None if "seed_everything" not in text else _first(module, m.Call(func=m.Name("seed_everything") | m.Attribute(attr=m.Name("seed_everything")),
                                      args=[m.ZeroOrMore(m.Arg(keyword=m.Name("workers")))]))
         if seed is not None:
             note(seed, NOTE_SEED)
-        if fits:
+        if fits and "eval" in text:
             evals = m.findall(module, m.Call(func=m.Attribute(attr=m.Name("eval")), args=[]))
             if evals:
                 note(evals[0], NOTE_TRAIN)
-        csv = _first(module, m.Call(func=m.Name("CSVLogger") | m.Attribute(attr=m.Name("CSVLogger"))))
+        csv = None if "CSVLogger" not in text else _first(module, m.Call(func=m.Name("CSVLogger") | m.Attribute(attr=m.Name("CSVLogger"))))
         if csv is not None:
             note(csv, NOTE_CSV)
-        handler = _first(module, m.Call(func=m.Attribute(value=m.Name("signal"), attr=m.Name("signal"))))
+        handler = None if "signal" not in text else _first(module, m.Call(func=m.Attribute(value=m.Name("signal"), attr=m.Name("signal"))))
         if handler is not None and m.findall(module, m.Call(func=m.Attribute(
                 attr=m.Name("validate") | m.Name("test") | m.Name("predict")))):
             note(handler, NOTE_SIGNALS)
-        kubeflow = _first(module, m.Name(value=m.MatchIfTrue(lambda v: "kubeflow" in v.lower()))
+        kubeflow = None if "kubeflow" not in text.lower() else _first(module, m.Name(value=m.MatchIfTrue(lambda v: "kubeflow" in v.lower()))
                           | m.SimpleString(value=m.MatchIfTrue(lambda v: "kubeflow" in v.lower())))
         if kubeflow is not None:
             note(kubeflow, NOTE_KUBEFLOW)
-        bar = _first(module, m.Attribute(attr=m.Name("progress_bar_callback")))
+        bar = None if "progress_bar_callback" not in text else _first(module, m.Attribute(attr=m.Name("progress_bar_callback")))
         if bar is not None:
             note(bar, NOTE_RICH)
         return module

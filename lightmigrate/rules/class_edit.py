@@ -341,6 +341,15 @@ class KindTransformer(cst.CSTTransformer):
         self.ctx.report(code, message, kind, line, col)
 
 
+def may_have_kind(ctx: RuleContext, kinds: FrozenSet[str]) -> bool:
+    """False only when no class of ``ctx.path`` is of one of ``kinds`` (see :func:`class_kind`),
+    so a rule that acts only inside such classes has nothing to do. A file the index has not
+    seen yet (``ensure_indexed`` would add it) may have any."""
+    if not ctx.project.has_path(ctx.path):
+        return True
+    return any(c.path == ctx.path and class_kind(ctx, c.name) in kinds for c in ctx.project.classes())
+
+
 def ensure_indexed(module: cst.Module, ctx: RuleContext) -> None:
     if not ctx.project.has_path(ctx.path):
         ctx.project.add_source(module.code, ctx.path)

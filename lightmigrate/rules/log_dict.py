@@ -22,7 +22,7 @@ import libcst.matchers as m
 
 from lightmigrate.cst_helpers import add_marker, self_name
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
+from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed, may_have_kind
 
 CODE = "LM301"
 # self.log parameters after (name, value), positionally; log_dict takes the same first ten.
@@ -332,6 +332,11 @@ class Plain:
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Calls are only rewritten inside LightningModule classes, and monitors only marked
+        # for names logged there.
+        return may_have_kind(ctx, frozenset({"module"}))
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

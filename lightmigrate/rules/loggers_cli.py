@@ -188,6 +188,14 @@ class LoggersCliRule(Rule):
     coverage = {"L2": Handling.REWRITTEN, "CLI1": Handling.REWRITTEN, "CLI2": Handling.REWRITTEN,
                 "CLI3": Handling.NOTED, "A8-callbacks-loggers": Handling.REWRITTEN}
 
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Calls are only rewritten when imported from a Lightning root (the import names it);
+        # the datamodule checks need a LightningDataModule class of this file in the index.
+        if "lightning" in text or "lr_sch_names" in text:
+            return True
+        return any(c.path == ctx.path and ctx.project.is_lightning_module(c, DATAMODULE_NAMES)
+                   for c in ctx.project.classes())
+
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         info = collect(module)
         paths = {b.name: b.path for b in info.bindings.values()}

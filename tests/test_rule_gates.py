@@ -1,0 +1,69 @@
+"""The cheap gates that let the engine skip a rule's walk (``Rule.needed``) and the cached
+subclass map of the project index: they must never change what a rule does."""
+
+from __future__ import annotations
+
+from lightmigrate.engine.transform import transform_text
+from lightmigrate.project import ClassInfo, ProjectIndex
+from lightmigrate.rules.base import RuleContext
+from lightmigrate.rules.log_dict import LogDictRule
+from lightmigrate.rules.loggers_cli import LoggersCliRule
+
+
+def _index(files):
+    index = ProjectIndex()
+    for path, text in files.items():
+        index.add_source(text, path)
+    return index
+
+
+def test_subclasses_see_classes_added_after_a_lookup():
+    base = ClassInfo("Base", "a.py", ("pl.LightningModule",), frozenset())
+    index = ProjectIndex([base])
+    assert index.subclasses(base) == []
+    child = ClassInfo("Child", "b.py", ("Base",), frozenset())
+    index.add(child)
+    assert index.subclasses(base) == [child]
+    other = ProjectIndex([ClassInfo("Grand", "c.py", ("Child", "Child"), frozenset())])
+    index.merge(other)
+    assert [c.name for c in index.descendants(base)] == ["Child", "Grand"]
+
+
+LOG_IN_PROJECT_SUBCLASS = '''\
+from models import Base
+
+
+class Model(Base):
+    def training_step(self, batch, batch_idx):
+        self.log("train", {"loss": batch})
+        return batch
+'''
+
+
+def test_log_dict_gate_follows_the_hierarchy_across_files():
+    files = {"models.py": "import lightning.pytorch as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n",
+             "train.py": LOG_IN_PROJECT_SUBCLASS,
+             "plain.py": LOG_IN_PROJECT_SUBCLASS.replace("from models import Base", "Plain = object")
+                                           .replace("(Base)", "(Plain)")}
+    index = _index(files)
+    rule = LogDictRule()
+    assert rule.needed(files["train.py"], RuleContext("train.py", index))
+    assert not rule.needed(files["plain.py"], RuleContext("plain.py", index))
+    # a file the index never saw may need the rule (apply indexes it first)
+    assert rule.needed(files["train.py"], RuleContext("new.py", index))
+    out = transform_text(files["train.py"], [rule], "train.py", index)
+    assert 'self.log_dict({"train/loss": batch})' in out.text
+    assert not transform_text(files["plain.py"], [rule], "plain.py", index).changed
+
+
+def test_loggers_cli_gate():
+    rule = LoggersCliRule()
+    index = _index({"dm.py": "import lightning.pytorch as pl\nclass DM(pl.LightningDataModule):\n    pass\n",
+                    "sub.py": "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n",
+                    "other.py": "class Data:\n    def get_batch_shape(self):\n        return self.size()\n"})
+    assert rule.needed("from pytorch_lightning.loggers import CometLogger\n", RuleContext("x.py", index))
+    assert rule.needed("monitor.lr_sch_names\n", RuleContext("x.py", index))
+    assert rule.needed("class Sub(DM): ...\n", RuleContext("sub.py", index))
+    assert not rule.needed("class Data: ...\n", RuleContext("other.py", index))
+    sub = "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n"
+    assert "TODO(lightmigrate): LM203" in transform_text(sub, [rule], "sub.py", index).text
