@@ -63,7 +63,16 @@ def rewrite(root: Path, jobs: int = 2) -> subprocess.CompletedProcess:
 
 
 def tree_bytes(root: Path) -> dict:
-    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    """Every file's bytes. While the command still runs, a temporary file can be renamed away
+    between the listing and the read: such a file is simply not in this snapshot."""
+    out = {}
+    for p in root.rglob("*"):
+        try:
+            if p.is_file():
+                out[p.relative_to(root)] = p.read_bytes()
+        except FileNotFoundError:
+            continue
+    return out
 
 
 def temp_files(root: Path) -> list:
