@@ -332,13 +332,18 @@ def add_markers(node, code: str, whys: Iterable[str]):
 # Imports
 
 
-def _dotted_name(node: cst.CSTNode) -> str:
+def dotted_name(node: cst.CSTNode) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        inner = _dotted_name(node.value)
-        return f"{inner}.{node.attr.value}" if inner else ""
-    return ""
+        head = dotted_name(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+def _dotted_name(node: cst.CSTNode) -> str:
+    return dotted_name(node) or ""
 
 
 def _imported_modules(module: cst.Module) -> List[str]:

@@ -32,7 +32,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import fresh_name, marker_text
+from lightmigrate.cst_helpers import dotted_name, fresh_name, marker_text
 from lightmigrate.import_table import GUIDE, LAZY_MODULES, Entry, mapped
 
 PL_ROOTS = ("pytorch_lightning", "lightning.pytorch")
@@ -43,14 +43,7 @@ FABRIC_FOR = {"pytorch_lightning": "lightning_fabric", "lightning.pytorch": "lig
 # Dotted names and roots
 
 
-def dotted(node: cst.CSTNode) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = dotted(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
+dotted = dotted_name  # the shared helper, under the name the import rules use
 
 
 def build_dotted(path: str) -> Union[cst.Name, cst.Attribute]:

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst_helpers import add_marker
+from lightmigrate.cst_helpers import add_marker, dotted_name
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.spec_catalog import rows_by_id
@@ -33,15 +33,6 @@ STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.ExceptHand
 SCOPED = ("LightningModule", "LightningDataModule", "Trainer")  # class-level entries (``Trainer.x``)
 
 
-def _dotted(node: cst.BaseExpression) -> Optional[str]:
-    parts: List[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _relative(full: str) -> Optional[str]:
@@ -94,7 +85,7 @@ class _Aliases(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
-            full = _dotted(alias.name)
+            full = dotted_name(alias.name)
             if full is None or _relative(full) is None and full != "lightning":
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -106,11 +97,11 @@ class _Aliases(cst.CSTVisitor):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
-        module = _dotted(node.module)
+        module = dotted_name(node.module)
         if module is None or (_relative(module) is None and module != "lightning"):
             return
         for alias in node.names:
-            name = _dotted(alias.name)
+            name = dotted_name(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             if name and local:
                 self.names[local] = f"{module}.{name}"
@@ -151,7 +142,7 @@ class _Marker(cst.CSTTransformer):
 
     # -- what is removed --------------------------------------------------------------------
     def _full(self, node: cst.BaseExpression) -> Optional[str]:
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
@@ -171,7 +162,7 @@ class _Marker(cst.CSTTransformer):
     def visit_Import(self, node: cst.Import) -> None:
         self.in_import += 1
         for alias in node.names:
-            full = _dotted(alias.name)
+            full = dotted_name(alias.name)
             if full:
                 self._check_name(full)
 
@@ -183,13 +174,13 @@ class _Marker(cst.CSTTransformer):
         self.in_import += 1
         if node.relative or node.module is None:
             return
-        module = _dotted(node.module)
+        module = dotted_name(node.module)
         if module is None or _relative(module) is None:
             return
         self._check_name(module)
         if not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
-                name = _dotted(alias.name)
+                name = dotted_name(alias.name)
                 if name:
                     self._check_name(f"{module}.{name}")
 

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root
+from lightmigrate.cst_helpers import add_markers, dotted_name, ensure_import, lightning_root
 from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_arg_map as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
@@ -82,12 +82,7 @@ def _quote_of(nodes) -> str:
 
 
 def _dotted(node: cst.CSTNode) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr.value}" if inner else ""
-    return ""
+    return dotted_name(node) or ""
 
 
 def _is_lightning(modname: str) -> bool:
