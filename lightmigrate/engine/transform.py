@@ -15,6 +15,7 @@ from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
 from lightmigrate.engine.model import EngineError
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Finding
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.base import Rule, RuleContext
@@ -146,8 +147,11 @@ def _invalid_reason(code: str, original: str, path: str) -> Optional[str]:
     return None
 
 
-def _reject_unparsable_input(text: str, path: str) -> None:
-    """libcst accepts some code Python 3 does not (``except X, e:`` from Python 2). Output
+def _python_tree(text: str, path: str) -> Optional[ast.AST]:
+    """``ast.parse(text)``: the tree the rules' gates read (``lightmigrate.facts``), or None
+    when Python cannot say (a null byte, too deep for its recursion limit).
+
+    libcst accepts some code Python 3 does not (``except X, e:`` from Python 2). Output
     cannot be checked when the input itself never compiled, so when Python's own parser
     rejects the input, that is the file's error, whether or not a rule would change it.
     (Code that parses but does not compile, such as ``return`` outside a function, is left
@@ -155,14 +159,20 @@ def _reject_unparsable_input(text: str, path: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            ast.parse(text, path)
+            return ast.parse(text, path)
         except SyntaxError as exc:
             line, col = exc.lineno or 0, exc.offset or 1
             raise SourceSyntaxError(
                 f"syntax error: {exc.msg}{_caret(text, line, col)}", line, col if line else 0
             ) from exc
         except (ValueError, RecursionError, MemoryError):
-            return
+            return None
+
+
+def rule_gate(rule: Rule, text: str, ctx: RuleContext) -> bool:
+    """Whether ``rule`` must walk the tree of ``text``: its ``needed`` gate. (A module-level
+    function so ``scripts/audit_gates.py`` can open every gate and compare the output.)"""
+    return rule.needed(text, ctx)
 
 
 def transform_text(
@@ -183,14 +193,23 @@ def transform_text(
         out.text = BOM + out.text
         return out
     changes: List[Finding] = []
-    module = parse_source(text, path)
-    _reject_unparsable_input(text, path)
+    deep = _too_deep(text, path)
+    if deep is not None:
+        raise deep
+    tree = _python_tree(text, path)
+    # libcst is parsed only once some rule is needed: most files that pass the text
+    # prefilter need no rule once the gates (``Rule.needed``) have looked at their facts.
+    module: Optional[cst.Module] = None if tree is not None else parse_source(text, path)
+    if tree is not None:
+        file_facts(text, tree)  # the gates below read these
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
     for rule in rules:
-        if not rule.may_apply(new_text) or not rule.needed(new_text, ctx):
+        if not rule.may_apply(new_text) or not rule_gate(rule, new_text, ctx):
             continue
+        if module is None:
+            module = parse_source(text, path)
         before = module
         try:
             module = apply_rule(rule, module, ctx, new_text)  # honours `# lightmigrate: ignore[...]`
