@@ -130,6 +130,13 @@ _CACHE: Dict[str, FileFacts] = {}
 _CACHE_SIZE = 4
 
 
+def remember(text: str, facts: FileFacts) -> None:
+    """Make ``facts`` (computed elsewhere, e.g. in a worker process) the cached facts of ``text``."""
+    if text not in _CACHE and len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[text] = facts
+
+
 def file_facts(text: str, tree: Optional[ast.AST] = None) -> FileFacts:
     """The facts of ``text`` (``tree``: its ``ast`` tree, when the caller already has it)."""
     found = _CACHE.get(text)
@@ -142,7 +149,5 @@ def file_facts(text: str, tree: Optional[ast.AST] = None) -> FileFacts:
         facts = FileFacts(False, words, *([_EMPTY] * 4), {}, *([_EMPTY] * 5))
     else:
         facts = _from_tree(tree, words)
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[text] = facts
+    remember(text, facts)
     return facts

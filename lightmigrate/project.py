@@ -139,13 +139,14 @@ def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
 _MANUAL_REJECTS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
 
 
-def _trainer_settings(text: str) -> Dict[str, object]:
+def _trainer_settings(text: str, tree: Optional[ast.AST] = None) -> Dict[str, object]:
     """``Trainer(...)`` keywords and string keys of dict literals among ``_MANUAL_REJECTS``:
-    name -> literal value, or "<expr>" when it is not a literal."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
+    name -> literal value, or "<expr>" when it is not a literal (``tree``: the parsed text)."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return {}
     found: Dict[str, object] = {}
 
     def value(node: ast.expr) -> object:
@@ -262,21 +263,24 @@ class ProjectIndex:
             else:
                 raise TypeError(f"ProjectIndex.merge does not know how to merge {name!r}")
 
-    def add_source(self, text: str, path: str) -> None:
+    def add_source(self, text: str, path: str, tree: Optional[ast.AST] = None) -> None:
+        """Index the classes of ``text`` (``tree``: its ``ast`` tree, when the caller has
+        parsed it already) and the run-wide settings it makes."""
         self._paths.add(path)
         if ("dp" in text or "DataParallel" in text) and _DP.search(text):
             self.uses_dp = True
         is_yaml = path.lower().endswith((".yaml", ".yml"))
         if "gradient_clip" in text or "accumulate_grad_batches" in text:
-            settings = yaml_trainer_settings(text) if is_yaml else _trainer_settings(text)
+            settings = yaml_trainer_settings(text) if is_yaml else _trainer_settings(text, tree)
             if settings:
                 self.trainer_settings[path] = settings
         if is_yaml or not worth_indexing(text):
             return
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return
+        if tree is None:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return
         for c in classes_in_source(tree, path):
             self.add(c)
 

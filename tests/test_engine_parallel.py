@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from lightmigrate.engine import Mode, run
-from lightmigrate.engine.parallel import build_index, default_jobs, map_in_order
+from lightmigrate.engine.parallel import default_jobs, map_in_order
+from lightmigrate.engine.survey import build_index
 from lightmigrate.engine.source import read_source
 from lightmigrate.engine.discovery import discover
 from lightmigrate.project import ProjectIndex

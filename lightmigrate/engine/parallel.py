@@ -1,9 +1,10 @@
 """Running a run's per-file work on several processes (``--jobs``).
 
-Two steps of a run are spread over a process pool: building the project's class index (each
-worker indexes some files, the parts are merged in file order, so the index is exactly the
-one a single process builds), then transforming the files that pass the prefilter (each
-worker gets the rules and the finished index once, when it starts). Results come back in
+Two steps of a run are spread over a process pool: the survey (engine/survey.py: each worker
+parses some files with ``ast`` for the class index and the gates' facts; the parts are merged
+in file order, so the index is exactly the one a single process builds), then transforming
+the files some rule needs (each worker gets the rules and the finished index once, when it
+starts). Results come back in
 file order whatever order the workers finish in, so output never depends on ``jobs``.
 """
 
@@ -12,8 +13,6 @@ from __future__ import annotations
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
-
-from lightmigrate.project import ProjectIndex, worth_indexing
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -93,34 +92,3 @@ def map_in_order(
             if progress is not None:
                 progress(stage, done, total)
     return results
-
-
-def _index_part(item: tuple) -> ProjectIndex:
-    text, path = item
-    part = ProjectIndex()
-    part.add_source(text, path)
-    return part
-
-
-def build_index(
-    files: Sequence[tuple], jobs: int = 1, progress: Optional[Progress] = None
-) -> ProjectIndex:
-    """The class index of ``files`` (``(text, path)`` pairs, in run order). Files that need
-    parsing are indexed on the pool; the parts are merged in run order."""
-    heavy = [i for i, (text, _) in enumerate(files) if worth_indexing(text)]
-    project = ProjectIndex()
-    if jobs <= 1 or len(heavy) <= 1:
-        for text, path in files:
-            project.add_source(text, path)
-        if progress is not None and heavy:
-            progress(INDEX_STAGE, len(heavy), len(heavy))
-        return project
-    parts = map_in_order(_index_part, [files[i] for i in heavy], jobs, (), progress, INDEX_STAGE)
-    by_position = dict(zip(heavy, parts))
-    for i, (text, path) in enumerate(files):
-        part = by_position.get(i)
-        if part is None:
-            project.add_source(text, path)
-        else:
-            project.merge(part)
-    return project

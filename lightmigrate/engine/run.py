@@ -8,7 +8,7 @@ from typing import Iterable, List, Optional, Sequence
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
 from lightmigrate.engine import notebook
-from lightmigrate.engine.parallel import TRANSFORM_STAGE, Progress, build_index, map_in_order
+from lightmigrate.engine.parallel import TRANSFORM_STAGE, Progress, map_in_order
 from lightmigrate.engine.source import (
     Source,
     encode_source,
@@ -17,6 +17,7 @@ from lightmigrate.engine.source import (
     unchanged_on_disk,
     write_atomic,
 )
+from lightmigrate.engine.survey import needs_rules, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
 from lightmigrate.engine.yaml_config import is_yaml, transform_config
 from lightmigrate.project import ProjectIndex
@@ -117,9 +118,17 @@ def run(
             if s is not None and (needs_transform(s.text, file_rules[i]) or is_yaml(s.path))]
     project = ProjectIndex()
     if todo:
-        project = build_index(
-            [(notebook.indexable_text(s.path, s.text), s.path) for s in sources if s is not None], jobs, progress
-        )
+        # One ast parse per file: the index, and the facts the rules' gates read. Only files
+        # some rule's gate needs go on to libcst (notebooks and YAML configs always do).
+        read = [s for s in sources if s is not None]
+        position = {id(s): k for k, s in enumerate(read)}
+        plain = {position[id(sources[i])] for i in todo
+                 if not is_yaml(sources[i].path) and not notebook.is_notebook(sources[i].path)}
+        items = [(notebook.indexable_text(s.path, s.text), s.path, k in plain) for k, s in enumerate(read)]
+        project, facts = survey(items, jobs, progress)
+        todo = [i for i in todo if position[id(sources[i])] not in plain
+                or needs_rules(sources[i].text, sources[i].path, file_rules[i],
+                               facts.get(position[id(sources[i])]), project)]
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)
     work = [(sources[i], tuple(r.code for r in file_rules[i])) for i in todo]

@@ -1,0 +1,72 @@
+"""The survey: one cheap pass over a run's files before any rule runs.
+
+Each file that matters is parsed once with Python's ``ast`` (C speed; libcst costs about ten
+times more). That one tree gives the file's part of the project class index and, for a file
+that passed the text prefilter, its facts (``lightmigrate.facts``). With the whole index
+built, the engine asks every rule's gate (``Rule.needed``) about each prefiltered file, in the
+main process: only files that some rule needs are sent on to be parsed with libcst and
+transformed. A file no rule needs comes out exactly as a transform would leave it (unchanged,
+nothing reported), so skipping it changes no output.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence, Tuple
+
+from lightmigrate import MARKER_PREFIX
+from lightmigrate.engine import transform
+from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
+from lightmigrate.facts import FileFacts, file_facts, parse_tree, remember
+from lightmigrate.project import ProjectIndex, worth_indexing
+from lightmigrate.rules.base import Rule, RuleContext
+
+# (text, path, facts wanted): text as the index should read it (a notebook's code cells).
+SurveyItem = Tuple[str, str, bool]
+
+
+def _survey_one(item: SurveyItem) -> Tuple[ProjectIndex, Optional[FileFacts]]:
+    text, path, want_facts = item
+    part = ProjectIndex()
+    index_tree = worth_indexing(text) and not path.lower().endswith((".yaml", ".yml"))
+    tree = parse_tree(text) if want_facts or index_tree else None
+    part.add_source(text, path, tree=tree)
+    return part, (file_facts(text, tree) if want_facts else None)
+
+
+def survey(
+    files: Sequence[SurveyItem], jobs: int = 1, progress: Optional[Progress] = None
+) -> Tuple[ProjectIndex, Dict[int, FileFacts]]:
+    """The class index of ``files`` (in run order, as one process would build it) and the
+    facts of the files that asked for them (by position in ``files``). Files that need a
+    parse are handled on ``jobs`` processes; the parts are merged in run order."""
+    heavy = [i for i, (text, _, want) in enumerate(files) if want or worth_indexing(text)]
+    results = map_in_order(_survey_one, [files[i] for i in heavy], jobs, (), progress, INDEX_STAGE)
+    by_position = dict(zip(heavy, results))
+    project = ProjectIndex()
+    facts: Dict[int, FileFacts] = {}
+    for i, (text, path, _) in enumerate(files):
+        found = by_position.get(i)
+        if found is None:
+            project.add_source(text, path)
+            continue
+        part, file_facts_ = found
+        project.merge(part)
+        if file_facts_ is not None:
+            facts[i] = file_facts_
+    return project, facts
+
+
+def build_index(files: Sequence[Tuple[str, str]], jobs: int = 1, progress: Optional[Progress] = None) -> ProjectIndex:
+    """The class index of ``files`` (``(text, path)`` pairs, in run order)."""
+    return survey([(text, path, False) for text, path in files], jobs, progress)[0]
+
+
+def needs_rules(text: str, path: str, rules: Sequence[Rule], facts: Optional[FileFacts], project: ProjectIndex) -> bool:
+    """Whether transforming ``text`` could change it or report anything: it has markers to
+    count, it did not parse (the transform reports the error), or some rule's gate says the
+    rule is needed. False means the transform would return it unchanged with nothing to say."""
+    if MARKER_PREFIX in text or facts is None or not facts.parsed:
+        return True
+    remember(text, facts)
+    ctx = RuleContext(path=path, project=project)
+    return any(rule.may_apply(text) and transform.rule_gate(rule, text, ctx) for rule in rules)
