@@ -14,6 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate import MARKER_PREFIX
+from lightmigrate.cst_walk import walk
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
@@ -258,7 +259,7 @@ class BodyFacts:
     def __init__(self, stmts: Iterable[cst.CSTNode]) -> None:
         v = _Names()
         for s in stmts:
-            s.visit(v)
+            walk(s, v)
         self.loaded = v.loaded
         self.bound = v.bound
         self.has_return = v.has_return
@@ -359,7 +360,7 @@ def _imported_modules(module: cst.Module) -> List[str]:
             if node.module is not None and not node.relative:
                 found.append(_dotted_name(node.module))
 
-    module.visit(V())
+    walk(module, V())
     return found
 
 

@@ -34,6 +34,7 @@ import libcst as cst
 
 from lightmigrate.cst_helpers import dotted_name, fresh_name, marker_text
 from lightmigrate.import_table import GUIDE, LAZY_MODULES, Entry, mapped
+from lightmigrate.cst_walk import walk
 
 PL_ROOTS = ("pytorch_lightning", "lightning.pytorch")
 FABRIC_FOR = {"pytorch_lightning": "lightning_fabric", "lightning.pytorch": "lightning.fabric"}
@@ -192,17 +193,17 @@ class _Collect(cst.CSTVisitor):
         self.uses[node.value] = self.uses.get(node.value, 0) + 1
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
 
 def collect(module: cst.Module) -> _Collect:
     c = _Collect()
-    module.visit(c)
+    walk(module, c)
     return c
 
 

@@ -34,6 +34,7 @@ import libcst.matchers as m
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import class_kind, ensure_indexed
+from lightmigrate.cst_walk import find_all
 
 CODE = "LM309"
 NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
@@ -59,12 +60,12 @@ _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
 
 
 def _first(module: cst.Module, matcher) -> Optional[cst.CSTNode]:
-    found = m.findall(module, matcher)
+    found = find_all(module, matcher)
     return found[0] if found else None
 
 
 def _logs_loss(func: cst.FunctionDef) -> bool:
-    for call in m.findall(func, m.Call(func=m.Attribute(attr=m.Name("log") | m.Name("log_dict")))):
+    for call in find_all(func, m.Call(func=m.Attribute(attr=m.Name("log") | m.Name("log_dict")))):
         code = cst.Module([]).code_for_node(call)
         if re.search(r"""["']loss["']""", code):
             return True
@@ -72,7 +73,7 @@ def _logs_loss(func: cst.FunctionDef) -> bool:
 
 
 def _may_return_none(func: cst.FunctionDef) -> bool:
-    for ret in m.findall(func.body, m.Return()):
+    for ret in find_all(func.body, m.Return()):
         if ret.value is None or m.matches(ret.value, m.Name("None")):  # type: ignore[attr-defined]
             return True
     return False
@@ -141,7 +142,7 @@ pl.seed_everything(42)
         steps: Tuple[cst.FunctionDef, ...] = ()
         epoch_end_logs = False
         # Each search below needs a name in the code; when the text lacks it, skip the walk.
-        for cls in (m.findall(module, m.ClassDef()) if "class" in text else ()):
+        for cls in (find_all(module, m.ClassDef()) if "class" in text else ()):
             if class_kind(ctx, cls.name.value) != "module":  # type: ignore[attr-defined]
                 continue
             for item in getattr(cls.body, "body", ()):  # type: ignore[attr-defined]
@@ -149,7 +150,7 @@ pl.seed_everything(42)
                     steps += (item,)
                 if isinstance(item, cst.FunctionDef) and item.name.value in ("on_train_epoch_end",
                                                                              "training_epoch_end"):
-                    epoch_end_logs = epoch_end_logs or bool(m.findall(item, m.Call(func=m.Attribute(
+                    epoch_end_logs = epoch_end_logs or bool(find_all(item, m.Call(func=m.Attribute(
                         attr=m.Name("log") | m.Name("log_dict")))))
         reader = None
         if "progress_bar_metrics" in text or "get_metrics" in text:
@@ -167,7 +168,7 @@ pl.seed_everything(42)
                                             args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("monitor")), m.ZeroOrMore()]))
             if monitor is not None:
                 note(monitor, NOTE_ORDER)
-        fits = m.findall(module, m.Call(func=m.Attribute(attr=m.Name("fit")))) if "fit" in text else []
+        fits = find_all(module, m.Call(func=m.Attribute(attr=m.Name("fit")))) if "fit" in text else []
         if len(fits) > 1 and _SPAWN.search(text):
             note(fits[1], NOTE_SPAWN)
         seed = None if "seed_everything" not in text else _first(module, m.Call(func=m.Name("seed_everything") | m.Attribute(attr=m.Name("seed_everything")),
@@ -175,14 +176,14 @@ pl.seed_everything(42)
         if seed is not None:
             note(seed, NOTE_SEED)
         if fits and "eval" in text:
-            evals = m.findall(module, m.Call(func=m.Attribute(attr=m.Name("eval")), args=[]))
+            evals = find_all(module, m.Call(func=m.Attribute(attr=m.Name("eval")), args=[]))
             if evals:
                 note(evals[0], NOTE_TRAIN)
         csv = None if "CSVLogger" not in text else _first(module, m.Call(func=m.Name("CSVLogger") | m.Attribute(attr=m.Name("CSVLogger"))))
         if csv is not None:
             note(csv, NOTE_CSV)
         handler = None if "signal" not in text else _first(module, m.Call(func=m.Attribute(value=m.Name("signal"), attr=m.Name("signal"))))
-        if handler is not None and m.findall(module, m.Call(func=m.Attribute(
+        if handler is not None and find_all(module, m.Call(func=m.Attribute(
                 attr=m.Name("validate") | m.Name("test") | m.Name("predict")))):
             note(handler, NOTE_SIGNALS)
         kubeflow = None if "kubeflow" not in text.lower() else _first(module, m.Name(value=m.MatchIfTrue(lambda v: "kubeflow" in v.lower()))

@@ -47,6 +47,7 @@ from lightmigrate.rules.class_edit import (
 )
 from lightmigrate.rules.epoch_end import _predict_results
 from lightmigrate.rules.marking import StatementMarker
+from lightmigrate.cst_walk import find_all
 
 CODE = "LM307"
 BATCH_IDX = {
@@ -204,7 +205,7 @@ def _why(datamodules: frozenset):
 
 def _imports_base(module: cst.Module) -> bool:
     """Whether the file imports ``ProgressBarBase`` from Lightning (only then are its uses renamed)."""
-    for node in m.findall(module, m.ImportFrom()):
+    for node in find_all(module, m.ImportFrom()):
         if node.module is None or isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
             continue
         root = cst.Module([]).code_for_node(node.module).split(".")[0]  # type: ignore[attr-defined]

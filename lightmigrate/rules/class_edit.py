@@ -25,6 +25,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.findings import Kind
 from lightmigrate.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
+from lightmigrate.cst_walk import walk
 
 LIGHTNING_HOOK_HINTS = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
@@ -88,7 +89,7 @@ def calls_super(func: cst.FunctionDef, name: str) -> bool:
             if super_call_attr(node) == name:
                 found.append(node)
 
-    func.visit(V())
+    walk(func, V())
     return bool(found)
 
 

@@ -20,6 +20,7 @@ from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_table
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.cst_walk import find_all
 
 CODE = "LM002"
 DATALOADER_IDX_HOOKS = frozenset(
@@ -39,7 +40,7 @@ def _self_calls(cls: cst.ClassDef) -> Set[str]:
     for item in getattr(cls.body, "body", ()):
         if isinstance(item, cst.FunctionDef) and positional_params(item):
             slf = positional_params(item)[0].name.value
-            for call in m.findall(item, m.Call(func=m.Attribute(value=m.Name(slf)))):
+            for call in find_all(item, m.Call(func=m.Attribute(value=m.Name(slf)))):
                 found.add(call.func.attr.value)  # type: ignore[attr-defined]
     return found
 

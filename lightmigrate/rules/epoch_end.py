@@ -54,6 +54,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
+from lightmigrate.cst_walk import walk
 
 CODE = "LM001"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -436,7 +437,7 @@ class _ClassMigration(ClassEditor):
                                              "reverse"}):
                     hits.append(node)
 
-        func.visit(V())
+        walk(func, V())
         return bool(hits)
 
     @staticmethod
@@ -450,7 +451,7 @@ class _ClassMigration(ClassEditor):
                     if not (len(args) == 1 and isinstance(args[0].value, cst.Name) and args[0].value.value == param):
                         bad.append(node)
 
-        func.visit(V())
+        walk(func, V())
         return not bad
 
 

@@ -36,6 +36,7 @@ from lightmigrate.rules import trainer_args
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import Hierarchy, class_kind, ensure_indexed
 from lightmigrate.cst_helpers import ensure_import, lightning_root
+from lightmigrate.cst_walk import find_all
 
 CODE = "LM302"
 ARG = "track_grad_norm"
@@ -89,7 +90,7 @@ class _StatementMarker(cst.CSTTransformer):
 
 
 def _module_classes(module: cst.Module, ctx: RuleContext) -> List[cst.ClassDef]:
-    return [c for c in m.findall(module, m.ClassDef()) if class_kind(ctx, c.name.value) == "module"]  # type: ignore
+    return [c for c in find_all(module, m.ClassDef()) if class_kind(ctx, c.name.value) == "module"]  # type: ignore
 
 
 class _AddLogging(cst.CSTTransformer):

@@ -40,6 +40,7 @@ from lightmigrate.cst_helpers import (
 )
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import CallRenamer, KindTransformer, calls_super, ensure_indexed
+from lightmigrate.cst_walk import find_all
 
 CODE = "LM305"
 
@@ -77,7 +78,7 @@ def _add_params(func: cst.FunctionDef, names: Tuple[str, ...]) -> Tuple[cst.Func
 
 def _names(func: cst.FunctionDef) -> List[cst.Name]:
     import libcst.matchers as m
-    return list(m.findall(func.body, m.Name()))  # type: ignore[arg-type]
+    return list(find_all(func.body, m.Name()))  # type: ignore[arg-type]
 
 
 class _Fix(KindTransformer):

@@ -29,6 +29,7 @@ from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.rules.marking import StatementMarker
+from lightmigrate.cst_walk import find_all
 
 CODE = "LM306"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -47,7 +48,7 @@ _MODES = {"top": "1", "full": "-1"}
 
 
 def _returns_value(func: cst.FunctionDef) -> bool:
-    for ret in m.findall(func.body, m.Return()):
+    for ret in find_all(func.body, m.Return()):
         value = ret.value  # type: ignore[attr-defined]
         if value is not None and not m.matches(value, m.Name("None")):
             return True
@@ -111,7 +112,7 @@ class _Fix(KindTransformer):
     def edit_class(self, kind, original, updated):
         items = list(updated.body.body)
         changed = False
-        own_model_size = bool(m.findall(updated, m.AssignTarget(target=m.Attribute(attr=m.Name("model_size")))))
+        own_model_size = bool(find_all(updated, m.AssignTarget(target=m.Attribute(attr=m.Name("model_size")))))
         for i, item in enumerate(items):
             if not isinstance(item, cst.FunctionDef):
                 continue

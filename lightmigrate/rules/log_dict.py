@@ -23,6 +23,7 @@ import libcst.matchers as m
 from lightmigrate.cst_helpers import add_marker, self_name
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed, may_have_kind
+from lightmigrate.cst_walk import walk, find_all
 
 CODE = "LM301"
 # self.log parameters after (name, value), positionally; log_dict takes the same first ten.
@@ -58,7 +59,7 @@ def _dict_bindings(func: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
             if isinstance(node.target, cst.Name):
                 counts[node.target.value] = counts.get(node.target.value, 0) + 1
             else:
-                for name in m.findall(node.target, m.Name()):
+                for name in find_all(node.target, m.Name()):
                     counts[name.value] = counts.get(name.value, 0) + 2  # type: ignore[attr-defined]
 
         def visit_Assign(self, node: cst.Assign) -> None:
@@ -71,10 +72,10 @@ def _dict_bindings(func: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
                 counts[node.target.value] = counts.get(node.target.value, 0) + 2
 
         def visit_For(self, node: cst.For) -> None:
-            for name in m.findall(node.target, m.Name()):
+            for name in find_all(node.target, m.Name()):
                 counts[name.value] = counts.get(name.value, 0) + 2  # type: ignore[attr-defined]
 
-    func.body.visit(V())
+    walk(func.body, V())
     params = {p.name.value for p in (*func.params.params, *func.params.posonly_params, *func.params.kwonly_params)}
     return {k: v for k, v in values.items()
             if counts.get(k) == 1 and k not in params and isinstance(v, (cst.Dict, cst.DictComp))}
@@ -218,7 +219,7 @@ class _Fix(KindTransformer):
 
 def _monitored(module: cst.Module) -> Set[str]:
     found: Set[str] = set()
-    for arg in m.findall(module, m.Arg(keyword=m.Name("monitor"), value=m.SimpleString())):
+    for arg in find_all(module, m.Arg(keyword=m.Name("monitor"), value=m.SimpleString())):
         value = _string(arg.value)  # type: ignore[attr-defined]
         if value is not None:
             found.add(value)

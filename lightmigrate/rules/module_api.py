@@ -27,6 +27,7 @@ from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning
 from lightmigrate.cst_helpers import ensure_import, lightning_root
+from lightmigrate.cst_walk import find_all
 
 CODE = "LM308"
 STEPS = ("training_step", "validation_step", "test_step", "predict_step")
@@ -40,11 +41,11 @@ WHY_ITER = ("Lightning 2.1+ passes only `dataloader_iter` and `next(dataloader_i
 def _bound_names(module: cst.Module) -> Set[str]:
     """Module-level names bound by imports, classes and functions: not instances."""
     names: Set[str] = set()
-    for node in m.findall(module, m.ImportAlias()):
+    for node in find_all(module, m.ImportAlias()):
         alias = node.asname.name.value if node.asname is not None else \
             cst.Module([]).code_for_node(node.name).split(".")[0]  # type: ignore[attr-defined]
         names.add(alias)
-    for node in m.findall(module, m.ClassDef() | m.FunctionDef()):
+    for node in find_all(module, m.ClassDef() | m.FunctionDef()):
         names.add(node.name.value)  # type: ignore[attr-defined]
     return names
 
@@ -53,15 +54,15 @@ def _instance_names(module: cst.Module) -> Set[str]:
     """Names only ever assigned an instantiation, ``name = SomeClass(...)`` (a capitalised callee)."""
     good: Set[str] = set()
     other: Set[str] = set()
-    for assign in m.findall(module, m.Assign()):
+    for assign in find_all(module, m.Assign()):
         value = assign.value  # type: ignore[attr-defined]
         callee = value.func if isinstance(value, cst.Call) else None
         last = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else ""
         for target in assign.targets:  # type: ignore[attr-defined]
             if isinstance(target.target, cst.Name):
                 (good if last[:1].isupper() else other).add(target.target.value)
-    for node in m.findall(module, m.AugAssign() | m.AnnAssign() | m.For()):
-        for name in m.findall(node.target, m.Name()):  # type: ignore[attr-defined]
+    for node in find_all(module, m.AugAssign() | m.AnnAssign() | m.For()):
+        for name in find_all(node.target, m.Name()):  # type: ignore[attr-defined]
             other.add(name.value)  # type: ignore[attr-defined]
     return good - other
 

@@ -53,6 +53,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
+from lightmigrate.cst_walk import walk
 
 CODE = "LM005"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -135,7 +136,7 @@ def trainer_settings(module: cst.Module) -> Dict[str, object]:
                     if key in MOVED_ARGS:
                         found.setdefault(key, _literal(el.value))  # type: ignore[union-attr]
 
-    module.visit(V())
+    walk(module, V())
     return found
 
 
@@ -185,7 +186,7 @@ class _MarkTrainerArgs(cst.CSTTransformer):
                 if _is_trainer_dict(n) and any(_dict_key(el) in MOVED_ARGS for el in n.elements):
                     hits.append(n)
 
-        node.visit(V())
+        walk(node, V())
         return bool(hits)
 
     def leave_SimpleStatementLine(self, original, updated):
@@ -217,7 +218,7 @@ def _returns(func: cst.FunctionDef) -> List[cst.Return]:
         def visit_Return(self, node: cst.Return) -> None:
             found.append(node)
 
-    func.visit(V())
+    walk(func, V())
     return found
 
 
@@ -228,7 +229,7 @@ def _dicts(node: cst.CSTNode) -> List[cst.Dict]:
         def visit_Dict(self, n: cst.Dict) -> None:
             found.append(n)
 
-    node.visit(V())
+    walk(node, V())
     return found
 
 
@@ -743,7 +744,7 @@ def _has_returns(stmts) -> bool:
             found.append(node)
 
     for st in stmts:
-        st.visit(V())
+        walk(st, V())
     return bool(found)
 
 

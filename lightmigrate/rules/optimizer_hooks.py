@@ -50,6 +50,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes
+from lightmigrate.cst_walk import walk
 
 CODE = "LM004"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -350,7 +351,7 @@ def _toggled(func: cst.FunctionDef, s: str) -> Dict[str, cst.BaseExpression]:
                     and isinstance(f.value, cst.Name) and f.value.value == s):
                 found.setdefault(_code(node.args[1].value), node.args[0].value)
 
-    func.visit(V())
+    walk(func, V())
     return found
 
 
@@ -380,7 +381,7 @@ def _calls(node: cst.CSTNode) -> List[cst.Call]:
         def visit_Call(self, n: cst.Call) -> None:
             found.append(n)
 
-    node.visit(V())
+    walk(node, V())
     return found
 
 
@@ -404,7 +405,7 @@ def _optimizer_names(stmts: Sequence[Statement]) -> Set[str]:
                 names.add(f.value.value)
 
     for s in stmts:
-        s.visit(V())
+        walk(s, V())
     return names
 
 
@@ -879,7 +880,7 @@ def _all_functions(module: cst.Module) -> List[cst.FunctionDef]:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             found.append(node)
 
-    module.visit(V())
+    walk(module, V())
     return found
 
 

@@ -22,6 +22,7 @@ import libcst.matchers as m
 from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
+from lightmigrate.cst_walk import find_all
 
 CODE = "LM304"
 VALUES: Dict[Union[int, str], str] = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true",
@@ -103,7 +104,7 @@ class _Method(cst.CSTTransformer):
 
 
 def _assigns_precision(cls: cst.ClassDef) -> bool:
-    for target in m.findall(cls, m.AssignTarget() | m.AnnAssign()):
+    for target in find_all(cls, m.AssignTarget() | m.AnnAssign()):
         t = target.target  # type: ignore[attr-defined]
         if m.matches(t, m.Attribute(attr=m.Name("precision"))):
             return True
@@ -124,7 +125,7 @@ class _Fix(KindTransformer):
             if len(params) <= index:
                 continue
             receiver = params[index].name.value
-            if not m.findall(item, m.Attribute(value=m.Name(receiver), attr=m.Name("precision"))):
+            if not find_all(item, m.Attribute(value=m.Name(receiver), attr=m.Name("precision"))):
                 continue
             if kind == "module" and item.name.value == "__init__":
                 items[i] = add_marker(item, CODE, WHY_INIT)

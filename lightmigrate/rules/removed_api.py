@@ -25,6 +25,7 @@ from lightmigrate.cst_helpers import add_marker, dotted_name
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.spec_catalog import rows_by_id
+from lightmigrate.cst_walk import walk
 
 CODE = "LM090"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -299,7 +300,7 @@ print(trainer.num_devices, trainer.strategy)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         aliases = _Aliases()
-        module.visit(aliases)
+        walk(module, aliases)
         if not aliases.names and "trainer" not in module.code:
             return module
         return _marker_out_of_header(module).visit(_Marker(aliases.names))

@@ -49,6 +49,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.project import ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
+from lightmigrate.cst_walk import walk
 
 CODE = "LM003"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -98,7 +99,7 @@ def _names(node: cst.CSTNode, name: str) -> List[cst.Name]:
             if n.value == name:
                 found.append(n)
 
-    node.visit(V())
+    walk(node, V())
     return found
 
 
@@ -161,7 +162,7 @@ def _not_side_effect_only(func: cst.FunctionDef, p: str, training: bool) -> Opti
             return "it returns a new value"
     use = _ParamUse(p, training)
     for st in body:
-        st.visit(use)
+        walk(st, use)
     if not use.ok:
         return ("it changes its argument, or reads the loss / the output as a whole, which "
                 "on_train_batch_end receives detached and scaled" if training else "it changes its argument")
@@ -194,7 +195,7 @@ def _returns(stmts) -> List[cst.Return]:
             found.append(node)
 
     for s in stmts:
-        s.visit(V())
+        walk(s, V())
     return found
 
 

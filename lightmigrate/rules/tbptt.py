@@ -47,6 +47,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.rules import trainer_args
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
+from lightmigrate.cst_walk import walk
 
 CODE = "LM006"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -74,7 +75,7 @@ def _attr_assignments(stmts: Sequence[cst.CSTNode], s: str) -> List[cst.BaseExpr
                     found.append(node.value)
 
     for st in stmts:
-        st.visit(V())
+        walk(st, V())
     return found
 
 
@@ -106,7 +107,7 @@ def _calls_super(func: cst.FunctionDef, name: str) -> bool:
             if super_call_attr(node) == name:
                 found.append(node)
 
-    func.visit(V())
+    walk(func, V())
     return bool(found)
 
 

@@ -26,6 +26,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.trainer_arg_map import GUIDE, PRECISION
 from lightmigrate.rules.trainer_constructor import _Imports, _is_lightning_trainer, literal
+from lightmigrate.cst_walk import walk
 
 CODE = "LM102"
 _EMPTY = cst.Module(body=[])
@@ -514,11 +515,11 @@ class TrainerApiRule(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         imp = _Imports()
-        module.visit(imp)
+        walk(module, imp)
         if not (imp.trainer_names or imp.package_names):
             return module
         names = _TrainerNames(imp)
-        module.visit(names)
+        walk(module, names)
         t = _Transformer(ctx, module, names)
         out = module.visit(t)
         for from_, name in dict.fromkeys(t.imports):

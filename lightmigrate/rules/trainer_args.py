@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Union
 
 import libcst as cst
+from lightmigrate.cst_walk import walk
 
 # Trainer arguments manual optimization rejects.
 MANUAL_REJECTS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
@@ -69,7 +70,7 @@ def find(module: cst.Module, names: Iterable[str]) -> Dict[str, cst.BaseExpressi
                     if k in wanted and isinstance(e, cst.DictElement):
                         found.setdefault(k, e.value)
 
-    module.visit(V())
+    walk(module, V())
     return found
 
 

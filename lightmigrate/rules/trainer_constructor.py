@@ -22,6 +22,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_arg_map as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.trainer_args import TRAINER_ARGS
+from lightmigrate.cst_walk import walk
 
 CODE = "LM101"
 _EMPTY = cst.Module(body=[])
@@ -371,7 +372,7 @@ class _Transformer(cst.CSTTransformer):
                     found.add(id(node.value))
 
         if imp.trainer_names or imp.package_names:
-            module.visit(V())
+            walk(module, V())
         return found
 
     # --- calls
@@ -623,11 +624,11 @@ class TrainerConstructorRule(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         imp = _Imports()
-        module.visit(imp)
+        walk(module, imp)
         if not (imp.trainer_names or imp.package_names):
             return module
         facts = _Facts(imp)
-        module.visit(facts)
+        walk(module, facts)
         t = _Transformer(self, ctx, module, imp, facts)
         out = module.visit(t)
         for from_, name in dict.fromkeys(t.imports):

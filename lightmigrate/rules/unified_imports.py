@@ -11,6 +11,7 @@ import libcst as cst
 from lightmigrate.import_rewrite import build_dotted, dotted
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.cst_walk import walk
 
 CODE = "LM210"
 UNIFIED = {"pytorch_lightning": "lightning.pytorch", "lightning_fabric": "lightning.fabric"}
@@ -69,7 +70,7 @@ def _first_pass_roots(module: cst.Module) -> Set[str]:
                 if head in UNIFIED and a.asname is None:
                     roots.add(head)
 
-    module.visit(V())
+    walk(module, V())
     return roots
 
 

@@ -1,0 +1,139 @@
+"""lightmigrate.cst_walk visits exactly what libcst's own visit does, in the same order."""
+
+from pathlib import Path
+
+import libcst as cst
+import libcst.matchers as m
+import pytest
+
+from lightmigrate.cst_walk import children, find_all, walk
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+SNIPPET = '''
+import os as o, sys  # a comment
+from a.b import (c as d, e)
+@dec(1)
+class A(B, metaclass=M):
+    x: int = 3
+    async def f(self, a, /, b=2, *c, d, **e) -> "T":
+        """doc"""
+        y = [i for i in range(3) if i] + {k: v for k, v in z.items()}
+        lam = lambda q: (q, -q, not q)
+        with open(f"{a!r:>{b}}") as fh, x as (p, q):
+            yield from fh
+        try:
+            pass
+        except (ValueError, KeyError) as exc:
+            raise X from exc
+        finally:
+            del a[1:2, ::3]
+        while a < b <= c is not d:
+            a += 1; b @= 2
+        return a if b else c
+'''
+
+
+def modules():
+    yield cst.parse_module(SNIPPET)
+    for path in sorted(CORPUS.glob("*.py"))[:25]:
+        yield cst.parse_module(path.read_text(encoding="utf-8"))
+
+
+class Recorder(cst.CSTVisitor):
+    """Sees every node (overrides on_visit/on_leave), and prunes lambdas."""
+
+    def __init__(self):
+        self.log = []
+
+    def on_visit(self, node):
+        self.log.append(("visit", id(node)))
+        return not isinstance(node, cst.Lambda)
+
+    def on_leave(self, original_node):
+        self.log.append(("leave", id(original_node)))
+
+
+class Hooked(cst.CSTVisitor):
+    """Hooks on a few types; returning False from visit_ClassDef must skip the class body."""
+
+    def __init__(self, enter_classes):
+        self.enter_classes = enter_classes
+        self.log = []
+
+    def visit_ClassDef(self, node):
+        self.log.append(("class", node.name.value))
+        return self.enter_classes
+
+    def visit_Call(self, node):
+        self.log.append(("call", id(node)))
+
+    def leave_Name(self, original_node):
+        self.log.append(("name", original_node.value))
+
+
+
+class HookedTrivia(Hooked):
+    def visit_Comment(self, node):  # a hook on trivia: the walk must still enter whitespace
+        self.log.append(("comment", node.value))
+
+
+@pytest.mark.parametrize("module", list(modules()), ids=lambda mod: str(len(mod.code)))
+def test_walk_matches_libcst_visit(module):
+    for make in (Recorder, lambda: Hooked(True), lambda: Hooked(False), lambda: HookedTrivia(True)):
+        theirs, ours = make(), make()
+        module.visit(theirs)
+        walk(module, ours)
+        assert ours.log == theirs.log
+        assert ours.log  # something was seen
+
+
+def test_children_match_libcst_children():
+    for module in modules():
+        todo = [module]
+        while todo:
+            node = todo.pop()
+            assert [id(c) for c in children(node)] == [id(c) for c in node.children]
+            todo.extend(node.children)
+
+
+MATCHERS = [
+    m.Call(func=m.Attribute(attr=m.Name("log") | m.Name("log_dict"))),
+    m.ClassDef() | m.FunctionDef(),
+    m.Name(),
+    m.Comma(),  # trivia: the search must enter whitespace and punctuation
+    m.MatchIfTrue(lambda n: isinstance(n, cst.Name) and n.value == "self"),  # handed to libcst
+]
+
+
+def test_find_all_matches_libcst_findall():
+    for module in modules():
+        for matcher in MATCHERS:
+            assert [id(n) for n in find_all(module, matcher)] == [id(n) for n in m.findall(module, matcher)]
+    assert find_all(cst.parse_module(SNIPPET), m.Name("os"))  # found something
+
+
+def test_visitors_walk_cannot_emulate_go_to_libcst():
+    class AttributeHook(cst.CSTVisitor):
+        def __init__(self):
+            self.seen = []
+
+        def visit_Call_func(self, node):
+            self.seen.append(id(node))
+
+    module = cst.parse_module(SNIPPET)
+    theirs, ours = AttributeHook(), AttributeHook()
+    module.visit(theirs)
+    walk(module, ours)
+    assert ours.seen == theirs.seen and ours.seen
+
+    class Renamer(cst.CSTTransformer):
+        def __init__(self):
+            self.count = 0
+
+        def leave_Name(self, original_node, updated_node):
+            self.count += 1
+            return updated_node
+
+    renamer = Renamer()
+    walk(module, renamer)
+    assert renamer.count == len(m.findall(module, m.Name()))
