@@ -247,3 +247,96 @@ def find_all(node: cst.CSTNode, matcher) -> List[cst.CSTNode]:
             kids = [k for k in kids if not _is_trivia(type(k))]
         stack.extend(reversed(kids))
     return found
+
+
+# --- transformers that skip subtrees they cannot change ----------------------------------------
+
+_BITS: Dict[type, int] = {}
+
+
+def _bit(kind: type) -> int:
+    found = _BITS.get(kind)
+    if found is None:
+        found = _BITS[kind] = 1 << len(_BITS)
+    return found
+
+
+def type_masks(root: cst.CSTNode) -> Dict[int, int]:
+    """id(node) -> bitmask of the node types in its subtree (itself included), for every node
+    under ``root``."""
+    masks: Dict[int, int] = {}
+    stack: List[Tuple[cst.CSTNode, Optional[List[cst.CSTNode]]]] = [(root, None)]
+    while stack:
+        node, kids = stack.pop()
+        if kids is None:
+            kids = children(node)
+            stack.append((node, kids))
+            stack.extend((k, None) for k in kids)
+            continue
+        mask = _bit(type(node))
+        for k in kids:
+            mask |= masks[id(k)]
+        masks[id(node)] = mask
+    return masks
+
+
+class PrunedTransformer(cst.CSTTransformer):
+    """A ``CSTTransformer`` that does not enter a subtree holding no node type it has a
+    ``visit_X`` / ``leave_X`` hook for: nothing there could change, and libcst would rebuild
+    all of it anyway. The output is the same; only the time differs.
+
+    Subclasses that override ``on_visit`` / ``on_leave`` (they may act on any node) and
+    subclasses with attribute hooks are never pruned."""
+
+    _prune_mask: Optional[int] = None  # per class: bitmask of the hooked types; 0 = never prune
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        hooked = _prune_mask(type(self))
+        if hooked:
+            state = self.__dict__.setdefault("_lm_prune", ([], {}))
+            roots, masks = state
+            mask = masks.get(id(node))
+            if mask is None:
+                # A node not seen yet is the root of a new visit: index its subtree, and keep
+                # it alive so no id of it is reused while this transformer exists.
+                roots.append(node)
+                masks.update(type_masks(node))
+                mask = masks[id(node)]
+            if not mask & hooked:
+                return False
+        return super().on_visit(node)
+
+
+_PRUNE: Dict[type, int] = {}
+
+
+def _prune_mask(kind: type) -> int:
+    found = _PRUNE.get(kind)
+    if found is None:
+        own = [name for name in dir(kind) if name.startswith(("visit_", "leave_"))
+               and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None)]
+        custom = (kind.on_visit is not PrunedTransformer.on_visit
+                  or kind.on_leave is not cst.CSTTransformer.on_leave
+                  or kind.on_visit_attribute is not cst.CSTTransformer.on_visit_attribute
+                  or kind.on_leave_attribute is not cst.CSTTransformer.on_leave_attribute
+                  or any(_ATTRIBUTE_HOOK.match(name) for name in own))
+        found = 0
+        if not custom:
+            names = {name[6:] for name in own if name[6:7].isupper()}
+            node_types = {getattr(cst, n) for n in names if isinstance(getattr(cst, n, None), type)}
+            if len(node_types) == len(names):
+                for t in node_types:
+                    found |= _bit(t)
+                    for sub in _all_subclasses(t):
+                        found |= _bit(sub)
+        _PRUNE[kind] = found
+    return found
+
+
+def _all_subclasses(kind: type) -> List[type]:
+    out, todo = [], list(kind.__subclasses__())
+    while todo:
+        k = todo.pop()
+        out.append(k)
+        todo.extend(k.__subclasses__())
+    return out

@@ -34,7 +34,7 @@ import libcst as cst
 
 from lightmigrate.cst_helpers import dotted_name, fresh_name, marker_text
 from lightmigrate.import_table import GUIDE, LAZY_MODULES, Entry, mapped
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 PL_ROOTS = ("pytorch_lightning", "lightning.pytorch")
 FABRIC_FOR = {"pytorch_lightning": "lightning_fabric", "lightning.pytorch": "lightning.fabric"}
@@ -224,7 +224,7 @@ class _Plan:
     marks: Dict[int, str] = field(default_factory=dict)  # id(alias) -> marker text
 
 
-class ImportRewriter(cst.CSTTransformer):
+class ImportRewriter(PrunedTransformer):
     """Rewrites one module. ``handles(entry)`` says whether this rule acts on a table entry
     (LM201 takes the moved ones and rewrites them, LM202 the removed ones and marks them).
     ``call_fixes`` maps an old name's last part to a function that fixes a call's arguments
@@ -621,7 +621,7 @@ def drop_unused(module: cst.Module, before: _Collect, touched: Set[str]) -> cst.
     if not dead:
         return module
 
-    class Drop(cst.CSTTransformer):
+    class Drop(PrunedTransformer):
         def leave_SimpleStatementLine(self, original, updated):
             if not any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in updated.body):
                 return updated

@@ -137,3 +137,69 @@ def test_visitors_walk_cannot_emulate_go_to_libcst():
     renamer = Renamer()
     walk(module, renamer)
     assert renamer.count == len(m.findall(module, m.Name()))
+
+
+def test_pruned_transformer_gives_the_same_output():
+    from lightmigrate.cst_walk import PrunedTransformer
+
+    class Rename(PrunedTransformer):
+        def leave_FunctionDef(self, original_node, updated_node):
+            if updated_node.name.value == "training_step":
+                return updated_node.with_changes(name=cst.Name("step_of_training"))
+            return updated_node
+
+    class Plain(cst.CSTTransformer):
+        leave_FunctionDef = Rename.leave_FunctionDef
+
+    changed = 0
+    for module in modules():
+        ours, theirs = module.visit(Rename()), module.visit(Plain())
+        assert ours.code == theirs.code
+        changed += ours.code != module.code
+    assert changed  # some corpus module has a training_step
+
+
+def test_pruning_skips_subtrees_without_hooked_nodes_and_never_prunes_custom_on_visit(monkeypatch):
+    from lightmigrate.cst_walk import PrunedTransformer, type_masks
+
+    rebuilt = []
+    original = cst.Name._visit_and_replace_children
+    monkeypatch.setattr(cst.Name, "_visit_and_replace_children",
+                        lambda self, visitor: (rebuilt.append(self), original(self, visitor))[1])
+
+    module = cst.parse_module(SNIPPET)
+    masks = type_masks(module)
+    assert len(masks) == sum(1 for _ in _all_nodes(module))
+
+    seen = []
+
+    class OnlyLambda(PrunedTransformer):
+        def visit_Lambda(self, node):
+            seen.append(node)
+
+    rebuilt.clear()
+    out = module.visit(OnlyLambda())
+    assert out.code == module.code and len(seen) == 1
+    assert rebuilt == []  # no Name holds a Lambda: none was entered, none rebuilt
+    module.visit(cst.CSTTransformer())
+    assert len(rebuilt) == len(find_all(module, m.Name())) > 20  # libcst alone rebuilds them all
+
+    class Custom(PrunedTransformer):  # acts on every node: must see them all
+        def __init__(self):
+            self.count = 0
+
+        def on_visit(self, node):
+            self.count += 1
+            return super().on_visit(node)
+
+    custom = Custom()
+    module.visit(custom)
+    assert custom.count == len(masks)
+
+
+def _all_nodes(node):
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(n.children)

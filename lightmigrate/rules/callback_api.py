@@ -47,7 +47,7 @@ from lightmigrate.rules.class_edit import (
 )
 from lightmigrate.rules.epoch_end import _predict_results
 from lightmigrate.rules.marking import StatementMarker
-from lightmigrate.cst_walk import find_all
+from lightmigrate.cst_walk import PrunedTransformer, find_all
 
 CODE = "LM307"
 BATCH_IDX = {
@@ -70,7 +70,7 @@ def _base_names(ctx: RuleContext, cls: str) -> bool:
     return derives_from(ctx, cls, PROGRESS_BAR_NAMES)
 
 
-class _Members(cst.CSTTransformer):
+class _Members(PrunedTransformer):
     """``self.X`` attribute rewrites inside one method."""
 
     def __init__(self, slf: str, table: Dict[str, str]) -> None:
@@ -134,7 +134,7 @@ class _Fix(KindTransformer):
         return new
 
 
-class _Calls(cst.CSTTransformer):
+class _Calls(PrunedTransformer):
     """Module-wide call and import fixes: C5, C8, C10."""
 
     def __init__(self, rename_base: bool) -> None:

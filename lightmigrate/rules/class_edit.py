@@ -25,7 +25,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.findings import Kind
 from lightmigrate.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 LIGHTNING_HOOK_HINTS = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
@@ -93,7 +93,7 @@ def calls_super(func: cst.FunctionDef, name: str) -> bool:
     return bool(found)
 
 
-class CallRenamer(cst.CSTTransformer):
+class CallRenamer(PrunedTransformer):
     """Renames ``self.OLD(...)`` / ``super().OLD(...)`` calls inside one method."""
 
     def __init__(self, self_param: str, renames: Dict[str, str]) -> None:
@@ -230,7 +230,7 @@ class ClassEditor:
 EditorFactory = Callable[..., ClassEditor]
 
 
-class _Classes(cst.CSTTransformer):
+class _Classes(PrunedTransformer):
     def __init__(self, module: cst.Module, ctx: RuleContext, code: str, hooks: FrozenSet[str],
                  editor: EditorFactory, unknown_why: str) -> None:
         self.module = module
@@ -305,7 +305,7 @@ def derives_from(ctx: RuleContext, name: str, names: FrozenSet[str]) -> bool:
     return bool(info is not None and ctx.project.is_lightning_module(info, names))
 
 
-class KindTransformer(cst.CSTTransformer):
+class KindTransformer(PrunedTransformer):
     """Visits a module keeping a stack of the Lightning kind of each enclosing class; subclasses
     override :meth:`edit_class` (called for classes of a known kind) or read ``self.kind``."""
 

@@ -20,7 +20,7 @@ from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_table
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.cst_walk import find_all
+from lightmigrate.cst_walk import PrunedTransformer, find_all
 
 CODE = "LM002"
 DATALOADER_IDX_HOOKS = frozenset(
@@ -83,7 +83,7 @@ def _diagnose(func: cst.FunctionDef, kind: str, called: FrozenSet[str] = frozens
     return None
 
 
-class _Marker(cst.CSTTransformer):
+class _Marker(PrunedTransformer):
     def __init__(self, rule_ctx: RuleContext) -> None:
         self.ctx = rule_ctx
         self.stack: List[Optional[str]] = []

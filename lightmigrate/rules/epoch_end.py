@@ -54,7 +54,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 CODE = "LM001"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -455,7 +455,7 @@ class _ClassMigration(ClassEditor):
         return not bad
 
 
-class _DropSuperArgs(cst.CSTTransformer):
+class _DropSuperArgs(PrunedTransformer):
     def __init__(self, name: str) -> None:
         self.name = name
 

@@ -36,7 +36,7 @@ from lightmigrate.rules import trainer_args
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import Hierarchy, class_kind, ensure_indexed
 from lightmigrate.cst_helpers import ensure_import, lightning_root
-from lightmigrate.cst_walk import find_all
+from lightmigrate.cst_walk import PrunedTransformer, find_all
 
 CODE = "LM302"
 ARG = "track_grad_norm"
@@ -67,7 +67,7 @@ def _statements(norm: str, logs_with: str, opt: str, slf: str) -> List[cst.BaseS
     return [stmt.with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(comment))])]
 
 
-class _StatementMarker(cst.CSTTransformer):
+class _StatementMarker(PrunedTransformer):
     """Marks each simple statement that holds a ``track_grad_norm`` Trainer argument."""
 
     def __init__(self, why: str) -> None:
@@ -93,7 +93,7 @@ def _module_classes(module: cst.Module, ctx: RuleContext) -> List[cst.ClassDef]:
     return [c for c in find_all(module, m.ClassDef()) if class_kind(ctx, c.name.value) == "module"]  # type: ignore
 
 
-class _AddLogging(cst.CSTTransformer):
+class _AddLogging(PrunedTransformer):
     def __init__(self, target: cst.ClassDef, norm: str, ctx: RuleContext, module: cst.Module) -> None:
         self.target = target
         self.norm = norm

@@ -29,7 +29,7 @@ from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.rules.marking import StatementMarker
-from lightmigrate.cst_walk import find_all
+from lightmigrate.cst_walk import PrunedTransformer, find_all
 
 CODE = "LM306"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -55,7 +55,7 @@ def _returns_value(func: cst.FunctionDef) -> bool:
     return False
 
 
-class _ModuleCalls(cst.CSTTransformer):
+class _ModuleCalls(PrunedTransformer):
     """``SELF.log`` keyword fixes and ``SELF.summarize`` in one method."""
 
     def __init__(self, slf: str, root: str) -> None:

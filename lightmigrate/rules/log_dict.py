@@ -23,7 +23,7 @@ import libcst.matchers as m
 from lightmigrate.cst_helpers import add_marker, self_name
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed, may_have_kind
-from lightmigrate.cst_walk import walk, find_all
+from lightmigrate.cst_walk import PrunedTransformer, walk, find_all
 
 CODE = "LM301"
 # self.log parameters after (name, value), positionally; log_dict takes the same first ten.
@@ -81,7 +81,7 @@ def _dict_bindings(func: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
             if counts.get(k) == 1 and k not in params and isinstance(v, (cst.Dict, cst.DictComp))}
 
 
-class _Rewriter(cst.CSTTransformer):
+class _Rewriter(PrunedTransformer):
     """Rewrites ``SELF.log(...)`` calls inside one method."""
 
     def __init__(self, owner: "_Fix", func: cst.FunctionDef) -> None:
@@ -226,7 +226,7 @@ def _monitored(module: cst.Module) -> Set[str]:
     return found
 
 
-class _MarkMonitors(cst.CSTTransformer):
+class _MarkMonitors(PrunedTransformer):
     def __init__(self, names: Set[str]) -> None:
         self.names = names
         self.hit: Optional[str] = None

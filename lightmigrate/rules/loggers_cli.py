@@ -7,6 +7,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from lightmigrate.cst_walk import PrunedTransformer
+
 from lightmigrate.findings import Kind
 from lightmigrate.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.import_table import GUIDE
@@ -220,7 +222,7 @@ def _resolve(expr: cst.BaseExpression, paths: Dict[str, str]) -> Optional[str]:
     return rel[1] if rel else None
 
 
-class _Transformer(cst.CSTTransformer):
+class _Transformer(PrunedTransformer):
     def __init__(self, paths: Dict[str, str], module: cst.Module, ctx: RuleContext) -> None:
         self.paths = paths
         self.module = module

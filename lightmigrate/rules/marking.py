@@ -8,12 +8,14 @@ from typing import Callable, List, Optional
 
 import libcst as cst
 
+from lightmigrate.cst_walk import PrunedTransformer
+
 from lightmigrate.cst_helpers import add_marker
 
 Why = Callable[[cst.CSTNode], Optional[str]]
 
 
-class StatementMarker(cst.CSTTransformer):
+class StatementMarker(PrunedTransformer):
     """Calls ``why(node)`` on every node; the first reason found inside a statement marks it."""
 
     def __init__(self, code: str, why: Why) -> None:

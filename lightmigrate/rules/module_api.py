@@ -27,7 +27,7 @@ from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning
 from lightmigrate.cst_helpers import ensure_import, lightning_root
-from lightmigrate.cst_walk import find_all
+from lightmigrate.cst_walk import PrunedTransformer, find_all
 
 CODE = "LM308"
 STEPS = ("training_step", "validation_step", "test_step", "predict_step")
@@ -67,7 +67,7 @@ def _instance_names(module: cst.Module) -> Set[str]:
     return good - other
 
 
-class _Calls(cst.CSTTransformer):
+class _Calls(PrunedTransformer):
     def __init__(self, ctx: RuleContext, bound: Set[str], module_classes: Set[str], source: cst.Module,
                  lightning_file: bool) -> None:
         self.ctx = ctx
@@ -139,7 +139,7 @@ class _Calls(cst.CSTTransformer):
         return updated
 
 
-class _NextFix(cst.CSTTransformer):
+class _NextFix(PrunedTransformer):
     def __init__(self, it: str) -> None:
         self.it = it
 

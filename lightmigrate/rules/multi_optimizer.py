@@ -53,7 +53,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 CODE = "LM005"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -146,7 +146,7 @@ def _without_commas(kept: List, original: Sequence) -> List:
     return kept
 
 
-class _StripTrainerArgs(cst.CSTTransformer):
+class _StripTrainerArgs(PrunedTransformer):
     """Drop the moved arguments from Trainer calls and Trainer dicts (literal values only)."""
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
@@ -168,7 +168,7 @@ class _StripTrainerArgs(cst.CSTTransformer):
         return updated.with_changes(elements=_without_commas(kept, updated.elements))
 
 
-class _MarkTrainerArgs(cst.CSTTransformer):
+class _MarkTrainerArgs(PrunedTransformer):
     """Put a marker above every statement that gives the moved arguments to a Trainer."""
 
     def __init__(self, why: str) -> None:
@@ -279,7 +279,7 @@ def read_optimizers(func: Optional[cst.FunctionDef]) -> OptimizerConfig:
     return conf
 
 
-class _DropFrequencies(cst.CSTTransformer):
+class _DropFrequencies(PrunedTransformer):
     """Remove ``"frequency"`` from the optimizer dicts (2.x warns about it and ignores it)."""
 
     def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.Dict:
@@ -748,7 +748,7 @@ def _has_returns(stmts) -> bool:
     return bool(found)
 
 
-class _RenameName(cst.CSTTransformer):
+class _RenameName(PrunedTransformer):
     def __init__(self, old: str, new: str) -> None:
         self.old, self.new = old, new
 
@@ -971,7 +971,7 @@ class Model(pl.LightningModule):
                "this loop was written without them (several Trainer files: LM005 does not guess): if one of "
                "those Trainers trains this module, move its values into the loop by hand")
 
-        class M(cst.CSTTransformer):
+        class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):
                 if updated.name.value == "training_step" and "toggle_optimizer" in _code(updated):
                     return add_marker(updated, CODE, why)
@@ -979,7 +979,7 @@ class Model(pl.LightningModule):
         return module.visit(M())
 
     def _mark_model(self, module: cst.Module, ctx: RuleContext, where: str) -> cst.Module:
-        class M(cst.CSTTransformer):
+        class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):
                 if updated.name.value == "training_step" and "toggle_optimizer" in _code(updated):
                     return add_marker(updated, CODE, f"Trainer arguments read from the Trainer {where}were moved "

@@ -50,7 +50,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 CODE = "LM004"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -177,7 +177,7 @@ def _plan_callback_hook(func: cst.FunctionDef) -> Optional[Plan]:
 # Applying a plan
 
 
-class _Substitute(cst.CSTTransformer):
+class _Substitute(PrunedTransformer):
     """Replace every read of the given names by an expression (parenthesized where needed)."""
 
     SAFE_PARENTS = (cst.If, cst.While, cst.Arg, cst.Assign, cst.Return, cst.Expr, cst.Element,
@@ -213,7 +213,7 @@ class _Substitute(cst.CSTTransformer):
         return expr
 
 
-class _SuperArgs(cst.CSTTransformer):
+class _SuperArgs(PrunedTransformer):
     def __init__(self, hook: str, drop: Sequence[int], drop_kw: Sequence[str], dropped_names: Set[str],
                  min_old: int) -> None:
         self.hook = hook
@@ -312,7 +312,7 @@ def _apply_plan(func: cst.FunctionDef, plan: Plan, code: str) -> cst.FunctionDef
 # toggle_optimizer / untoggle_optimizer
 
 
-class _Toggles(cst.CSTTransformer):
+class _Toggles(PrunedTransformer):
     def __init__(self, s: str, toggled: Dict[str, cst.BaseExpression]) -> None:
         self.s = s
         self.toggled = toggled
@@ -418,7 +418,7 @@ def _bare_step(call: cst.Call, optimizers: Set[str]) -> bool:
     return "optimizers" in _code(f.value)
 
 
-class _MarkBareSteps(cst.CSTTransformer):
+class _MarkBareSteps(PrunedTransformer):
     def __init__(self, optimizers: Set[str], why: str) -> None:
         self.optimizers = optimizers
         self.why = why
@@ -615,7 +615,7 @@ class _ModuleEditor(ClassEditor):
                     self.changed = True
 
 
-class _Callbacks(cst.CSTTransformer):
+class _Callbacks(PrunedTransformer):
     def __init__(self, ctx: RuleContext, module: cst.Module) -> None:
         self.ctx = ctx
         self.module = module

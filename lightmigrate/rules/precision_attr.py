@@ -22,7 +22,7 @@ import libcst.matchers as m
 from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
-from lightmigrate.cst_walk import find_all
+from lightmigrate.cst_walk import PrunedTransformer, find_all
 
 CODE = "LM304"
 VALUES: Dict[Union[int, str], str] = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true",
@@ -66,7 +66,7 @@ def _translate(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     return None
 
 
-class _Method(cst.CSTTransformer):
+class _Method(PrunedTransformer):
     def __init__(self, receiver: str, replacement: str) -> None:
         self.receiver = receiver
         self.replacement = replacement
@@ -146,7 +146,7 @@ class _Fix(KindTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
 
 
-class _CompareFirst(cst.CSTTransformer):
+class _CompareFirst(PrunedTransformer):
     """Rewrites literal comparisons first (so their ``self.precision`` is not counted as unsure)."""
 
     def __init__(self, inner: _Method) -> None:
@@ -160,7 +160,7 @@ def _rewrite(func: cst.FunctionDef, method: _Method) -> cst.FunctionDef:
     func = func.visit(_CompareFirst(method))  # type: ignore[assignment]
     rest = _Method(method.receiver, method.replacement)
 
-    class Rest(cst.CSTTransformer):
+    class Rest(PrunedTransformer):
         def leave_Attribute(self, original, updated):
             return rest.leave_Attribute(original, updated)
 

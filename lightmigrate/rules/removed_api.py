@@ -25,7 +25,7 @@ from lightmigrate.cst_helpers import add_marker, dotted_name
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.spec_catalog import rows_by_id
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 CODE = "LM090"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -108,7 +108,7 @@ class _Aliases(cst.CSTVisitor):
                 self.names[local] = f"{module}.{name}"
 
 
-class _Marker(cst.CSTTransformer):
+class _Marker(PrunedTransformer):
     def __init__(self, aliases: Dict[str, str]) -> None:
         self.aliases = aliases
         self.stack: List[Dict[str, str]] = []  # per open statement: offence key -> text

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import libcst as cst
 
+from lightmigrate.cst_walk import PrunedTransformer
+
 from lightmigrate.cst_helpers import add_marker, param_names
 from lightmigrate.import_rewrite import ImportRewriter, dotted
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
@@ -44,7 +46,7 @@ def _is_plugin_base(expr: cst.BaseExpression, paths) -> bool:
     return any(p in full for p in _PLUGIN_PACKAGES)
 
 
-class _PluginMethods(cst.CSTTransformer):
+class _PluginMethods(PrunedTransformer):
     def __init__(self, paths) -> None:
         self.paths = paths
 

@@ -26,7 +26,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.trainer_arg_map import GUIDE, PRECISION
 from lightmigrate.rules.trainer_constructor import _Imports, _is_lightning_trainer, literal
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 CODE = "LM102"
 _EMPTY = cst.Module(body=[])
@@ -121,7 +121,7 @@ class _TrainerNames(cst.CSTVisitor):
             self.scoped[key] = kw
 
 
-class _Transformer(cst.CSTTransformer):
+class _Transformer(PrunedTransformer):
     def __init__(self, ctx: RuleContext, module: cst.Module, names: _TrainerNames) -> None:
         self.ctx = ctx
         self.module = module

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Union
 
 import libcst as cst
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 # Trainer arguments manual optimization rejects.
 MANUAL_REJECTS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
@@ -78,7 +78,7 @@ def remove(module: cst.Module, names: Iterable[str]) -> cst.Module:
     """``module`` without the Trainer arguments ``names`` (in calls and Trainer-kwargs dicts)."""
     drop = set(names)
 
-    class T(cst.CSTTransformer):
+    class T(PrunedTransformer):
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
             if not _is_trainer_call(updated):
                 return updated

@@ -22,7 +22,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_arg_map as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.trainer_args import TRAINER_ARGS
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 CODE = "LM101"
 _EMPTY = cst.Module(body=[])
@@ -268,7 +268,7 @@ def _callbacks_value(existing: Optional[cst.BaseExpression], additions: List[str
     return existing.with_changes(elements=elements)
 
 
-class _Transformer(cst.CSTTransformer):
+class _Transformer(PrunedTransformer):
     def __init__(self, rule: "TrainerConstructorRule", ctx: RuleContext, module: cst.Module, imp: _Imports,
                  facts: _Facts) -> None:
         self.rule = rule

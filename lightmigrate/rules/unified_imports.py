@@ -11,7 +11,7 @@ import libcst as cst
 from lightmigrate.import_rewrite import build_dotted, dotted
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
-from lightmigrate.cst_walk import walk
+from lightmigrate.cst_walk import PrunedTransformer, walk
 
 CODE = "LM210"
 UNIFIED = {"pytorch_lightning": "lightning.pytorch", "lightning_fabric": "lightning.fabric"}
@@ -23,7 +23,7 @@ def unified(path: str) -> str:
     return UNIFIED[head] + dot + rest if head in UNIFIED else path
 
 
-class _Unify(cst.CSTTransformer):
+class _Unify(PrunedTransformer):
     def __init__(self) -> None:
         self.roots: Set[str] = set()  # old root names bound by ``import pytorch_lightning[.x]``
         self.seen_lines: Set[str] = set()
