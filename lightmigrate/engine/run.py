@@ -17,7 +17,7 @@ from lightmigrate.engine.source import (
     unchanged_on_disk,
     write_atomic,
 )
-from lightmigrate.engine.survey import needs_rules, survey
+from lightmigrate.engine.survey import needs_rules, prefilter, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
 from lightmigrate.engine.yaml_config import is_yaml, transform_config
 from lightmigrate.project import ProjectIndex
@@ -114,8 +114,10 @@ def run(
     # Every file goes into the class index (a subclass may live in a file no rule touches),
     # but when no file passes the prefilter nobody will ask, so skip the cost.
     file_rules = [rules if settings is None or s is None else settings.rules_for(s.path, rules) for s in sources]
-    todo = [i for i, s in enumerate(sources)
-            if s is not None and (needs_transform(s.text, file_rules[i]) or is_yaml(s.path))]
+    plain_py = [i for i, s in enumerate(sources) if s is not None and not is_yaml(s.path)]
+    flags = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i])) for i in plain_py], rules, jobs)
+    passed = {i for i, flag in zip(plain_py, flags) if flag}
+    todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     project = ProjectIndex()
     if todo:
         # One ast parse per file: the index, and the facts the rules' gates read. Only files

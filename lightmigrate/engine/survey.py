@@ -11,7 +11,7 @@ nothing reported), so skipping it changes no output.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
@@ -54,6 +54,35 @@ def survey(
         if file_facts_ is not None:
             facts[i] = file_facts_
     return project, facts
+
+
+# Below this much text the prefilter runs in this process: a pool costs more than it saves.
+PARALLEL_PREFILTER_CHARS = 4_000_000
+
+
+def _prefilter_chunk(chunk: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule]) -> List[bool]:
+    by_code = {r.code: r for r in rules}
+    return [transform.needs_transform(text, [by_code[c] for c in codes]) for text, codes in chunk]
+
+
+def prefilter(items: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule], jobs: int = 1) -> List[bool]:
+    """``needs_transform`` of each ``(text, codes of the rules enabled for it)``, on ``jobs``
+    processes when there is enough text to be worth it. The text triggers are substring
+    searches: on a big tree they cost seconds, so they are spread like the rest."""
+    total = sum(len(text) for text, _ in items)
+    if jobs <= 1 or total < PARALLEL_PREFILTER_CHARS:
+        return _prefilter_chunk(items, rules)
+    # About eight chunks per process, cut by size so the processes finish together.
+    target = total // (8 * jobs) + 1
+    chunks: List[List[Tuple[str, Tuple[str, ...]]]] = [[]]
+    size = 0
+    for item in items:
+        if size >= target:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        size += len(item[0])
+    return [flag for part in map_in_order(_prefilter_chunk, chunks, jobs, (rules,)) for flag in part]
 
 
 def build_index(files: Sequence[Tuple[str, str]], jobs: int = 1, progress: Optional[Progress] = None) -> ProjectIndex:
