@@ -223,8 +223,10 @@ def _matcher_types(matcher) -> Optional[frozenset]:
     if isinstance(matcher, m.OneOf):
         parts = [_matcher_types(option) for option in matcher.options]
         return None if any(p is None for p in parts) else frozenset().union(*parts)  # type: ignore[arg-type]
-    if isinstance(matcher, m.BaseMatcherNode) and type(matcher).__module__.startswith("libcst.matchers._matcher_classes"):
-        return frozenset({type(matcher).__name__})
+    name = type(matcher).__name__
+    if (isinstance(matcher, m.BaseMatcherNode) and type(matcher).__module__.startswith("libcst.matchers")
+            and isinstance(getattr(cst, name, None), type) and issubclass(getattr(cst, name), cst.CSTNode)):
+        return frozenset({name})
     return None
 
 
@@ -261,9 +263,26 @@ def _bit(kind: type) -> int:
     return found
 
 
+# The masks of the last few roots, with the roots themselves (kept alive, so their ids stay
+# theirs): several transformers in a row often walk the same tree.
+_MASK_CACHE: Dict[int, Tuple[cst.CSTNode, Dict[int, int]]] = {}
+_MASK_CACHE_SIZE = 8
+
+
 def type_masks(root: cst.CSTNode) -> Dict[int, int]:
     """id(node) -> bitmask of the node types in its subtree (itself included), for every node
     under ``root``."""
+    hit = _MASK_CACHE.get(id(root))
+    if hit is not None and hit[0] is root:
+        return hit[1]
+    masks = _type_masks(root)
+    if len(_MASK_CACHE) >= _MASK_CACHE_SIZE:
+        _MASK_CACHE.pop(next(iter(_MASK_CACHE)))
+    _MASK_CACHE[id(root)] = (root, masks)
+    return masks
+
+
+def _type_masks(root: cst.CSTNode) -> Dict[int, int]:
     masks: Dict[int, int] = {}
     stack: List[Tuple[cst.CSTNode, Optional[List[cst.CSTNode]]]] = [(root, None)]
     while stack:
@@ -288,19 +307,21 @@ class PrunedTransformer(cst.CSTTransformer):
     Subclasses that override ``on_visit`` / ``on_leave`` (they may act on any node) and
     subclasses with attribute hooks are never pruned."""
 
-    _prune_mask: Optional[int] = None  # per class: bitmask of the hooked types; 0 = never prune
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         hooked = _prune_mask(type(self))
         if hooked:
-            state = self.__dict__.setdefault("_lm_prune", ([], {}))
-            roots, masks = state
-            mask = masks.get(id(node))
+            # (root, masks) of every tree this transformer was asked to visit, kept alive so
+            # no id in them is reused while it exists; a node in none of them is a new root.
+            state = self.__dict__.setdefault("_lm_prune", [])
+            mask = None
+            for _, masks in state:
+                mask = masks.get(id(node))
+                if mask is not None:
+                    break
             if mask is None:
-                # A node not seen yet is the root of a new visit: index its subtree, and keep
-                # it alive so no id of it is reused while this transformer exists.
-                roots.append(node)
-                masks.update(type_masks(node))
+                masks = type_masks(node)
+                state.append((node, masks))
                 mask = masks[id(node)]
             if not mask & hooked:
                 return False
@@ -340,3 +361,40 @@ def _all_subclasses(kind: type) -> List[type]:
         out.append(k)
         todo.extend(k.__subclasses__())
     return out
+
+
+# --- did a transform change anything? -----------------------------------------------------------
+
+_COMPARED: Dict[type, Tuple[str, ...]] = {}
+
+
+def _compared_fields(kind: type) -> Tuple[str, ...]:
+    found = _COMPARED.get(kind)
+    if found is None:
+        import dataclasses
+
+        found = _COMPARED[kind] = tuple(f.name for f in dataclasses.fields(kind) if f.compare)
+    return found
+
+
+def same_tree(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a.deep_equals(b)``, faster: shared subtrees (a transform that left them alone keeps
+    the very same objects) are not compared node by node."""
+    stack: List[Tuple[object, object]] = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        kind = type(x)
+        if kind is not type(y):
+            return False
+        if kind is tuple or kind is list:
+            if len(x) != len(y):  # type: ignore[arg-type]
+                return False
+            stack.extend(zip(x, y))  # type: ignore[call-overload]
+        elif _is_node(kind):
+            for name in _compared_fields(kind):
+                stack.append((getattr(x, name), getattr(y, name)))
+        elif x != y:
+            return False
+    return True

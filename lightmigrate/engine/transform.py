@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
+from lightmigrate.cst_walk import same_tree
 from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
@@ -217,7 +218,10 @@ def transform_text(
             # module it got changed nothing, so no need to generate the code again).
             step_input = new_text
             if module is not before and isinstance(module, cst.Module):
-                new_text = module.code
+                if same_tree(module, before):  # rebuilt but equal: keep the tree, skip codegen
+                    module = before
+                else:
+                    new_text = module.code
         except RecursionError as exc:
             message = f"{rule.code}: code too deeply nested to rewrite (RecursionError); file left unchanged"
             raise RuleCrash(rule.code, message) from exc
