@@ -203,3 +203,21 @@ def _all_nodes(node):
         n = todo.pop()
         yield n
         todo.extend(n.children)
+
+
+def test_same_tree_agrees_with_deep_equals():
+    from lightmigrate.cst_walk import same_tree
+
+    class Suffix(cst.CSTTransformer):
+        def leave_Name(self, original_node, updated_node):
+            return updated_node.with_changes(value=updated_node.value + "_") if updated_node.value == "self" else updated_node
+
+    verdicts = set()
+    for module in modules():
+        rebuilt = module.visit(cst.CSTTransformer())  # every node a new object, all equal
+        assert rebuilt is not module and same_tree(rebuilt, module)
+        changed = module.visit(Suffix())
+        verdict = same_tree(changed, module)
+        assert verdict == changed.deep_equals(module) == (changed.code == module.code)
+        verdicts.add(verdict)
+    assert verdicts == {True, False}  # both cases occurred
