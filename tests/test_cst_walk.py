@@ -213,7 +213,7 @@ def test_same_tree_agrees_with_deep_equals():
             return updated_node.with_changes(value=updated_node.value + "_") if updated_node.value == "self" else updated_node
 
     verdicts = set()
-    for module in modules():
+    for module in [*modules(), cst.parse_module("x = [1, 2]  # no self here\n")]:
         rebuilt = module.visit(cst.CSTTransformer())  # every node a new object, all equal
         assert rebuilt is not module and same_tree(rebuilt, module)
         changed = module.visit(Suffix())
