@@ -67,3 +67,14 @@ def test_loggers_cli_gate():
     assert not rule.needed("class Data: ...\n", RuleContext("other.py", index))
     sub = "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n"
     assert "TODO(lightmigrate): LM203" in transform_text(sub, [rule], "sub.py", index).text
+
+
+def test_classes_in_path_matches_a_scan_of_every_class_and_follows_additions():
+    index = ProjectIndex()
+    index.add_source("class A(pl.LightningModule):\n    pass\nclass B(A):\n    pass\n", "a.py")
+    index.add_source("class C(A):\n    pass\n", "c.py")
+    for path in ("a.py", "c.py", "missing.py"):
+        assert index.classes_in(path) == [c for c in index.classes() if c.path == path]
+    assert [c.name for c in index.classes_in("a.py")] == ["A", "B"]
+    index.add_source("class D(pl.LightningModule):\n    pass\n", "a.py")  # the cache must not go stale
+    assert [c.name for c in index.classes_in("a.py")] == ["A", "B", "D"]

@@ -348,7 +348,7 @@ def may_have_kind(ctx: RuleContext, kinds: FrozenSet[str]) -> bool:
     seen yet (``ensure_indexed`` would add it) may have any."""
     if not ctx.project.has_path(ctx.path):
         return True
-    return any(c.path == ctx.path and class_kind(ctx, c.name) in kinds for c in ctx.project.classes())
+    return any(class_kind(ctx, c.name) in kinds for c in ctx.project.classes_in(ctx.path))
 
 
 def ensure_indexed(module: cst.Module, ctx: RuleContext) -> None:
