@@ -224,11 +224,24 @@ class ProjectIndex:
         # base name -> classes that list it among their bases, in index order (built on demand
         # by ``subclasses``, dropped whenever a class is added).
         self._children: Optional[Dict[str, List[ClassInfo]]] = None
+        # path -> the classes defined in that file, in index order (built on demand by
+        # ``classes_in``, dropped whenever a class is added).
+        self._in_path: Optional[Dict[str, List[ClassInfo]]] = None
         for c in classes:
             self.add(c)
 
     def classes(self) -> List[ClassInfo]:
         return [c for bucket in self._by_name.values() for c in bucket]
+
+    def classes_in(self, path: str) -> List[ClassInfo]:
+        """The classes the index holds for the file ``path`` (a cheap lookup for the gates)."""
+        if self._in_path is None:
+            by_path: Dict[str, List[ClassInfo]] = {}
+            for bucket in self._by_name.values():
+                for c in bucket:
+                    by_path.setdefault(c.path, []).append(c)
+            self._in_path = by_path
+        return self._in_path.get(path, [])
 
     def has_path(self, path: str) -> bool:
         return path in self._paths
@@ -239,6 +252,7 @@ class ProjectIndex:
         if info not in bucket:
             bucket.append(info)
             self._children = None
+            self._in_path = None
 
     def merge(self, other: "ProjectIndex") -> None:
         """Add everything ``other`` indexed, as if its files had been added here (the engine
@@ -246,7 +260,7 @@ class ProjectIndex:
         attribute is merged by its type, so a new one cannot be dropped silently."""
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name == "_children":  # a cache, rebuilt on demand
+            if name in ("_children", "_in_path"):  # caches, rebuilt on demand
                 continue
             if name == "_by_name":
                 for info in other.classes():

@@ -22,8 +22,10 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.gates import attribute_assigned, attribute_compared, trainer_imports_lightning, trainer_may_call
 from lightmigrate.rules.trainer_arg_map import GUIDE, PRECISION
 from lightmigrate.rules.trainer_constructor import _Imports, _is_lightning_trainer, literal
 
@@ -74,6 +76,12 @@ FIT_KEYWORDS = {"fit": {"train_dataloader": "train_dataloaders"},
                 "validate": {"val_dataloaders": "dataloaders"},
                 "test": {"test_dataloaders": "dataloaders"}}
 PRECISION_VALUES = {k: v for k, v in PRECISION.items()}
+# Attributes of a Trainer expression that are always rewritten or marked (or, for the loaders,
+# rewritten where they are indexed, measured, iterated or stored).
+TRAINER_ATTRS = frozenset({*RENAMES, *MARKED, "data_parallel", "prediction_writer_callbacks",
+                           "val_dataloaders", "test_dataloaders"})
+ASSIGNED_ATTRS = frozenset({"model", *LOOP_SETTERS})
+RUN_METHODS = ("fit", "validate", "test", "predict")
 
 
 def _eq() -> cst.AssignEqual:
@@ -511,6 +519,33 @@ class TrainerApiRule(Rule):
             "already-2x",
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        if not trainer_imports_lightning(facts):
+            return False  # apply knows no Trainer then
+        attrs, calls = facts.attributes, facts.calls
+        if attrs & frozenset(LOOP_INTERNALS) or ("fit_loop" in attrs and ("min_steps" in attrs or "max_steps" in attrs)):
+            return True
+        # Everything else needs a Trainer expression: a name or attribute `trainer`, or a name
+        # bound to a Lightning Trainer(...) call.
+        if not ("trainer" in facts.names or "trainer" in attrs or trainer_may_call(text, facts)):
+            return False
+        if attrs & TRAINER_ATTRS or "tune" in calls:
+            return True
+        if "loaders" in attrs and "train_dataloader" in attrs:
+            return True
+        if "tuner" in attrs and ("lr_find" in calls or "scale_batch_size" in calls):
+            return True
+        for name in RUN_METHODS:
+            keywords = facts.call_keywords.get(name, frozenset())
+            if "ckpt_path" in keywords or keywords & frozenset(FIT_KEYWORDS.get(name, ())):
+                return True
+        if "precision" in attrs and attribute_compared(text, "precision"):
+            return True
+        return bool(attrs & ASSIGNED_ATTRS) and attribute_assigned(text, ASSIGNED_ATTRS)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         imp = _Imports()
