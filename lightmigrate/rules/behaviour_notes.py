@@ -59,6 +59,10 @@ NOTE_CSV = "CSVLogger writes its columns sorted from Lightning 2.2: read metrics
 _DDP = re.compile(r"""["']ddp[a-z_]*["']|DDPStrategy|DDPSpawnStrategy""")
 _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
 _RUNS = frozenset({"validate", "test", "predict"})
+# Gate tests: a ``seed_everything(`` call whose first argument is none or ``workers=`` (apply
+# notes only calls without a seed), and a ``return`` of nothing or of ``None``.
+_SEED_UNSEEDED = re.compile(r"\bseed_everything[\s\\)]*\((?:[\s\\]|#[^\n]*)*(?:\)|workers\b)")
+_RETURN_NONE = re.compile(r"\breturn(?:[\s\\(]*None\b|[ \t]*(?:$|[#;\n\\]))", re.M)
 _EPOCH_END = frozenset({"on_train_epoch_end", "training_epoch_end"})
 _LOGS = frozenset({"log", "log_dict"})
 _MODULE = frozenset({"module"})
@@ -144,7 +148,9 @@ pl.seed_everything(42)
         attrs, calls, defs = facts.attributes, facts.calls, facts.defs
         if "progress_bar_metrics" in attrs or "get_metrics" in defs or "progress_bar_callback" in attrs:
             return True
-        if "seed_everything" in calls or "CSVLogger" in calls or "kubeflow" in text.lower():
+        if "seed_everything" in calls and _SEED_UNSEEDED.search(text):
+            return True
+        if "CSVLogger" in calls or "kubeflow" in text.lower():
             return True
         fit = "fit" in calls and "fit" in attrs
         if fit and (("eval" in calls and "eval" in attrs) or _SPAWN.search(text)):
@@ -152,7 +158,7 @@ pl.seed_everything(42)
         if "signal" in calls and "signal" in facts.names and attrs & _RUNS and calls & _RUNS:
             return True
         # The last two need a training_step / epoch-end hook of a LightningModule of this file.
-        ddp = "training_step" in defs and _DDP.search(text) is not None
+        ddp = "training_step" in defs and _DDP.search(text) is not None and _RETURN_NONE.search(text) is not None
         order = (bool(defs & _EPOCH_END) and bool(calls & _LOGS) and any(
             "monitor" in facts.call_keywords.get(name, ()) for name in ("EarlyStopping", "ModelCheckpoint")))
         return (ddp or order) and kind_in_path(ctx, _MODULE)

@@ -7,7 +7,7 @@ for nothing, never "not needed" when the rule would act.
 from __future__ import annotations
 
 import re
-from typing import FrozenSet
+from typing import FrozenSet, Optional
 
 from lightmigrate.facts import FileFacts
 from lightmigrate.project import LIGHTNING_IMPORT_ROOTS
@@ -39,15 +39,35 @@ def trainer_may_call(text: str, facts: FileFacts) -> bool:
     return bool(facts.calls & trainer_call_names(text))
 
 
-def attribute_compared(text: str, attr: str) -> bool:
-    """Whether ``.attr`` may be the left side of ``==``, ``!=``, ``in`` or ``not in``."""
-    return re.search(_DOT + re.escape(attr) + r"\b" + _GAP + r"(?:==|!=|in\b|not\b)", text) is not None
+Receivers = Optional[FrozenSet[str]]
+"""Which expressions an attribute test below accepts before the dot: None for any; a set for a
+name or attribute called ``trainer`` and the exact spellings in the set (names or dotted
+attributes, as written in the code)."""
 
 
-def attribute_assigned(text: str, attrs: FrozenSet[str]) -> bool:
-    """Whether some ``.attr = ...`` (plain assignment, one of ``attrs``) may be in ``text``."""
+def _receiver(receivers: Receivers) -> str:
+    if receivers is None:
+        return _DOT
+    spelled = [r"\btrainer", *(r"(?<![\w.])" + re.escape(s) for s in sorted(receivers))]
+    return "(?:" + "|".join(spelled) + ")" + _GAP + _DOT
+
+
+def attribute_read(text: str, attrs: FrozenSet[str], receivers: Receivers = None) -> bool:
+    """Whether some ``<receiver>.attr`` (one of ``attrs``) may be in ``text``."""
     names = "|".join(sorted(map(re.escape, attrs)))
-    return re.search(_DOT + "(?:" + names + r")\b" + _GAP + r"=(?!=)", text) is not None
+    return re.search(_receiver(receivers) + "(?:" + names + r")\b", text) is not None
+
+
+def attribute_compared(text: str, attr: str, receivers: Receivers = None) -> bool:
+    """Whether ``<receiver>.attr`` may be the left side of ``==``, ``!=``, ``in`` or ``not in``."""
+    return re.search(_receiver(receivers) + re.escape(attr) + r"\b" + _GAP + r"(?:==|!=|in\b|not\b)",
+                     text) is not None
+
+
+def attribute_assigned(text: str, attrs: FrozenSet[str], receivers: Receivers = None) -> bool:
+    """Whether some ``<receiver>.attr = ...`` (plain assignment, one of ``attrs``) may be in ``text``."""
+    names = "|".join(sorted(map(re.escape, attrs)))
+    return re.search(_receiver(receivers) + "(?:" + names + r")\b" + _GAP + r"=(?!=)", text) is not None
 
 
 def string_key(text: str, keys: FrozenSet[str]) -> bool:
