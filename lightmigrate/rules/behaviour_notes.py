@@ -61,8 +61,8 @@ _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
 _RUNS = frozenset({"validate", "test", "predict"})
 # Gate tests: a ``seed_everything(`` call whose first argument is none or ``workers=`` (apply
 # notes only calls without a seed), and a ``return`` of nothing or of ``None``.
-_SEED_UNSEEDED = re.compile(r"\bseed_everything[\s\\)]*\((?:[\s\\]|#[^\n]*)*(?:\)|workers\b)")
-_RETURN_NONE = re.compile(r"\breturn(?:[\s\\(]*None\b|[ \t]*(?:$|[#;\n\\]))", re.M)
+_SEED_UNSEEDED = re.compile(r"\bseed_everything(?:[\s\\)]|#[^\n]*)*\((?:[\s\\]|#[^\n]*)*(?:\)|workers\b)")
+_RETURN_NONE = re.compile(r"\breturn(?:[\s\\(]*None\b|[ \t]*(?:$|[#;\r\n\\]))", re.M)
 _EPOCH_END = frozenset({"on_train_epoch_end", "training_epoch_end"})
 _LOGS = frozenset({"log", "log_dict"})
 _MODULE = frozenset({"module"})

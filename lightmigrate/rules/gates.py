@@ -17,7 +17,7 @@ from lightmigrate.rules.class_edit import class_kind
 # Whitespace, line continuations, closing parentheses and comments: what may stand between two
 # tokens of one expression (a comment only inside brackets, which is fine for a "may" test).
 _GAP = r"(?:[\s\\)]|#[^\n]*)*"
-_DOT = r"\.[\s\\]*"
+_DOT = r"\.(?:[\s\\]|#[^\n]*)*"
 # ``Trainer as NAME`` in an import (brackets allow newlines and comments in between).
 _TRAINER_ALIAS = re.compile(r"\bTrainer(?:[\s\\]|#[^\n]*)+as(?:[\s\\]|#[^\n]*)+([^\W\d]\w*)")
 

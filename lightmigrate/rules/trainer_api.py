@@ -94,7 +94,7 @@ RUN_METHODS = ("fit", "validate", "test", "predict")
 # The two T-prop2 forms the rule leaves alone: ``x = <recv>.val_dataloaders`` with
 # ``isinstance(x, (list, tuple))`` on the next line of the same block (the check is in the same
 # function), and the normalised read ``(<recv>.val_dataloaders if isinstance(...) else [...])``.
-_LOADERS = re.compile(r"\.[\s\\]*(?:val|test)_dataloaders\b")
+_LOADERS = re.compile(r"\.(?:[\s\\]|#[^\n]*)*(?:val|test)_dataloaders\b")
 _GUARDED_ASSIGN = re.compile(
     r"^([ \t]*)([^\W\d]\w*)[ \t]*=[ \t]*[\w.]+\.(?:val|test)_dataloaders[ \t]*\n\1(?=[^\s#])([^\n]*)", re.M)
 _GUARDED_READ = re.compile(r"\(([\w.]+\.(?:val|test)_dataloaders) if isinstance\(\1, \(list, tuple\)\) else \[\1\]\)")

@@ -369,6 +369,7 @@ stop = EarlyStopping(monitor="score")
     "m = trainer.progress_bar_metrics\n",
     "from pytorch_lightning.plugins.environments import KubeflowEnvironment\n",
     DDP_MODULE,
+    DDP_MODULE.replace("return None", "return").replace("\n", "\r\n"),  # a bare return, CRLF
     EPOCH_END,
 ])
 def test_lm309_needed(text):
