@@ -31,10 +31,12 @@ from typing import Optional, Tuple
 import libcst as cst
 import libcst.matchers as m
 
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import class_kind, ensure_indexed
 from lightmigrate.cst_walk import find_all
+from lightmigrate.rules.gates import kind_in_path
 
 CODE = "LM309"
 NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
@@ -57,6 +59,14 @@ NOTE_RICH = ("from Lightning 2.6 the default progress bar is `RichProgressBar` (
 NOTE_CSV = "CSVLogger writes its columns sorted from Lightning 2.2: read metrics.csv by column name"
 _DDP = re.compile(r"""["']ddp[a-z_]*["']|DDPStrategy|DDPSpawnStrategy""")
 _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
+_RUNS = frozenset({"validate", "test", "predict"})
+# Gate tests: a ``seed_everything(`` call whose first argument is none or ``workers=`` (apply
+# notes only calls without a seed), and a ``return`` of nothing or of ``None``.
+_SEED_UNSEEDED = re.compile(r"\bseed_everything(?:[\s\\)]|#[^\n]*)*\((?:[\s\\]|#[^\n]*)*(?:\)|workers\b)")
+_RETURN_NONE = re.compile(r"\breturn(?:[\s\\(]*None\b|[ \t]*(?:$|[#;\r\n\\]))", re.M)
+_EPOCH_END = frozenset({"on_train_epoch_end", "training_epoch_end"})
+_LOGS = frozenset({"log", "log_dict"})
+_MODULE = frozenset({"module"})
 
 
 def _first(module: cst.Module, matcher) -> Optional[cst.CSTNode]:
@@ -130,6 +140,29 @@ pl.seed_everything(42)
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # One test per note of apply, from the names each search below needs.
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        attrs, calls, defs = facts.attributes, facts.calls, facts.defs
+        if "progress_bar_metrics" in attrs or "get_metrics" in defs or "progress_bar_callback" in attrs:
+            return True
+        if "seed_everything" in calls and _SEED_UNSEEDED.search(text):
+            return True
+        if "CSVLogger" in calls or "kubeflow" in text.lower():
+            return True
+        fit = "fit" in calls and "fit" in attrs
+        if fit and (("eval" in calls and "eval" in attrs) or _SPAWN.search(text)):
+            return True
+        if "signal" in calls and "signal" in facts.names and attrs & _RUNS and calls & _RUNS:
+            return True
+        # The last two need a training_step / epoch-end hook of a LightningModule of this file.
+        ddp = "training_step" in defs and _DDP.search(text) is not None and _RETURN_NONE.search(text) is not None
+        order = (bool(defs & _EPOCH_END) and bool(calls & _LOGS) and any(
+            "monitor" in facts.call_keywords.get(name, ()) for name in ("EarlyStopping", "ModelCheckpoint")))
+        return (ddp or order) and kind_in_path(ctx, _MODULE)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -31,10 +31,12 @@ from lightmigrate.cst_helpers import (
     parse_statements,
     positional_params,
 )
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_args
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import Hierarchy, class_kind, ensure_indexed
+from lightmigrate.rules.gates import string_key
 from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.cst_walk import PrunedTransformer, find_all
 
@@ -218,6 +220,14 @@ trainer = pl.Trainer(max_epochs=3)
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # apply acts only on `Trainer(track_grad_norm=...)` (called by that last name) and on
+        # Trainer-kwargs dict literals with the key "track_grad_norm".
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        return ARG in facts.call_keywords.get("Trainer", ()) or string_key(text, frozenset({ARG}))
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         found = trainer_args.find(module, [ARG])

@@ -49,6 +49,7 @@ from lightmigrate.cst_helpers import (
     split_docstring,
     super_call_attr,
 )
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.project import ProjectIndex
@@ -921,6 +922,21 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # apply acts on the classes of this file whose training_step takes optimizer_idx, and
+        # otherwise only marks this file's Trainer settings when some class of the project does.
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        project = ctx.project
+        if not project.has_path(ctx.path):  # apply indexes the file first
+            if "training_step" in facts.defs and "optimizer_idx" in facts.params:
+                return True
+            return any(a in facts.words for a in MOVED_ARGS) and bool(_multi_classes(project))
+        if any("optimizer_idx" in c.params.get("training_step", ()) for c in project.classes_in(ctx.path)):
+            return True
+        return bool(project.trainer_settings.get(ctx.path)) and bool(_multi_classes(project))
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         if not ctx.project.has_path(ctx.path):

@@ -20,11 +20,14 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate.cst_helpers import add_marker, positional_params
+from lightmigrate.facts import file_facts
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.rules.gates import kind_in_path
 
 CODE = "LM304"
+KINDS = frozenset({"module", "callback"})
 VALUES: Dict[Union[int, str], str] = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true",
                                       64: "64-true", "64": "64-true", "bf16": "bf16-mixed"}
 WHY_TYPE = ("`precision` is now the Trainer's string (\"32-true\", \"16-mixed\", \"64-true\", \"bf16-mixed\"); "
@@ -251,6 +254,13 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only `<param>.precision` inside a LightningModule or Callback class of this file.
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        return "precision" in facts.attributes and kind_in_path(ctx, KINDS)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

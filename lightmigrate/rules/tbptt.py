@@ -44,6 +44,7 @@ from lightmigrate.cst_helpers import (
     super_call_attr,
     with_body,
 )
+from lightmigrate.facts import file_facts
 from lightmigrate.rules import trainer_args
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
@@ -632,6 +633,15 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # A class is only edited (or marked) when it sets truncated_bptt_steps, defines
+        # tbptt_split_batch or has a training_step taking `hiddens`.
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        return (ATTR in facts.attributes or ATTR in facts.names or "tbptt_split_batch" in facts.defs
+                or "hiddens" in facts.params)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         settings = trainer_args.find(module, trainer_args.MANUAL_REJECTS)

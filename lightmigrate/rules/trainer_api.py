@@ -17,13 +17,24 @@ bound to ``Trainer(...)`` in the file):
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+import ast
+import re
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
 from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root
+from lightmigrate.facts import file_facts, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.gates import (
+    attribute_assigned,
+    attribute_compared,
+    attribute_read,
+    trainer_call_names,
+    trainer_imports_lightning,
+    trainer_may_call,
+)
 from lightmigrate.rules.trainer_arg_map import GUIDE, PRECISION
 from lightmigrate.rules.trainer_constructor import _Imports, _is_lightning_trainer, literal
 from lightmigrate.cst_walk import PrunedTransformer, walk
@@ -75,6 +86,48 @@ FIT_KEYWORDS = {"fit": {"train_dataloader": "train_dataloaders"},
                 "validate": {"val_dataloaders": "dataloaders"},
                 "test": {"test_dataloaders": "dataloaders"}}
 PRECISION_VALUES = {k: v for k, v in PRECISION.items()}
+# Attributes of a Trainer expression that are always rewritten or marked (or, for the loaders,
+# rewritten where they are indexed, measured, iterated or stored).
+TRAINER_ATTRS = frozenset({*RENAMES, *MARKED, "data_parallel", "prediction_writer_callbacks"})
+LOADER_ATTRS = frozenset({"val_dataloaders", "test_dataloaders"})
+ASSIGNED_ATTRS = frozenset({"model", *LOOP_SETTERS})
+RUN_METHODS = ("fit", "validate", "test", "predict")
+# The two T-prop2 forms the rule leaves alone: ``x = <recv>.val_dataloaders`` with
+# ``isinstance(x, (list, tuple))`` on the next line of the same block (the check is in the same
+# function), and the normalised read ``(<recv>.val_dataloaders if isinstance(...) else [...])``.
+_LOADERS = re.compile(r"\.(?:[\s\\]|#[^\n]*)*(?:val|test)_dataloaders\b")
+_GUARDED_ASSIGN = re.compile(
+    r"^([ \t]*)([^\W\d]\w*)[ \t]*=[ \t]*[\w.]+\.(?:val|test)_dataloaders[ \t]*\n\1(?=[^\s#])([^\n]*)", re.M)
+_GUARDED_READ = re.compile(r"\(([\w.]+\.(?:val|test)_dataloaders) if isinstance\(\1, \(list, tuple\)\) else \[\1\]\)")
+
+
+def _bound_spellings(text: str) -> Optional[FrozenSet[str]]:
+    """The targets ``_TrainerNames`` binds to Trainer calls (``t = Trainer(...)``), as written;
+    None when Python's parser cannot say."""
+    tree = parse_tree(text)
+    if tree is None:
+        return None
+    called = trainer_call_names(text)
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if (isinstance(func, ast.Name) and func.id in called) or (isinstance(func, ast.Attribute)
+                                                                       and func.attr == "Trainer"):
+                spelled = ast.get_source_segment(text, node.targets[0])
+                if spelled is None:
+                    return None
+                out.add(spelled)
+    return frozenset(out)
+
+
+def _loaders_rewritten(text: str) -> bool:
+    """Whether some ``.val_dataloaders`` / ``.test_dataloaders`` of ``text`` is outside the two
+    forms T-prop2 leaves alone (so the rule may wrap it)."""
+    safe = [(m.start(), m.start() + len(m.group(0).split("\n", 1)[0])) for m in _GUARDED_ASSIGN.finditer(text)
+            if f"isinstance({m.group(2)}, (list, tuple))" in m.group(3)]
+    safe += [m.span() for m in _GUARDED_READ.finditer(text)]
+    return any(not any(a <= m.start() < b for a, b in safe) for m in _LOADERS.finditer(text))
 
 
 def _eq() -> cst.AssignEqual:
@@ -512,6 +565,40 @@ class TrainerApiRule(Rule):
             "already-2x",
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        if not trainer_imports_lightning(facts):
+            return False  # apply knows no Trainer then
+        attrs, calls = facts.attributes, facts.calls
+        if attrs & frozenset(LOOP_INTERNALS) or ("fit_loop" in attrs and ("min_steps" in attrs or "max_steps" in attrs)):
+            return True
+        # Everything else needs a Trainer expression: a name or attribute `trainer`, or a target
+        # bound to a Lightning Trainer(...) call (`receivers` spells them out when needed).
+        bound = trainer_may_call(text, facts)
+        if not ("trainer" in facts.names or "trainer" in attrs or bound):
+            return False
+        receivers: Optional[FrozenSet[str]] = frozenset()
+        hits = attrs & TRAINER_ATTRS
+        if (hits or "precision" in attrs or attrs & ASSIGNED_ATTRS) and bound:
+            receivers = _bound_spellings(text)
+        if hits and attribute_read(text, hits, receivers):
+            return True
+        if "tune" in calls or (attrs & LOADER_ATTRS and _loaders_rewritten(text)):
+            return True
+        if "loaders" in attrs and "train_dataloader" in attrs:
+            return True
+        if "tuner" in attrs and ("lr_find" in calls or "scale_batch_size" in calls):
+            return True
+        for name in RUN_METHODS:
+            keywords = facts.call_keywords.get(name, frozenset())
+            if "ckpt_path" in keywords or keywords & frozenset(FIT_KEYWORDS.get(name, ())):
+                return True
+        if "precision" in attrs and attribute_compared(text, "precision", receivers):
+            return True
+        return bool(attrs & ASSIGNED_ATTRS) and attribute_assigned(text, ASSIGNED_ATTRS, receivers)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         imp = _Imports()

@@ -18,9 +18,11 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import add_markers, dotted_name, ensure_import, lightning_root
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_arg_map as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.gates import string_key, trainer_imports_lightning, trainer_may_call
 from lightmigrate.rules.trainer_args import TRAINER_ARGS
 from lightmigrate.cst_walk import PrunedTransformer, walk
 
@@ -38,6 +40,19 @@ CHANGED_OPTIONS = frozenset(
      "auto_scale_batch_size", "strategy", "accelerator", "devices", "precision", "accumulate_grad_batches"}
 ) | tam.LEGACY_ARGS
 _TRAINER_DICT_KEYS = ("trainer", "trainer_kwargs", "trainer_args", "trainer_params", "trainer_config")
+REMOVED_STRATEGY_CLASSES = ("DataParallelStrategy", "DDPShardedStrategy", "DDPSpawnShardedStrategy",
+                            "DDPFullyShardedStrategy", "HorovodStrategy", "DDP2Strategy", "TPUSpawnStrategy",
+                            "DDPSpawnStrategy")
+# The keys ``trainer_arg_map.map_arguments`` acts on: a Trainer-kwargs dict literal with none of
+# them comes back unchanged and without markers or notes (the gate's dict test).
+ACTIVE_DICT_KEYS = frozenset(
+    {"strategy", "accelerator", "devices", "accumulate_grad_batches", "amp_backend", "amp_level", "auto_select_gpus",
+     "move_metrics_to_cpu", "multiple_trainloader_mode", "stochastic_weight_avg", "terminate_on_nan",
+     "log_gpu_memory", "gpu_metrics", "resume_from_checkpoint", "weights_save_path", "flush_logs_every_n_steps",
+     "prepare_data_per_node", "distributed_backend", "auto_lr_find", "auto_scale_batch_size", "num_processes",
+     "tpu_cores", "ipus", "gpus", "checkpoint_callback", "max_steps", "weights_summary", "progress_bar_refresh_rate",
+     "process_position", "replace_sampler_ddp", "precision"}
+)
 
 
 def literal(node: cst.BaseExpression) -> Any:
@@ -405,9 +420,7 @@ class _Transformer(PrunedTransformer):
                 if args:
                     args[-1] = args[-1].with_changes(comma=_comma_like(args) if not isinstance(args[-1].comma, cst.Comma) else args[-1].comma)
                 return updated.with_changes(args=[*args, arg])
-        elif _dotted(func).split(".")[-1] in ("DataParallelStrategy", "DDPShardedStrategy", "DDPSpawnShardedStrategy",
-                                              "DDPFullyShardedStrategy", "HorovodStrategy", "DDP2Strategy",
-                                              "TPUSpawnStrategy", "DDPSpawnStrategy") and self._is_lightning_strategy(func):
+        elif _dotted(func).split(".")[-1] in REMOVED_STRATEGY_CLASSES and self._is_lightning_strategy(func):
             name = _dotted(func).split(".")[-1]
             self._mark([f"T18-T24: `{name}` was removed or renamed in 2.0 (DDPSpawnStrategy -> "
                         f"DDPStrategy(start_method=\"spawn\", find_unused_parameters=True), TPUSpawnStrategy -> "
@@ -567,6 +580,10 @@ class _Transformer(PrunedTransformer):
         return updated.with_changes(elements=_fix_commas(out, updated.elements) if out else [])
 
 
+ARGPARSE_ACTIONS = frozenset(ARGPARSE_METHODS)
+STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
+
+
 class TrainerConstructorRule(Rule):
     code = CODE
     name = "trainer-arguments"
@@ -621,6 +638,23 @@ class TrainerConstructorRule(Rule):
             "another-frameworks-trainer",
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # apply acts only with an import from a Lightning root, and then on: Lightning Trainer
+        # calls (and the fit calls of those), Trainer-kwargs dict literals with a key the mapping
+        # acts on, Trainer.<argparse method> calls, strategy classes, removed env var strings.
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        if not trainer_imports_lightning(facts):
+            return False
+        if trainer_may_call(text, facts) or facts.calls & ARGPARSE_ACTIONS:
+            return True
+        if facts.calls & STRATEGY_CALLS and "fabric" not in text.lower():
+            return True
+        if any(v in facts.words for v in REMOVED_ENV_VARS):
+            return True
+        return string_key(text, ACTIVE_DICT_KEYS)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         imp = _Imports()

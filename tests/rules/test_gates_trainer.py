@@ -1,0 +1,400 @@
+"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM302, LM005, LM006, LM304,
+LM309. A gate may say "needed" for nothing, but must never say "not needed" where the rule's
+walk changes or reports something."""
+
+from __future__ import annotations
+
+import pytest
+
+from lightmigrate.engine.transform import transform_text
+from lightmigrate.project import ClassInfo, ProjectIndex
+from lightmigrate.rules.base import RuleContext
+from lightmigrate.rules.behaviour_notes import BehaviourNotesRule
+from lightmigrate.rules.gates import (
+    attribute_assigned,
+    attribute_compared,
+    string_key,
+    trainer_call_names,
+)
+from lightmigrate.rules.grad_norm import GradNormRule
+from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
+from lightmigrate.rules.precision_attr import PrecisionAttrRule
+from lightmigrate.rules.tbptt import TbpttRule
+from lightmigrate.rules.trainer_api import TrainerApiRule
+from lightmigrate.rules.trainer_constructor import TrainerConstructorRule
+
+GROUP = [TrainerConstructorRule(), TrainerApiRule(), GradNormRule(), MultiOptimizerRule(), TbpttRule(),
+         PrecisionAttrRule(), BehaviourNotesRule()]
+
+
+def _index(files):
+    index = ProjectIndex()
+    for path, text in files.items():
+        index.add_source(text, path)
+    return index
+
+
+def _needed(rule, text, path="x.py", files=None):
+    """The gate's answer for ``text`` at ``path`` in a project of ``files`` plus that file."""
+    index = _index({**(files or {}), path: text})
+    return rule.needed(text, RuleContext(path, index))
+
+
+def _acts(rule, text, path="x.py", files=None):
+    """Whether the rule's walk changes or reports something (gates bypassed)."""
+    index = _index({**(files or {}), path: text})
+    ctx = RuleContext(path, index)
+    out = rule.apply(__import__("libcst").parse_module(text), ctx)
+    return out.code != text or bool(ctx.findings)
+
+
+# --- every example that changes code passes its rule's gate --------------------------------
+
+EXAMPLES = [(rule, ex) for rule in GROUP for ex in rule.examples if ex.after is not None and ex.after != ex.before]
+
+
+@pytest.mark.parametrize("rule,example", EXAMPLES, ids=[f"{r.code}-{e.title or i}" for i, (r, e) in enumerate(EXAMPLES)])
+def test_every_changing_example_passes_the_gate(rule, example):
+    assert _needed(rule, example.before)  # indexed, as in a real run
+    assert rule.needed(example.before, RuleContext("new.py", ProjectIndex()))  # never indexed
+    assert transform_text(example.before, [rule]).text == example.after
+
+
+def test_examples_cover_each_rule_of_the_group():
+    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM302", "LM005", "LM006", "LM304"}
+
+
+@pytest.mark.parametrize("rule", GROUP, ids=[r.code for r in GROUP])
+def test_unparsable_text_is_always_needed(rule):
+    assert rule.needed("def broken(:\n    Trainer(\n", RuleContext("x.py", ProjectIndex()))
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+def test_trainer_aliases_are_found_across_lines_and_comments():
+    text = "from lightning.pytorch import (\n    Trainer  # the loop\n    as PLTrainer,\n)\n"
+    assert trainer_call_names(text) == {"Trainer", "PLTrainer"}
+    assert trainer_call_names("from pytorch_lightning import Trainer\n") == {"Trainer"}
+
+
+def test_text_helpers():
+    assert attribute_compared("if (trainer.precision) != '16':", "precision")
+    assert attribute_compared("x = trainer.precision in (16, 32)", "precision")
+    assert not attribute_compared("print(trainer.precision)", "precision")
+    assert not attribute_compared("trainer.precision_plugin == p", "precision")
+    assert attribute_assigned("trainer.model = net", frozenset({"model"}))
+    assert attribute_assigned("(trainer.model  # the net\n ) = net", frozenset({"model"}))
+    assert not attribute_assigned("if trainer.model == net: pass", frozenset({"model"}))
+    assert not attribute_assigned("f(model=net)", frozenset({"model"}))
+    assert string_key("d = {'gpus' : 2}", frozenset({"gpus"}))
+    assert string_key('d = {"""gpus""": 2}', frozenset({"gpus"}))
+    assert not string_key("d = dict(gpus=2)", frozenset({"gpus"}))
+    assert not string_key("x = 'gpus'", frozenset({"gpus"}))
+
+
+def test_classes_in_follows_additions_and_merges():
+    index = ProjectIndex([ClassInfo("A", "a.py", ("pl.LightningModule",), frozenset())])
+    assert [c.name for c in index.classes_in("a.py")] == ["A"]
+    index.add(ClassInfo("B", "a.py", ("A",), frozenset()))
+    other = ProjectIndex([ClassInfo("C", "c.py", ("A",), frozenset())])
+    index.merge(other)
+    assert [c.name for c in index.classes_in("a.py")] == ["A", "B"]
+    assert [c.name for c in index.classes_in("c.py")] == ["C"]
+    assert index.classes_in("none.py") == []
+
+
+# --- LM101 ------------------------------------------------------------------------------------
+
+LM101 = TrainerConstructorRule()
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\ntrainer = pl.Trainer(max_epochs=1)\n",
+    "from lightning.pytorch import Trainer as PLTrainer\nt = PLTrainer(max_epochs=1)\n",
+    "from lightning.pytorch import trainer as tr\nt = tr.Trainer(max_epochs=1)\n",
+    "import pytorch_lightning as pl\nconfig = {'gpus': 2, 'max_epochs': 3}\n",
+    "import pytorch_lightning as pl\nparams = {'trainer': {'precision': 16}}\n",
+    "import pytorch_lightning as pl\nparser = pl.Trainer.add_argparse_args(parser)\n",
+    "import pytorch_lightning as pl\nfrom pytorch_lightning.strategies import DDPStrategy\ns = DDPStrategy()\n",
+    "import pytorch_lightning as pl\nimport os\nos.environ['PL_RECONCILE_PROCESS'] = '1'\n",
+])
+def test_lm101_needed(text):
+    assert _needed(LM101, text)
+    assert _acts(LM101, text)
+
+
+@pytest.mark.parametrize("text", [
+    "from transformers import Trainer\ntrainer = Trainer(model=model, gpus=2)\n",  # no Lightning import
+    "import pytorch_lightning as pl\ntrainer.fit(model)\n",  # a trainer made elsewhere
+    "import pytorch_lightning as pl\nconfig = {'max_epochs': 3, 'logger': False}\n",  # nothing to map
+    "import pytorch_lightning as pl\n# pl.Trainer(gpus=2) is how 1.x did it\n",
+    "import pytorch_lightning as pl\nimport lightning_fabric\nDDPStrategy()\n",  # fabric's strategy
+])
+def test_lm101_not_needed(text):
+    assert not _needed(LM101, text)
+    assert not _acts(LM101, text)
+
+
+# --- LM102 ------------------------------------------------------------------------------------
+
+LM102 = TrainerApiRule()
+LOADERS_GUARDED = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_test_epoch_start(self):
+        n = len((self.trainer.test_dataloaders if isinstance(self.trainer.test_dataloaders, (list, tuple)) else [self.trainer.test_dataloaders]))
+'''
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def f(self):\n"
+    "        return self.trainer.root_gpu\n",
+    "import pytorch_lightning as pl\nif trainer.precision == 16:\n    pass\n",
+    "import pytorch_lightning as pl\ntrainer.model = net\n",
+    "import pytorch_lightning as pl\ntrainer.fit(model, train_dataloader=dl)\n",
+    "import pytorch_lightning as pl\ntrainer.test(model, ckpt_path='best')\n",
+    "from pytorch_lightning import Trainer as T\nt = T(auto_lr_find=True)\nt.tune(model)\n",
+    "import pytorch_lightning as pl\nn = len(trainer.val_dataloaders)\n",
+    "import pytorch_lightning as pl\nloop.fit_loop.max_steps = 3\n",
+    "import pytorch_lightning as pl\nx = self.trainer.fit_loop.epoch_loop.batch_loop\n",
+    "from pytorch_lightning import Trainer\nt = Trainer()\nn = t.num_gpus\n",  # a name bound to a Trainer
+    "from pytorch_lightning import Trainer\nt = Trainer()\nt.model = net\n",
+    "import pytorch_lightning as pl\nself.tr = pl.Trainer()\nif self.tr.precision == '16':\n    pass\n",
+    "import pytorch_lightning as pl\nfor dl in trainer.val_dataloaders:\n    pass\n",
+    "import pytorch_lightning as pl\nn = (self.trainer  # the loop\n     ).test_dataloaders[0]\n",
+    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def on_validation_epoch_start(self):\n"
+    "        loaders = self.trainer.val_dataloaders\n\n    def check(self, loaders):\n"
+    "        return isinstance(loaders, (list, tuple))\n",  # the check is in another function
+])
+def test_lm102_needed(text):
+    assert _needed(LM102, text)
+    assert _acts(LM102, text)
+
+
+@pytest.mark.parametrize("text", [
+    "trainer.fit(model, train_dataloader=dl)\nx = trainer.root_gpu\n",  # no Lightning import
+    "import pytorch_lightning as pl\ntrainer.fit(model, train_dataloaders=dl)\n",
+    "import pytorch_lightning as pl\nprint(trainer.precision)\nm = trainer.model\n",
+    "import pytorch_lightning as pl\nrunner.fit(model, train_dataloader=dl)\nx = runner.root_gpu\n",  # no trainer
+    "import pytorch_lightning as pl\nx = args.gpus\nself.model = net\nprint(trainer.max_epochs)\n",
+    "import pytorch_lightning as pl\nif args.precision == 16:\n    print(trainer.precision)\n",
+    LOADERS_GUARDED,  # what LM003 and LM102 write: left alone
+    # a Trainer bound to `t`: `args.gpus` and `self.model = ...` are not on a Trainer
+    "from pytorch_lightning import Trainer\nt = Trainer(gpus=args.gpus)\nself.model = net\nt.fit(self.model)\n",
+])
+def test_lm102_not_needed(text):
+    assert not _needed(LM102, text)
+    assert not _acts(LM102, text)
+
+
+# --- LM302 ------------------------------------------------------------------------------------
+
+LM302 = GradNormRule()
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\ntrainer = pl.Trainer(track_grad_norm=2)\n",
+    "import pytorch_lightning as pl\nkw = {'max_epochs': 1, 'track_grad_norm': 'inf'}\ntrainer = pl.Trainer(**kw)\n",
+])
+def test_lm302_needed(text):
+    assert _needed(LM302, text)
+    assert _acts(LM302, text)
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\n# Trainer(track_grad_norm=2) was removed\ntrainer = pl.Trainer()\n",
+    "def log(track_grad_norm=2):\n    return track_grad_norm\n\nlog(track_grad_norm=3)\n",
+])
+def test_lm302_not_needed(text):
+    assert not _needed(LM302, text)
+    assert not _acts(LM302, text)
+
+
+# --- LM005 ------------------------------------------------------------------------------------
+
+LM005 = MultiOptimizerRule()
+GAN = '''\
+import pytorch_lightning as pl
+
+
+class GAN(pl.LightningModule):
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return batch.sum()
+
+    def configure_optimizers(self):
+        return [self.a, self.b]
+'''
+SCRIPT = "import pytorch_lightning as pl\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
+OTHER = "import torch\nfrequency = 3\n"
+
+
+def test_lm005_gate():
+    files = {"gan.py": GAN, "train.py": SCRIPT, "other.py": OTHER}
+    index = _index(files)
+    assert LM005.needed(GAN, RuleContext("gan.py", index))
+    assert LM005.needed(SCRIPT, RuleContext("train.py", index))  # may have to mark its arguments
+    assert not LM005.needed(OTHER, RuleContext("other.py", index))
+    assert "TODO(lightmigrate): LM005" in transform_text(SCRIPT, [LM005], "train.py", index).text
+    assert not transform_text(OTHER, [LM005], "other.py", index).changed
+    # without a multi-optimizer class in the project, a script's Trainer settings are left alone
+    alone = _index({"train.py": SCRIPT, "other.py": OTHER})
+    assert not LM005.needed(SCRIPT, RuleContext("train.py", alone))
+    assert not transform_text(SCRIPT, [LM005], "train.py", alone).changed
+    # a file the index never saw: apply indexes it itself
+    assert LM005.needed(GAN, RuleContext("new.py", ProjectIndex()))
+    assert not LM005.needed(OTHER, RuleContext("new.py", ProjectIndex()))
+    assert LM005.needed(SCRIPT, RuleContext("new.py", _index({"gan.py": GAN})))
+
+
+def test_lm005_subclass_of_a_class_in_another_file():
+    child = "from gan import GAN\n\n\nclass Child(GAN):\n    def training_step(self, batch, batch_idx, optimizer_idx):\n" \
+            "        return super().training_step(batch, batch_idx, optimizer_idx)\n"
+    index = _index({"gan.py": GAN, "child.py": child})
+    assert LM005.needed(child, RuleContext("child.py", index))
+    assert transform_text(child, [LM005], "child.py", index).findings or \
+        transform_text(child, [LM005], "child.py", index).changed
+
+
+# --- LM006 ------------------------------------------------------------------------------------
+
+LM006 = TbpttRule()
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    truncated_bptt_steps = 2\n\n"
+    "    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
+    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.truncated_bptt_steps = 5\n\n"
+    "    def training_step(self, batch, batch_idx):\n        return batch\n",
+    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
+    "    def tbptt_split_batch(self, batch, split_size):\n        return [batch]\n",
+    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
+    "    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
+])
+def test_lm006_needed(text):
+    assert _needed(LM006, text)
+    assert _acts(LM006, text)
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+    "        out, hiddens = self.rnn(batch)  # hiddens are dropped\n        return out.sum()\n",
+])
+def test_lm006_not_needed(text):
+    assert not _needed(LM006, text)
+    assert not _acts(LM006, text)
+
+
+# --- LM304 ------------------------------------------------------------------------------------
+
+LM304 = PrecisionAttrRule()
+BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
+USES = '''\
+from base import Base
+
+
+class Model(Base):
+    def training_step(self, batch, batch_idx):
+        if self.precision == 16:
+            batch = batch.half()
+        return batch
+'''
+
+
+def test_lm304_follows_the_hierarchy_across_files():
+    files = {"base.py": BASE, "model.py": USES,
+             "plain.py": USES.replace("from base import Base", "Plain = object").replace("(Base)", "(Plain)")}
+    index = _index(files)
+    assert LM304.needed(USES, RuleContext("model.py", index))
+    assert not LM304.needed(files["plain.py"], RuleContext("plain.py", index))
+    assert LM304.needed(USES, RuleContext("new.py", index))  # not indexed: apply indexes it
+    assert 'self.trainer.precision == "16-mixed"' in transform_text(USES, [LM304], "model.py", index).text
+    assert not transform_text(files["plain.py"], [LM304], "plain.py", index).changed
+
+
+def test_lm304_callback_and_no_attribute():
+    callback = ("import pytorch_lightning as pl\n\n\nclass P(pl.Callback):\n"
+                "    def on_fit_start(self, trainer, pl_module):\n        print(pl_module.precision)\n")
+    assert _needed(LM304, callback)
+    assert _acts(LM304, callback)
+    no_read = "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    precision_note = '.precision'\n"
+    assert not _needed(LM304, no_read)
+    assert not _acts(LM304, no_read)
+
+
+# --- LM309 ------------------------------------------------------------------------------------
+
+LM309 = BehaviourNotesRule()
+DDP_MODULE = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        if batch is None:
+            return None
+        return batch.sum()
+
+
+trainer = pl.Trainer(strategy="ddp")
+'''
+EPOCH_END = '''\
+import pytorch_lightning as pl
+from pytorch_lightning.callbacks import EarlyStopping
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_end(self):
+        self.log("score", 1.0)
+
+
+stop = EarlyStopping(monitor="score")
+'''
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\npl.seed_everything()\n",
+    "import pytorch_lightning as pl\npl.seed_everything(  # no seed\n    workers=True)\n",
+    "from pytorch_lightning.loggers import CSVLogger\nlogger = CSVLogger('logs')\n",
+    "trainer.fit(model)\ntrainer.fit(model)\nstrategy = 'ddp_spawn'\n",
+    "model.eval()\ntrainer.fit(model)\n",
+    "import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.test(model)\n",
+    "x = trainer.progress_bar_callback\n",
+    "m = trainer.progress_bar_metrics\n",
+    "from pytorch_lightning.plugins.environments import KubeflowEnvironment\n",
+    DDP_MODULE,
+    DDP_MODULE.replace("return None", "return").replace("\n", "\r\n"),  # a bare return, CRLF
+    EPOCH_END,
+])
+def test_lm309_needed(text):
+    assert _needed(LM309, text)
+    assert _acts(LM309, text)
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\nseed = pl.seed_everything\n",  # named, never called
+    "import pytorch_lightning as pl\npl.seed_everything(1234)\npl.seed_everything(seed=3, workers=True)\n",
+    DDP_MODULE.replace("            return None\n", "            return batch.new_zeros(())\n"),  # never None
+    DDP_MODULE.replace("(pl.LightningModule)", "(object)"),  # not a LightningModule
+    EPOCH_END.replace('monitor="score"', "patience=3"),  # nothing monitored
+    "trainer.fit(model)\ntrainer.fit(model)\n",  # twice, but no spawn strategy
+    "import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.fit(model)\n",
+])
+def test_lm309_not_needed(text):
+    assert not _needed(LM309, text)
+    assert not _acts(LM309, text)
+
+
+def test_lm309_module_in_another_file():
+    sub = DDP_MODULE.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nfrom base import Base\n") \
+        .replace("(pl.LightningModule)", "(Base)")
+    index = _index({"base.py": BASE, "sub.py": sub})
+    assert LM309.needed(sub, RuleContext("sub.py", index))
+    assert any("DDP" in f.message for f in transform_text(sub, [LM309], "sub.py", index).findings)
+    assert LM309.needed(sub.replace("(Base)", "(Unknown)"), RuleContext("new.py", ProjectIndex()))
