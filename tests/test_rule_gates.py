@@ -78,3 +78,27 @@ def test_classes_in_path_matches_a_scan_of_every_class_and_follows_additions():
     assert [c.name for c in index.classes_in("a.py")] == ["A", "B"]
     index.add_source("class D(pl.LightningModule):\n    pass\n", "a.py")  # the cache must not go stale
     assert [c.name for c in index.classes_in("a.py")] == ["A", "B", "D"]
+
+
+def test_every_gate_open_gives_the_same_output_on_the_corpus():
+    """scripts/audit_gates.py over corpus/: a gate that wrongly says "not needed" shows up as a
+    file whose diff, findings, markers or error differ when every gate is open."""
+    import importlib.util
+    from pathlib import Path
+
+    from lightmigrate.rules import ALL_RULES, OPT_IN_RULES
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("audit_gates", root / "scripts" / "audit_gates.py")
+    audit_gates = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(audit_gates)
+    assert audit_gates.audit([str(root / "corpus")], [*ALL_RULES, *OPT_IN_RULES]) == []
+    # and the audit can fail: a gate that always says "not needed" is caught
+    from lightmigrate.engine import transform
+
+    real = transform.rule_gate
+    transform.rule_gate = lambda rule, text, ctx: rule.code != "LM001" and real(rule, text, ctx)
+    try:
+        assert audit_gates.audit([str(root / "corpus" / "merge_existing_hooks.py")], ALL_RULES)
+    finally:
+        transform.rule_gate = real
