@@ -224,11 +224,24 @@ class ProjectIndex:
         # base name -> classes that list it among their bases, in index order (built on demand
         # by ``subclasses``, dropped whenever a class is added).
         self._children: Optional[Dict[str, List[ClassInfo]]] = None
+        # path -> the classes defined there, in index order (built on demand by ``classes_at``,
+        # dropped whenever a class is added).
+        self._by_path: Optional[Dict[str, List[ClassInfo]]] = None
         for c in classes:
             self.add(c)
 
     def classes(self) -> List[ClassInfo]:
         return [c for bucket in self._by_name.values() for c in bucket]
+
+    def classes_at(self, path: str) -> List[ClassInfo]:
+        """The classes defined in ``path`` (cached: the rules' gates ask this for every file)."""
+        if self._by_path is None:
+            by_path: Dict[str, List[ClassInfo]] = {}
+            for bucket in self._by_name.values():
+                for c in bucket:
+                    by_path.setdefault(c.path, []).append(c)
+            self._by_path = by_path
+        return self._by_path.get(path, [])
 
     def has_path(self, path: str) -> bool:
         return path in self._paths
@@ -239,6 +252,7 @@ class ProjectIndex:
         if info not in bucket:
             bucket.append(info)
             self._children = None
+            self._by_path = None
 
     def merge(self, other: "ProjectIndex") -> None:
         """Add everything ``other`` indexed, as if its files had been added here (the engine
@@ -246,7 +260,7 @@ class ProjectIndex:
         attribute is merged by its type, so a new one cannot be dropped silently."""
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name == "_children":  # a cache, rebuilt on demand
+            if name in ("_children", "_by_path"):  # caches, rebuilt on demand
                 continue
             if name == "_by_name":
                 for info in other.classes():
