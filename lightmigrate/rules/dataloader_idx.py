@@ -24,7 +24,7 @@ from lightmigrate.cst_helpers import positional_params, set_param_default
 from lightmigrate.hooks_catalog import hook_table
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
-from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
 
 CODE = "LM303"
 EVAL_HOOKS = frozenset(
@@ -163,11 +163,10 @@ class Other:
         kinds = kinds & {"module", "callback"}
         if not kinds:
             return False
-        found = hook_facts(text)
-        if found is None:
+        methods = hooks_kind_methods(text, ctx, kinds)
+        if methods is None:
             return True
-        return any(signature_needs_default(name, sig.posonly, sig.defaults, kind)
-                   for kind in kinds for name in names for sig in found.signatures.get(name, ()))
+        return any(signature_needs_default(name, sig.posonly, sig.defaults, kind) for kind, name, sig in methods)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -21,7 +21,7 @@ from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_table
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
 
 CODE = "LM002"
 DATALOADER_IDX_HOOKS = frozenset(
@@ -262,23 +262,18 @@ class Model(pl.LightningModule):
         kinds = hooks_path_kinds(ctx)
         if kinds is None:
             return True
-        signatures = None
-        for kind in kinds & {"module", "callback"}:
-            removed, hooks = removed_table(kind), hook_table(kind)
-            for name in facts.defs:
-                if name in removed or (name not in hooks and _misspelt(name, kind)):
-                    return True
-                if name not in hooks:
-                    continue
-                if signatures is None:
-                    found = hook_facts(text)
-                    if found is None:
-                        return True
-                    signatures = found.signatures
-                if any(diagnose(name, tuple(zip(sig.positional, sig.defaults)), kind)
-                       for sig in signatures.get(name, ())):
-                    return True
-        return False
+        kinds = kinds & {"module", "callback"}
+        if not any(name in removed_table(kind) or name in hook_table(kind) or _misspelt(name, kind)
+                   for kind in kinds for name in facts.defs):
+            return False
+        methods = hooks_kind_methods(text, ctx, kinds)
+        if methods is None:
+            return True
+        return any(
+            (name in removed_table(kind) or name in hook_table(kind) or _misspelt(name, kind))
+            and diagnose(name, tuple(zip(sig.positional, sig.defaults)), kind) is not None
+            for kind, name, sig in methods
+        )
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         if not ctx.project.has_path(ctx.path):

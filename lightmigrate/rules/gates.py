@@ -95,6 +95,9 @@ class HookFacts:
 
     signatures: Dict[str, Tuple[HookSignature, ...]]
     """def name (any depth) -> the signature of every def with that name."""
+    class_methods: Tuple[Tuple[str, Tuple[Tuple[str, HookSignature], ...]], ...]
+    """Every class statement (any depth) as (class name, its methods: the defs directly in its
+    body, as (name, signature))."""
     log_value_kinds: FrozenSet[str]
     """For every ``<expr>.log(...)`` call: the ``ast`` node type of its value argument (the
     second positional argument and any ``value=``), e.g. "Dict", "Name"."""
@@ -117,11 +120,16 @@ def _signature(func: ast.AST) -> HookSignature:
 
 def _hook_facts(tree: ast.AST) -> HookFacts:
     signatures: Dict[str, List[HookSignature]] = {}
+    classes = []
     kinds, names, bound = set(), set(), set()
     for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             signatures.setdefault(node.name, []).append(_signature(node))  # type: ignore[attr-defined]
+        elif kind is ast.ClassDef:
+            methods = tuple((item.name, _signature(item)) for item in node.body  # type: ignore[attr-defined]
+                            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            classes.append((node.name, methods))  # type: ignore[attr-defined]
         elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             if isinstance(func, ast.Attribute) and func.attr == "log":
@@ -135,8 +143,8 @@ def _hook_facts(tree: ast.AST) -> HookFacts:
                         names.add(v.id)
         elif kind is ast.Assign and isinstance(node.value, (ast.Dict, ast.DictComp)):  # type: ignore[attr-defined]
             bound.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
-    return HookFacts({k: tuple(v) for k, v in signatures.items()}, frozenset(kinds), frozenset(names),
-                     frozenset(bound))
+    return HookFacts({k: tuple(v) for k, v in signatures.items()}, tuple(classes), frozenset(kinds),
+                     frozenset(names), frozenset(bound))
 
 
 _HOOK_FACTS: Dict[str, Optional[HookFacts]] = {}
@@ -154,3 +162,24 @@ def hook_facts(text: str) -> Optional[HookFacts]:
         _HOOK_FACTS.pop(next(iter(_HOOK_FACTS)))
     _HOOK_FACTS[text] = found
     return found
+
+
+def hooks_kind_methods(text: str, ctx: RuleContext,
+                       kinds: FrozenSet[str]) -> Optional[List[Tuple[str, str, HookSignature]]]:
+    """(kind, method name, signature) for every method directly in the body of a class
+    statement of ``text`` whose ``class_kind`` is among ``kinds``: the methods a rule built on
+    ``KindTransformer`` looks at. None when ``text`` does not parse."""
+    found = hook_facts(text)
+    if found is None:
+        return None
+    out = []
+    kind_of: Dict[str, Optional[str]] = {}
+    for name, methods in found.class_methods:
+        if not methods:
+            continue
+        if name not in kind_of:
+            kind_of[name] = class_kind(ctx, name)
+        kind = kind_of[name]
+        if kind in kinds:
+            out.extend((kind, method, sig) for method, sig in methods)
+    return out
