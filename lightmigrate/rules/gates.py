@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from lightmigrate.facts import FileFacts, file_facts, parse_tree
-from lightmigrate.project import ClassInfo
+from lightmigrate.project import LIGHTNING_IMPORT_ROOTS, ClassInfo
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.class_edit import class_kind
 
@@ -105,6 +105,8 @@ class HookFacts:
     """The names passed as such a value."""
     dict_bound: FrozenSet[str]
     """Names some ``NAME = {...}`` (a dict display or comprehension) binds."""
+    imports_lightning: bool
+    """A top-level import statement names a Lightning root (``class_edit.imports_lightning``)."""
 
 
 def _signature(func: ast.AST) -> HookSignature:
@@ -144,7 +146,20 @@ def _hook_facts(tree: ast.AST) -> HookFacts:
         elif kind is ast.Assign and isinstance(node.value, (ast.Dict, ast.DictComp)):  # type: ignore[attr-defined]
             bound.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
     return HookFacts({k: tuple(v) for k, v in signatures.items()}, tuple(classes), frozenset(kinds),
-                     frozenset(names), frozenset(bound))
+                     frozenset(names), frozenset(bound), _imports_lightning(tree))
+
+
+def _imports_lightning(tree: ast.AST) -> bool:
+    for st in getattr(tree, "body", ()):
+        if isinstance(st, ast.Import):
+            heads = [alias.name.split(".")[0] for alias in st.names]
+        elif isinstance(st, ast.ImportFrom) and st.module is not None:
+            heads = [st.module.split(".")[0]]
+        else:
+            continue
+        if any(h in LIGHTNING_IMPORT_ROOTS for h in heads):
+            return True
+    return False
 
 
 _HOOK_FACTS: Dict[str, Optional[HookFacts]] = {}

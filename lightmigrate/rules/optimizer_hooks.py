@@ -907,14 +907,24 @@ class Model(pl.LightningModule):
             return True
         edits = bool(planned or facts.calls & {"toggle_optimizer", "untoggle_optimizer"} or manual_steps)
         marks = bool(facts.defs & hooks)  # an unrecognised class gets its hooks marked
+        index = ctx.project
         for c in candidates:
-            sure_editor = c.lightning is True or bool(LIGHTNING_HOOK_HINTS & c.info.methods)
-            if edits or (marks and not sure_editor):
+            # migrate_classes hands the class to the editor, or marks its hooks when the class
+            # is not recognisable (see class_edit._Classes); the editor leaves callbacks alone.
+            if c.lightning is True or LIGHTNING_HOOK_HINTS & c.info.methods:
+                editor = True
+            else:
+                found = hook_facts(text)
+                if found is None:
+                    return True
+                editor = found.imports_lightning
+            if editor and edits and not index.in_lightning_hierarchy(c.info, CALLBACK_NAMES):
+                return True
+            if not editor and marks:
                 return True
         if not any(plans_callback_hook(name, sig.positional)
                    for name in callback_hooks for sig in signatures.get(name, ())):
             return False
-        index = ctx.project
         return any(
             CALLBACK_HOOKS & c.methods and index.in_lightning_hierarchy(c, CALLBACK_NAMES)
             and not index.in_lightning_hierarchy(c)
