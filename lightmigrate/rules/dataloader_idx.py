@@ -16,12 +16,15 @@ parameter after it already has one (otherwise LM002 marks the signature).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import libcst as cst
 
 from lightmigrate.cst_helpers import positional_params, set_param_default
 from lightmigrate.hooks_catalog import hook_table
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
 
 CODE = "LM303"
 EVAL_HOOKS = frozenset(
@@ -35,17 +38,23 @@ CALLBACK_STEPS = frozenset({"validation_step", "test_step", "predict_step"})  # 
 def needs_default(func: cst.FunctionDef, kind: str) -> bool:
     """Whether ``func`` is a batch hook whose first parameter beyond what 2.x passes has no
     default while every later one does."""
-    name = func.name.value
+    defaults = [p.default is not None for p in positional_params(func)]
+    return signature_needs_default(func.name.value, bool(func.params.posonly_params), defaults, kind)
+
+
+def signature_needs_default(name: str, posonly: bool, defaults: Sequence[bool], kind: str) -> bool:
+    """:func:`needs_default` from the method's name, whether it has positional-only parameters,
+    and whether each positional parameter has a default (for the gate, from Python's ``ast``)."""
     if name not in EVAL_HOOKS | TRAIN_HOOKS or (kind == "callback" and name in CALLBACK_STEPS):
         return False
-    if func.params.posonly_params:
+    if posonly:
         return False
     skip = 3 if kind == "callback" else 1
-    args = positional_params(func)[skip:]
+    args = defaults[skip:]
     passes = hook_table(kind)[name]
-    if len(args) <= passes or args[passes].default is not None:
+    if len(args) <= passes or args[passes]:
         return False
-    return all(p.default is not None for p in args[passes + 1:])
+    return all(args[passes + 1:])
 
 
 class _Fix(KindTransformer):
@@ -138,6 +147,26 @@ class Other:
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only hooks of classes the index knows to be LightningModules or Callbacks whose
+        # signature `needs_default` (read from Python's ast) are changed.
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        names = facts.defs & (EVAL_HOOKS | TRAIN_HOOKS)
+        if not names:
+            return False
+        kinds = hooks_path_kinds(ctx)
+        if kinds is None:
+            return True
+        kinds = kinds & {"module", "callback"}
+        if not kinds:
+            return False
+        methods = hooks_kind_methods(text, ctx, kinds)
+        if methods is None:
+            return True
+        return any(signature_needs_default(name, sig.posonly, sig.defaults, kind) for kind, name, sig in methods)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -10,7 +10,8 @@ that migrate such hooks and marks whatever is left, so it is never silent.
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Optional, Set
+import functools
+from typing import FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 import libcst.matchers as m
@@ -21,6 +22,7 @@ from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_t
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
 
 CODE = "LM002"
 DATALOADER_IDX_HOOKS = frozenset(
@@ -48,7 +50,14 @@ def _self_calls(cls: cst.ClassDef) -> Set[str]:
 def _diagnose(func: cst.FunctionDef, kind: str, called: FrozenSet[str] = frozenset()) -> Optional[str]:
     """Why Lightning 2.x will not run this method as the author meant, or None. A removed hook
     the class calls itself (``self.log_grad_norm(...)`` after LM302) is an ordinary method."""
-    name = func.name.value
+    params = [(p.name.value, p.default is not None) for p in positional_params(func)]
+    return diagnose(func.name.value, params, kind, called)
+
+
+def diagnose(name: str, params: Sequence[Tuple[str, bool]], kind: str,
+             called: FrozenSet[str] = frozenset()) -> Optional[str]:
+    """:func:`_diagnose` from the method's name and its positional parameters as (name, has a
+    default) pairs, so the gate can ask it from Python's ``ast`` without a libcst tree."""
     removed = removed_table(kind)
     if name in removed and name in called:
         return None
@@ -60,27 +69,31 @@ def _diagnose(func: cst.FunctionDef, kind: str, called: FrozenSet[str] = frozens
         if meant:
             return f"`{name}` is not a Lightning hook and never runs; did you mean `{meant}`?"
         return None
-    params = positional_params(func)
     skip = 3 if kind == "callback" else 1  # self (trainer, pl_module)
     args = params[skip:]
-    names = [p.name.value for p in args]
+    names = [n for n, _ in args]
     if OPTIMIZER_IDX_NAMES & set(names):
         return (f"Lightning 2.x no longer passes `optimizer_idx` to `{name}`; the other arguments shift "
                 "into its place or the call fails (multiple optimizers need manual optimization)")
     if name == "training_step" and "hiddens" in names:
         return "Lightning 2.x removed truncated BPTT: `hiddens` is no longer passed (use manual optimization)"
-    required = sum(1 for p in args if p.default is None)
+    required = sum(1 for _, has_default in args if not has_default)
     passes = hooks[name]
     if name in DATALOADER_IDX_HOOKS and len(args) > passes:
-        idx = args[passes]
-        if idx.default is None:
-            return (f"with a single dataloader Lightning 2.x calls `{name}` without `{idx.name.value}`; "
-                    f"give it a default (`{idx.name.value}=0`)")
+        idx_name, idx_default = args[passes]
+        if not idx_default:
+            return (f"with a single dataloader Lightning 2.x calls `{name}` without `{idx_name}`; "
+                    f"give it a default (`{idx_name}=0`)")
         required = min(required, passes)
     if required > passes:
         return (f"Lightning 2.x calls `{name}` with {passes} positional argument(s); this signature needs "
                 f"{required}, so the call fails")
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _misspelt(name: str, kind: str) -> bool:
+    return likely_misspelling(name, kind) is not None
 
 
 class _Marker(PrunedTransformer):
@@ -240,6 +253,28 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only methods of classes the index knows to be LightningModules or Callbacks are
+        # marked, and only when `diagnose` finds something wrong with their name or signature.
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        kinds = hooks_path_kinds(ctx)
+        if kinds is None:
+            return True
+        kinds = kinds & {"module", "callback"}
+        if not any(name in removed_table(kind) or name in hook_table(kind) or _misspelt(name, kind)
+                   for kind in kinds for name in facts.defs):
+            return False
+        methods = hooks_kind_methods(text, ctx, kinds)
+        if methods is None:
+            return True
+        return any(
+            (name in removed_table(kind) or name in hook_table(kind) or _misspelt(name, kind))
+            and diagnose(name, tuple(zip(sig.positional, sig.defaults)), kind) is not None
+            for kind, name, sig in methods
+        )
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         if not ctx.project.has_path(ctx.path):

@@ -55,6 +55,7 @@ from lightmigrate.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
 from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_migrate_candidates
 
 CODE = "LM001"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -79,6 +80,9 @@ TEST = Stage("test_epoch_end", "on_test_epoch_end", "on_test_epoch_start", "on_t
 STAGES = (TRAIN, VALIDATION, TEST)
 PREDICT_HOOK = "on_predict_epoch_end"
 HOOKS = frozenset({s.old for s in STAGES} | {PREDICT_HOOK})
+# Methods the class walk may edit or mark in a class: the old hooks themselves, and the hooks
+# that collect outputs for an old hook a parent class defines.
+EDITED_METHODS = HOOKS | frozenset(name for s in STAGES for name in (s.start, s.batch_end, s.new))
 UNKNOWN_CLASS = ("looks like a Lightning 1.x epoch-end hook, but the class is not recognisably a "
                  "LightningModule; migrate it by hand if it is one")
 
@@ -617,6 +621,18 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only classes that define or inherit an old hook (by the index) and are not known to be
+        # outside a LightningModule are edited, and only in methods among EDITED_METHODS or an
+        # old hook assigned as an attribute (``validation_epoch_end = _shared``).
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        if not (facts.defs & EDITED_METHODS or facts.names & HOOKS):
+            return False
+        candidates = hooks_migrate_candidates(ctx, HOOKS)
+        return candidates is None or bool(candidates)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS)

@@ -1,16 +1,19 @@
 """Shared pieces of the rules' gates (``Rule.needed``): cheap questions about one file, answered
 from :func:`lightmigrate.facts.file_facts`, a few regular expressions over the text, and the
-project index. Every helper errs on the side of "may": a gate built on them may say "needed"
-for nothing, never "not needed" when the rule would act.
+project index, never from libcst. Every helper errs on the side of "may": a gate built on them
+may say "needed" for nothing, never "not needed" when the rule's walk would change or report
+something. Trainer rules' helpers first, then the hook rules' (``hooks_``/``hook_``).
 """
 
 from __future__ import annotations
 
+import ast
 import re
-from typing import FrozenSet, Optional
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from lightmigrate.facts import FileFacts
-from lightmigrate.project import LIGHTNING_IMPORT_ROOTS
+from lightmigrate.facts import FileFacts, file_facts, parse_tree
+from lightmigrate.project import LIGHTNING_IMPORT_ROOTS, ClassInfo
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.class_edit import class_kind
 
@@ -84,3 +87,186 @@ def kind_in_path(ctx: RuleContext, kinds: FrozenSet[str]) -> bool:
     if not project.has_path(ctx.path):
         return True
     return any(class_kind(ctx, c.name) in kinds for c in project.classes_in(ctx.path))
+
+# ---------------------------------------------------------------------------------------------
+# Hook rules (LM001-LM004, LM301-LM306): which Lightning classes a file has, and the
+# signatures of the methods it defines.
+
+
+def hooks_gate_facts(text: str, ctx: RuleContext) -> Optional[FileFacts]:
+    """The facts of ``text`` for a hook rule's gate, or None when the gate must say "needed":
+    the text does not parse with ``ast``, or the index has not seen ``ctx.path`` (the hook
+    rules index such a file first, and the rules after them see that index)."""
+    facts = file_facts(text)
+    if not facts.parsed or not ctx.project.has_path(ctx.path):
+        return None
+    return facts
+
+
+def hooks_path_kinds(ctx: RuleContext) -> Optional[FrozenSet[str]]:
+    """The kinds (``class_edit.class_kind``: "module", "callback", "datamodule") of the classes
+    the index holds for ``ctx.path``; None when the index has not seen the path (a rule that
+    indexes the file itself may then find any)."""
+    index = ctx.project
+    if not index.has_path(ctx.path):
+        return None
+    kinds = set()
+    for c in index.classes_in(ctx.path):
+        kind = class_kind(ctx, c.name)
+        if kind is not None:
+            kinds.add(kind)
+    return frozenset(kinds)
+
+
+@dataclass(frozen=True)
+class HookCandidate:
+    """A class of the file that ``class_edit.migrate_classes(..., hooks, ...)`` would hand to
+    its editor or mark: it defines one of ``hooks`` (``own``) or inherits one, and is not known
+    to be outside a LightningModule hierarchy (``lightning`` True, or None when unknown)."""
+
+    info: ClassInfo
+    own: bool
+    lightning: Optional[bool]
+
+
+def hooks_migrate_candidates(ctx: RuleContext, hooks: FrozenSet[str]) -> Optional[List[HookCandidate]]:
+    """The classes of ``ctx.path`` that ``migrate_classes`` with ``hooks`` would visit beyond
+    its first checks; None when the index has not seen the path (``migrate_classes`` indexes
+    it itself and may find anything)."""
+    index = ctx.project
+    if not index.has_path(ctx.path):
+        return None
+    found = []
+    for c in index.classes_in(ctx.path):
+        own = bool(hooks & c.methods)
+        if not own:
+            ancestors, _ = index.ancestors(c)
+            if not any(hooks & a.methods for a in ancestors):
+                continue
+        lightning = index.in_lightning_hierarchy(c)
+        if lightning is False:
+            continue
+        found.append(HookCandidate(c, own, lightning))
+    return found
+
+
+@dataclass(frozen=True)
+class HookSignature:
+    """One ``def`` of the file, as a hook rule sees its parameters."""
+
+    positional: Tuple[str, ...]  # positional-only and ordinary parameters, in order
+    defaults: Tuple[bool, ...]  # whether each of them has a default
+    posonly: bool  # some parameter is positional-only
+    kwonly: Tuple[str, ...]
+    star: bool  # *args, **kwargs or keyword-only parameters
+
+
+@dataclass(frozen=True)
+class HookFacts:
+    """What the hook rules' gates read from Python's ``ast`` beyond ``lightmigrate.facts``."""
+
+    signatures: Dict[str, Tuple[HookSignature, ...]]
+    """def name (any depth) -> the signature of every def with that name."""
+    class_methods: Tuple[Tuple[str, Tuple[Tuple[str, HookSignature], ...]], ...]
+    """Every class statement (any depth) as (class name, its methods: the defs directly in its
+    body, as (name, signature))."""
+    log_value_kinds: FrozenSet[str]
+    """For every ``<expr>.log(...)`` call: the ``ast`` node type of its value argument (the
+    second positional argument and any ``value=``), e.g. "Dict", "Name"."""
+    log_value_names: FrozenSet[str]
+    """The names passed as such a value."""
+    dict_bound: FrozenSet[str]
+    """Names some ``NAME = {...}`` (a dict display or comprehension) binds."""
+    imports_lightning: bool
+    """A top-level import statement names a Lightning root (``class_edit.imports_lightning``)."""
+
+
+def _signature(func: ast.AST) -> HookSignature:
+    a = func.args  # type: ignore[attr-defined]
+    positional = [*a.posonlyargs, *a.args]
+    n_defaults = len(a.defaults)  # they belong to the last positional parameters
+    defaults = tuple(i >= len(positional) - n_defaults for i in range(len(positional)))
+    return HookSignature(
+        tuple(p.arg for p in positional), defaults, bool(a.posonlyargs), tuple(p.arg for p in a.kwonlyargs),
+        bool(a.vararg or a.kwarg or a.kwonlyargs),
+    )
+
+
+def _hook_facts(tree: ast.AST) -> HookFacts:
+    signatures: Dict[str, List[HookSignature]] = {}
+    classes = []
+    kinds, names, bound = set(), set(), set()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            signatures.setdefault(node.name, []).append(_signature(node))  # type: ignore[attr-defined]
+        elif kind is ast.ClassDef:
+            methods = tuple((item.name, _signature(item)) for item in node.body  # type: ignore[attr-defined]
+                            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            classes.append((node.name, methods))  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Attribute) and func.attr == "log":
+                positional = [x for x in node.args if not isinstance(x, ast.Starred)]  # type: ignore[attr-defined]
+                values = [k.value for k in node.keywords if k.arg == "value"]  # type: ignore[attr-defined]
+                if len(positional) > 1:
+                    values.append(positional[1])
+                for v in values:
+                    kinds.add(type(v).__name__)
+                    if isinstance(v, ast.Name):
+                        names.add(v.id)
+        elif kind is ast.Assign and isinstance(node.value, (ast.Dict, ast.DictComp)):  # type: ignore[attr-defined]
+            bound.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
+    return HookFacts({k: tuple(v) for k, v in signatures.items()}, tuple(classes), frozenset(kinds),
+                     frozenset(names), frozenset(bound), _imports_lightning(tree))
+
+
+def _imports_lightning(tree: ast.AST) -> bool:
+    for st in getattr(tree, "body", ()):
+        if isinstance(st, ast.Import):
+            heads = [alias.name.split(".")[0] for alias in st.names]
+        elif isinstance(st, ast.ImportFrom) and st.module is not None:
+            heads = [st.module.split(".")[0]]
+        else:
+            continue
+        if any(h in LIGHTNING_IMPORT_ROOTS for h in heads):
+            return True
+    return False
+
+
+_HOOK_FACTS: Dict[str, Optional[HookFacts]] = {}
+_HOOK_FACTS_SIZE = 2
+
+
+def hook_facts(text: str) -> Optional[HookFacts]:
+    """The :class:`HookFacts` of ``text`` (cached for the last few texts), or None when it does
+    not parse. Costs one ``ast.parse``: ask it only once the cheaper checks have passed."""
+    if text in _HOOK_FACTS:
+        return _HOOK_FACTS[text]
+    tree = parse_tree(text)
+    found = None if tree is None else _hook_facts(tree)
+    if len(_HOOK_FACTS) >= _HOOK_FACTS_SIZE:
+        _HOOK_FACTS.pop(next(iter(_HOOK_FACTS)))
+    _HOOK_FACTS[text] = found
+    return found
+
+
+def hooks_kind_methods(text: str, ctx: RuleContext,
+                       kinds: FrozenSet[str]) -> Optional[List[Tuple[str, str, HookSignature]]]:
+    """(kind, method name, signature) for every method directly in the body of a class
+    statement of ``text`` whose ``class_kind`` is among ``kinds``: the methods a rule built on
+    ``KindTransformer`` looks at. None when ``text`` does not parse."""
+    found = hook_facts(text)
+    if found is None:
+        return None
+    out = []
+    kind_of: Dict[str, Optional[str]] = {}
+    for name, methods in found.class_methods:
+        if not methods:
+            continue
+        if name not in kind_of:
+            kind_of[name] = class_kind(ctx, name)
+        kind = kind_of[name]
+        if kind in kinds:
+            out.extend((kind, method, sig) for method, sig in methods)
+    return out

@@ -41,6 +41,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import CallRenamer, KindTransformer, calls_super, ensure_indexed
 from lightmigrate.cst_walk import find_all
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_path_kinds
 
 CODE = "LM305"
 
@@ -225,6 +226,20 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only methods named in the rename table of their class's kind (by the index) change.
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        module_old = bool(facts.defs & MODULE_RENAMES.keys())
+        callback_old = bool(facts.defs & CALLBACK_RENAMES.keys())
+        if not (module_old or callback_old):
+            return False
+        kinds = hooks_path_kinds(ctx)
+        if kinds is None:
+            return True
+        return (module_old and "module" in kinds) or (callback_old and "callback" in kinds)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

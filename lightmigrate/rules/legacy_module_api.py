@@ -27,6 +27,7 @@ import libcst.matchers as m
 from lightmigrate.cst_helpers import add_marker, positional_params, self_name
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_path_kinds
 from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.rules.marking import StatementMarker
 from lightmigrate.cst_walk import PrunedTransformer, find_all
@@ -257,6 +258,27 @@ class Counter(Callback):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None or "get_progress_bar_dict" in facts.calls:  # marked in any file
+            return True
+        # The rest happens in classes of a kind the index knows, per kind (see _Fix.edit_class).
+        log_keywords = facts.call_keywords.get("log", frozenset()) | facts.call_keywords.get("log_dict", frozenset())
+        work = set()
+        if "model_size" in facts.attributes:
+            work |= {"module", "callback"}
+        if (facts.defs & {"add_to_queue", "get_from_queue"} or "summarize" in facts.calls
+                or log_keywords & {"sync_dist_op", "tbptt_reduce_fx", "tbptt_pad_token"}):
+            work.add("module")
+        if "on_save_checkpoint" in facts.defs or ("on_load_checkpoint" in facts.defs and "callback_state" in facts.params):
+            work.add("callback")
+        if facts.defs & {"on_save_checkpoint", "on_load_checkpoint"}:
+            work.add("datamodule")
+        if not work:
+            return False
+        kinds = hooks_path_kinds(ctx)
+        return kinds is None or bool(kinds & work)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

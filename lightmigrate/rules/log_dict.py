@@ -22,8 +22,9 @@ import libcst.matchers as m
 
 from lightmigrate.cst_helpers import add_marker, self_name
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed, may_have_kind
+from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.cst_walk import PrunedTransformer, walk, find_all
+from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
 
 CODE = "LM301"
 # self.log parameters after (name, value), positionally; log_dict takes the same first ten.
@@ -335,9 +336,20 @@ class Plain:
     )
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Calls are only rewritten inside LightningModule classes, and monitors only marked
-        # for names logged there.
-        return may_have_kind(ctx, frozenset({"module"}))
+        # Calls are only rewritten (or marked) inside LightningModule classes, when their value
+        # is a dict display or a name bound to one; monitors only marked for names logged so.
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        if "log" not in facts.calls:
+            return False
+        kinds = hooks_path_kinds(ctx)
+        if kinds is not None and "module" not in kinds:
+            return False
+        found = hook_facts(text)
+        if found is None:
+            return True
+        return bool(found.log_value_kinds & {"Dict", "DictComp"} or found.log_value_names & found.dict_bound)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -49,8 +49,9 @@ from lightmigrate.cst_helpers import (
 )
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import ClassEditor, migrate_classes
+from lightmigrate.rules.class_edit import LIGHTNING_HOOK_HINTS, ClassEditor, migrate_classes
 from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_migrate_candidates
 
 CODE = "LM004"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -92,11 +93,40 @@ def _index_expr(trainer: str, optimizer: str, unwrap: bool) -> str:
     return f"{trainer}.optimizers.index({opt})"
 
 
+def plans_module_hook(name: str, names: Sequence[str], kwonly: Sequence[str], sure: bool = False) -> bool:
+    """Whether a module hook called ``name`` with these positional and keyword-only parameter
+    names has a 1.x signature that :func:`_plan_module_hook` rewrites (the gate asks it from
+    Python's ``ast``)."""
+    n = len(names)
+    if name == "optimizer_step":
+        old_kw = [k for k in kwonly if k in STEP_FLAGS and k != "optimizer_closure"]
+        return n >= 4 and (n > 5 or bool(set(names[4:]) & (set(STEP_FLAGS) - {"optimizer_closure"})) or bool(old_kw))
+    if name == "optimizer_zero_grad":
+        return n >= 5
+    if name == "lr_scheduler_step":
+        return n >= 4
+    if name == "configure_gradient_clipping":
+        return n >= 3 and (names[2] in IDX_NAMES or n >= 5)
+    if name == "on_before_optimizer_step":
+        return n >= 3
+    if name == "backward":
+        return n >= 3 and ((sure and "optim" in names[2]) or (n >= 4 and names[3] in IDX_NAMES))
+    return False
+
+
+def plans_callback_hook(name: str, names: Sequence[str]) -> bool:
+    """Whether :func:`_plan_callback_hook` rewrites a callback hook with these positional
+    parameter names."""
+    return name in CALLBACK_HOOKS and len(names) >= 5
+
+
 def _plan_module_hook(func: cst.FunctionDef, single_auto: bool, manual: bool, sure: bool = False) -> Optional[Plan]:
     """``sure``: the class is known to be a LightningModule (``backward`` is a common name)."""
     name = func.name.value
     ps = positional_params(func)
     names = [p.name.value for p in ps]
+    if not plans_module_hook(name, names, [p.name.value for p in func.params.kwonly_params], sure):
+        return None
     s = names[0] if names else "self"
     trainer = f"{s}.trainer"
 
@@ -106,10 +136,6 @@ def _plan_module_hook(func: cst.FunctionDef, single_auto: bool, manual: bool, su
     if name == "optimizer_step":
         kwonly = [p.name.value for p in func.params.kwonly_params]
         old_kw = tuple(n for n in kwonly if n in STEP_FLAGS and n != "optimizer_closure")
-        if len(ps) <= 5 and not (set(names[4:]) & (set(STEP_FLAGS) - {"optimizer_closure"})) and not old_kw:
-            return None
-        if len(ps) < 4:
-            return None
         roles = dict(zip(names[4:9], STEP_FLAGS))  # the 1.x order
         for n in kwonly:
             if n in STEP_FLAGS:
@@ -134,16 +160,16 @@ def _plan_module_hook(func: cst.FunctionDef, single_auto: bool, manual: bool, su
                     super_drop=[3, 5, 6, 7], super_drop_kw=("optimizer_idx", "on_tpu", "using_native_amp", "using_lbfgs"),
                     add_closure=not closure_pos and "optimizer_closure" not in kwonly, drop_kwonly=old_kw,
                     imports=imports)
-    if name == "optimizer_zero_grad" and len(ps) >= 5:
+    if name == "optimizer_zero_grad":
         return Plan(drop=[4], values={names[4]: idx_for(names[3])}, super_drop=[3])
-    if name == "lr_scheduler_step" and len(ps) >= 4:
+    if name == "lr_scheduler_step":
         return Plan(drop=[2], values={names[2]: "0" if single_auto else f"{trainer}.optimizers.index({names[1]}.optimizer)"},
                     super_drop=[1])
-    if name == "configure_gradient_clipping" and len(ps) >= 3 and (names[2] in IDX_NAMES or len(ps) >= 5):
+    if name == "configure_gradient_clipping":
         return Plan(drop=[2], values={names[2]: idx_for(names[1])}, super_drop=[1])
-    if name == "on_before_optimizer_step" and len(ps) >= 3:
+    if name == "on_before_optimizer_step":
         return Plan(drop=[2], values={names[2]: _index_expr(trainer, names[1], False)}, super_drop=[1])
-    if name == "backward" and len(ps) >= 3 and ((sure and "optim" in names[2]) or (len(ps) >= 4 and names[3] in IDX_NAMES)):
+    if name == "backward":
         dropped = names[2:4]
         if manual:
             values = {n: None for n in dropped}
@@ -164,7 +190,7 @@ def _plan_module_hook(func: cst.FunctionDef, single_auto: bool, manual: bool, su
 def _plan_callback_hook(func: cst.FunctionDef) -> Optional[Plan]:
     name = func.name.value
     names = param_names(func)
-    if len(names) < 5:
+    if not plans_callback_hook(name, names):
         return None
     if name == "on_before_optimizer_step":
         return Plan(drop=[4], values={names[4]: _index_expr(names[1], names[3], False)}, super_drop=[3])
@@ -852,6 +878,59 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        module_hooks = facts.defs & MODULE_HOOKS
+        callback_hooks = facts.defs & CALLBACK_HOOKS
+        toggles = "toggle_optimizer" in text  # apply's test (untoggle_optimizer contains it)
+        manual_steps = ("automatic_optimization = False" in text or "def automatic_optimization" in text) \
+            and "step" in facts.calls  # _manual() of a class, and a bare `opt.step()` to give a closure
+        if not (module_hooks or callback_hooks or toggles or manual_steps or "training_step" in facts.defs):
+            return False
+        signatures = {}
+        if module_hooks or callback_hooks:
+            found = hook_facts(text)
+            if found is None:
+                return True
+            signatures = found.signatures
+        # the module hooks with a 1.x signature, as apply finds them (any def of the name)
+        planned = frozenset(
+            name for name in module_hooks
+            if any(plans_module_hook(name, sig.positional, sig.kwonly, True) for sig in signatures.get(name, ()))
+        )
+        # apply's ``hooks``: toggle methods are any def whose code mentions toggle_optimizer
+        hooks = planned | {"training_step"} | (facts.defs if toggles else frozenset())
+        candidates = hooks_migrate_candidates(ctx, hooks)
+        if candidates is None:
+            return True
+        edits = bool(planned or facts.calls & {"toggle_optimizer", "untoggle_optimizer"} or manual_steps)
+        marks = bool(facts.defs & hooks)  # an unrecognised class gets its hooks marked
+        index = ctx.project
+        for c in candidates:
+            # migrate_classes hands the class to the editor, or marks its hooks when the class
+            # is not recognisable (see class_edit._Classes); the editor leaves callbacks alone.
+            if c.lightning is True or LIGHTNING_HOOK_HINTS & c.info.methods:
+                editor = True
+            else:
+                found = hook_facts(text)
+                if found is None:
+                    return True
+                editor = found.imports_lightning
+            if editor and edits and not index.in_lightning_hierarchy(c.info, CALLBACK_NAMES):
+                return True
+            if not editor and marks:
+                return True
+        if not any(plans_callback_hook(name, sig.positional)
+                   for name in callback_hooks for sig in signatures.get(name, ())):
+            return False
+        return any(
+            CALLBACK_HOOKS & c.methods and index.in_lightning_hierarchy(c, CALLBACK_NAMES)
+            and not index.in_lightning_hierarchy(c)
+            for c in index.classes_in(ctx.path)
+        )
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         needed: Set[str] = set()

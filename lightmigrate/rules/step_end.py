@@ -50,6 +50,7 @@ from lightmigrate.project import ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
 from lightmigrate.cst_walk import walk
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_migrate_candidates
 
 CODE = "LM003"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -73,6 +74,9 @@ VALIDATION = Stage("validation_step", "validation_step_end", "on_validation_batc
 TEST = Stage("test_step", "test_step_end", "on_test_batch_end", "batch, batch_idx, dataloader_idx=0")
 STAGES = (TRAIN, VALIDATION, TEST)
 HOOKS = frozenset(s.end for s in STAGES)
+# Methods the class walk may edit or mark: the hooks, and the steps of a class below the one
+# that defines a hook (they become overrides of the wrapper's helper).
+EDITED_METHODS = HOOKS | frozenset(s.step for s in STAGES)
 UNKNOWN_CLASS = ("looks like a Lightning 1.x step-end hook, but the class is not recognisably a "
                  "LightningModule; migrate it by hand if it is one")
 
@@ -468,6 +472,17 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only classes that define or inherit a step-end hook (by the index) and are not known
+        # to be outside a LightningModule are edited, and only in EDITED_METHODS.
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        if not facts.defs & EDITED_METHODS:
+            return False
+        candidates = hooks_migrate_candidates(ctx, HOOKS)
+        return candidates is None or bool(candidates)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         return migrate_classes(module, ctx, CODE, HOOKS, _StepEndMigration, UNKNOWN_CLASS)
