@@ -22,14 +22,18 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning
 from lightmigrate.cst_helpers import ensure_import, lightning_root
+from lightmigrate.rules.gates import classes_of_kind_here, imports_pl_root
 
 CODE = "LM308"
 STEPS = ("training_step", "validation_step", "test_step", "predict_step")
+_COMPILED = frozenset({"from_compiled", "to_uncompiled"})
+_MODULE_KIND = frozenset({"module"})
 WHY_DISCARDED = ("`load_from_checkpoint` returns a new model and never changed `{name}` (1.x did the same): "
                  "write `{name} = <ModelClass>.load_from_checkpoint(...)` if that was meant (called on an instance "
                  "it raises from Lightning 2.1)")
@@ -244,6 +248,20 @@ best = Net.load_from_checkpoint("best.ckpt")
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = file_facts(text)
+        if not facts.parsed or not ctx.project.has_path(ctx.path):  # apply indexes the file
+            return True
+        # M21: a call of ``<...>.from_compiled`` / ``to_uncompiled``
+        if not _COMPILED.isdisjoint(facts.calls):
+            return True
+        # M23: ``<name>.load_from_checkpoint(...)`` in a file that imports Lightning
+        if "load_from_checkpoint" in facts.calls and imports_pl_root(facts):
+            return True
+        # M24: a step with a ``dataloader_iter`` parameter in a class the index knows is a LightningModule
+        return "dataloader_iter" in facts.params and not facts.defs.isdisjoint(STEPS) and \
+            classes_of_kind_here(ctx, facts, _MODULE_KIND)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -22,8 +22,10 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import add_marker, dotted_name
+from lightmigrate.facts import file_facts
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.gates import DottedTable, import_path_words, imports_pl_root, marker_in_head
 from lightmigrate.spec_catalog import rows_by_id
 
 CODE = "LM090"
@@ -33,6 +35,12 @@ STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.ExceptHand
 SCOPED = ("LightningModule", "LightningDataModule", "Trainer")  # class-level entries (``Trainer.x``)
 
 
+
+
+# For the gate: every catalogue name is a run of components of the dotted name it matches.
+NAMES_TABLE = DottedTable(NAMES)
+_TRAINER_ATTR_NAMES = frozenset(TRAINER_ATTRS)
+_TRAINER_KWARG_NAMES = frozenset(TRAINER_KWARGS)
 
 
 def _relative(full: str) -> Optional[str]:
@@ -296,6 +304,23 @@ print(trainer.num_devices, trainer.strategy)
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = file_facts(text)
+        if not facts.parsed or marker_in_head(text):  # apply moves a header marker onto the first statement
+            return True
+        # ``trainer.<attr>`` / ``<expr>.trainer.<attr>``, whatever the imports
+        if not _TRAINER_ATTR_NAMES.isdisjoint(facts.attributes) and (
+                "trainer" in facts.names or "trainer" in facts.attributes):
+            return True
+        # everything else is reached through an import of pytorch_lightning / lightning
+        if not imports_pl_root(facts):
+            return False
+        if NAMES_TABLE.may_reach(import_path_words(facts)):
+            return True
+        # ``Trainer(gpus=...)``: the callee is ``...Trainer`` or an imported name (an alias)
+        return any((callee == "Trainer" or callee in facts.imported) and not kws.isdisjoint(_TRAINER_KWARG_NAMES)
+                   for callee, kws in facts.call_keywords.items())
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         aliases = _Aliases()
