@@ -70,8 +70,17 @@ WHY_LOSS = "`get_standard_metrics` no longer returns \"loss\" (only \"v_num\"): 
 _CALLBACK_KIND = frozenset({"callback"})
 _MEMBER_ATTRS = frozenset(BATCH_IDX) | {"main_progress_bar"}
 _FIXED_IMPORTS = frozenset({"ProgressBarBase", "get_standard_metrics"})
-_FIXED_OR_MARKED_CALLS = frozenset({"get_standard_metrics", "LearningRateFinder", "from_argparse_args",
-                                    "add_argparse_args", "BatchSizeFinder", "scale_batch_size"})
+_FIXED_OR_MARKED_CALLS = frozenset({"get_standard_metrics", "LearningRateFinder", "BatchSizeFinder", "scale_batch_size"})
+_ARGPARSE_CALLS = frozenset({"from_argparse_args", "add_argparse_args"})
+
+
+def _names_a_datamodule(ctx: RuleContext, names) -> bool:
+    """Some name of ``names`` is ``LightningDataModule`` or a class of the project that is one
+    (the names ``apply`` marks ``<name>.from_argparse_args(...)`` calls on)."""
+    if "LightningDataModule" in names:
+        return True
+    return any(ctx.project.is_lightning_module(c, DATAMODULE_NAMES)
+               for name in names for c in ctx.project.classes_named(name))
 
 
 def _base_names(ctx: RuleContext, cls: str) -> bool:
@@ -332,6 +341,8 @@ finder = LearningRateFinder(update_attr=True)
         # _Calls and the markers: calls by name, QuantizationAwareTraining anywhere,
         # ProgressBarBase imported from Lightning (or ``callbacks.ProgressBarBase`` used)
         if not _FIXED_OR_MARKED_CALLS.isdisjoint(facts.calls) or "QuantizationAwareTraining" in facts.words:
+            return True
+        if not _ARGPARSE_CALLS.isdisjoint(facts.calls) and _names_a_datamodule(ctx, facts.names):
             return True
         if "callbacks.ProgressBarBase" in text:
             return True

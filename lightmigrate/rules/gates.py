@@ -67,6 +67,42 @@ class DottedTable:
         return False
 
 
+class RootedTable:
+    """Dotted names relative to a Lightning root (``pytorch_lightning`` or ``lightning.pytorch``)
+    that a rule acts on when a name the file reaches *starts with* one of them.
+
+    Every dotted name a rule resolves is an import's binding path followed by attribute names,
+    and every binding path is among ``facts.modules`` (which holds every imported module, its
+    parents and ``module.name`` of each ``from`` import). So ``root.a.b.C`` can only be reached
+    when some prefix of it (``root``, ``root.a``, ...) is in ``facts.modules`` and the rest of
+    its components are attribute names of the file."""
+
+    ROOTS = ("pytorch_lightning", "lightning.pytorch")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        names = list(names)
+        self.coarse = DottedTable(names)
+        self._by_last: Dict[str, List[List[Tuple[str, FrozenSet[str]]]]] = {}
+        for name in names:
+            parts = name.split(".")
+            for root in self.ROOTS:
+                full = root.split(".") + parts
+                ways = [(".".join(full[:i]), frozenset(full[i:])) for i in range(1, len(full) + 1)]
+                self._by_last.setdefault(parts[-1], []).append(ways)
+        self._lasts = frozenset(self._by_last)
+
+    def may_reach(self, facts: FileFacts) -> bool:
+        words = import_path_words(facts)
+        if not self.coarse.may_reach(words):
+            return False
+        modules, attributes = facts.modules, facts.attributes
+        for last in self._lasts & words:
+            for ways in self._by_last[last]:
+                if any(prefix in modules and rest <= attributes for prefix, rest in ways):
+                    return True
+        return False
+
+
 def marker_in_head(text: str) -> bool:
     """A ``# TODO(lightmigrate)`` comment among the comment lines above the file's first
     statement (libcst keeps some of them in the module header)."""

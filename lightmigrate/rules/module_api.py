@@ -16,13 +16,14 @@
 
 from __future__ import annotations
 
+import ast
 from typing import List, Optional, Set
 
 import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names
-from lightmigrate.facts import file_facts
+from lightmigrate.facts import file_facts, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
@@ -68,6 +69,27 @@ def _instance_names(module: cst.Module) -> Set[str]:
         for name in m.findall(node.target, m.Name()):  # type: ignore[attr-defined]
             other.add(name.value)  # type: ignore[attr-defined]
     return good - other
+
+
+def _may_load_on_instance(text: str, facts) -> bool:
+    """For the gate: some ``<name>.load_from_checkpoint(...)`` is on a name that ``_Calls`` may
+    rewrite or mark: one not bound by an import, class or def (``_bound_names``), or a
+    parameter (the first parameter of a method). Read from Python's ``ast``."""
+    tree = parse_tree(text)
+    if tree is None:
+        return True
+    receivers: Set[str] = set()
+    bound: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "load_from_checkpoint" and isinstance(func.value, ast.Name):
+                receivers.add(func.value.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.add(node.name)
+    return any(name not in bound or name in facts.params for name in receivers)
 
 
 class _Calls(cst.CSTTransformer):
@@ -257,7 +279,7 @@ best = Net.load_from_checkpoint("best.ckpt")
         if not _COMPILED.isdisjoint(facts.calls):
             return True
         # M23: ``<name>.load_from_checkpoint(...)`` in a file that imports Lightning
-        if "load_from_checkpoint" in facts.calls and imports_pl_root(facts):
+        if "load_from_checkpoint" in facts.calls and imports_pl_root(facts) and _may_load_on_instance(text, facts):
             return True
         # M24: a step with a ``dataloader_iter`` parameter in a class the index knows is a LightningModule
         return "dataloader_iter" in facts.params and not facts.defs.isdisjoint(STEPS) and \

@@ -10,7 +10,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.import_rewrite import ImportRewriter, drop_unused
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.gates import DottedTable, import_path_words, imports_pl_root
+from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_root
 
 CODE = "LM201"
 
@@ -82,7 +82,7 @@ def moved(entry: Entry) -> bool:
 
 # For the gate: the moved names (root-relative), and the callee names whose calls get their
 # arguments fixed (through any import, Lightning or not: ``ImportRewriter.leave_Call``).
-MOVED_TABLE = DottedTable((e.old for e in ENTRIES if moved(e)), drop_roots=("pl", "fabric"))
+MOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if moved(e))  # every ``old`` starts with "pl."
 _ALWAYS_FIXED = frozenset(CALL_FIXES) - {"CombinedLoader"}
 
 
@@ -144,7 +144,7 @@ class MovedImportsRule(Rule):
             return True
         if "CombinedLoader" in words and "loaders" in facts.keywords:
             return True
-        return imports_pl_root(facts) and MOVED_TABLE.may_reach(words)
+        return imports_pl_root(facts) and MOVED_TABLE.may_reach(facts)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES, NON_CALL_WHYS)

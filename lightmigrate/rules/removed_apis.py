@@ -12,7 +12,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.import_rewrite import ImportRewriter, dotted
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.gates import DottedTable, import_path_words, imports_pl_root
+from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_root
 
 CODE = "LM202"
 
@@ -32,7 +32,7 @@ def removed(entry: Entry) -> bool:
 
 
 # For the gate: the removed names (root-relative).
-REMOVED_TABLE = DottedTable((e.old for e in ENTRIES if removed(e)), drop_roots=("pl", "fabric"))
+REMOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if removed(e))  # every ``old`` starts with "pl."
 _PLUGIN_PACKAGE_WORDS = tuple(p.lstrip(".") for p in _PLUGIN_PACKAGES)
 
 
@@ -130,7 +130,7 @@ class RemovedApisRule(Rule):
         if not facts.parsed:
             return True
         words = import_path_words(facts)
-        if imports_pl_root(facts) and REMOVED_TABLE.may_reach(words):
+        if imports_pl_root(facts) and REMOVED_TABLE.may_reach(facts):
             return True
         # (the plugin bases may also come from ``lightning_fabric``)
         return (imports_pl_root(facts) or "lightning_fabric" in facts.modules) and _may_mark_plugin_methods(facts, words)

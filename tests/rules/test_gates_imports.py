@@ -17,7 +17,7 @@ import pytest
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.base import Rule, RuleContext
 from lightmigrate.rules.callback_api import CallbackApiRule
-from lightmigrate.rules.gates import DottedTable, import_path_words, marker_in_head
+from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, marker_in_head
 from lightmigrate.rules.loggers_cli import LoggersCliRule
 from lightmigrate.rules.module_api import ModuleApiRule
 from lightmigrate.rules.moved_imports import MovedImportsRule
@@ -82,6 +82,8 @@ CASES = [
     ("LM201", "import pytorch_lightning as pl\n\n# pl.profiler and pl.core.lightning were renamed\n"
               "NAME = 'pytorch_lightning.profiler.SimpleProfiler'\n", {}, True, False, False),
     ("LM201", "from mylib.profiler import SimpleProfiler\n\nprofiler = SimpleProfiler()\n", {}, True, False, False),
+    ("LM201", "from lightning.pytorch.core.module import LightningModule\nimport lightning.pytorch as pl\n\n"
+              "def f(model):\n    return model.layer, pl.core\n", {}, True, False, False),
     # --- LM202 --------------------------------------------------------------------------------
     ("LM202", "from pytorch_lightning.lite import LightningLite\n", {}, True, True, True),
     ("LM202", "import pytorch_lightning as pl\n\nx = pl.utilities.distributed.sync_ddp(1)\n", {}, True, True, True),
@@ -106,6 +108,20 @@ CASES = [
     ("LM090", "import pytorch_lightning as pl\n\n\ndef f(model):\n    return model.root_gpu\n", {}, True, False, False),
     ("LM090", "import pytorch_lightning as pl\n\n\nclass Foo:\n    pass\n\n\nx = Foo(gpus=1)\n", {}, True, False, False),
     ("LM090", "from mylib import Trainer\n\nt = Trainer(gpus=1)\n", {}, True, False, False),
+    # statements another rule marked already are left alone
+    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser):\n    # TODO(lightmigrate): LM101 gone\n"
+              "    return pl.Trainer.add_argparse_args(parser)\n", {}, True, False, False),
+    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser, trainer):\n    # TODO(lightmigrate): LM101 gone\n"
+              "    parser = pl.Trainer.add_argparse_args(parser)\n    return trainer.root_gpu\n", {}, True, True, True),
+    ("LM090", "import pytorch_lightning as pl\n\n# TODO(lightmigrate): LM101 gone\n@pl.Trainer.add_argparse_args\n"
+              "def f(parser):\n    pass\n", {}, True, False, False),
+    # (only a marker right above a statement that begins its line is trusted)
+    ("LM090", "def f(trainer, x):\n    # TODO(lightmigrate): LM101 gone\n    if x: return trainer.root_gpu\n",
+     {}, True, True, False),
+    # (libcst counts a marker at another indentation too; the gate does not trust it)
+    ("LM090", "def f(trainer):\n# TODO(lightmigrate): LM101 gone\n    return trainer.root_gpu\n", {}, True, True, False),
+    ("LM090", "def f(trainer):\n    x = '''\n    # TODO(lightmigrate): LM101 gone'''\n    return trainer.root_gpu\n",
+     {}, True, True, True),
     # --- LM210 --------------------------------------------------------------------------------
     ("LM210", "import pytorch_lightning as pl\n", {}, True, True, True),
     ("LM210", "from lightning_fabric import Fabric\n", {}, True, True, True),
@@ -120,6 +136,13 @@ CASES = [
               "best = net.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
     ("LM308", "from model import Net\n\nnet = Net()\nbest = net.load_from_checkpoint('x.ckpt')\n", {}, True, False, False),
     ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(x)\n", {}, True, True, True),
+    # on a class (imported or defined here) the call is right; on ``self`` of a LightningModule it is not
+    ("LM308", "import pytorch_lightning as pl\nfrom model import Net as N\n\n\nclass Other:\n    pass\n\n\n"
+              "best = N.load_from_checkpoint('x.ckpt')\nother = Other.load_from_checkpoint('y.ckpt')\n", {}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def reload(me):\n"
+              "        return me.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
+    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\nnet.load_from_checkpoint('x.ckpt')\n",
+     {}, True, True, True),
     # --- LM307 --------------------------------------------------------------------------------
     ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
               "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
@@ -137,6 +160,16 @@ CASES = [
     ("LM307", "import pytorch_lightning as pl\n\n\nclass Bar:\n    def f(self):\n        return self.val_batch_idx\n",
      {}, True, False, False),
     ("LM307", "def step(batch, dataloader_idx, val_batch_idx):\n    return val_batch_idx\n", {}, True, False, False),
+    # DataModule argparse methods: only on LightningDataModule or a project class that is one
+    ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
+     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, True, True),
+    ("LM307", "from pytorch_lightning import LightningDataModule\n\n"
+              "parser = LightningDataModule.add_argparse_args(parser)\n", {}, True, True, True),
+    ("LM307", "import pytorch_lightning as pl\n\nparser = pl.LightningDataModule.add_argparse_args(parser)\n",
+     {}, True, False, False),  # (LM090 marks this one)
+    ("LM307", "import pytorch_lightning as pl\n\ntrainer = pl.Trainer.from_argparse_args(args)\n", {}, True, False, False),
+    ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
+     {"data.py": "class MyData:\n    pass\n"}, True, False, False),
     # --- LM203 --------------------------------------------------------------------------------
     ("LM203", "from pytorch_lightning.loggers import CometLogger as Comet\n\nlog = Comet(project_name='p')\n",
      {}, True, True, True),
@@ -189,6 +222,23 @@ def test_dotted_table_needs_every_component():
     assert not table.may_reach(frozenset({"seed", "seed_everything"}))  # no "utilities"
     assert table.may_reach(frozenset({"profiler"}))
     assert not table.may_reach(frozenset({"profilers"}))
+
+
+@pytest.mark.parametrize("source,reached", [
+    ("from pytorch_lightning.core.lightning import LightningModule\n", True),
+    ("import pytorch_lightning.core.lightning as m\n", True),
+    ("from pytorch_lightning.core import lightning\n", True),
+    ("import pytorch_lightning as pl\nx = pl.core.lightning.LightningModule\n", True),
+    ("import lightning as L\nx = L.pytorch.core.lightning\n", True),
+    ("from lightning import pytorch as pl\nx = pl.core.lightning\n", True),
+    # 2.x code: "lightning" is the root here, not the removed module
+    ("from lightning.pytorch.core.module import LightningModule\n", False),
+    ("import lightning.pytorch as pl\nx = pl.core.module\n", False),
+    ("from pytorch_lightning import core\nx = core.module\n", False),
+])
+def test_rooted_table_follows_imports_then_attributes(source, reached):
+    table = RootedTable(["core.lightning"])
+    assert table.may_reach(file_facts(source)) == reached
 
 
 def test_import_path_words_are_imports_and_attributes_only():
