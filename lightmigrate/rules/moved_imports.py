@@ -133,8 +133,8 @@ class MovedImportsRule(Rule):
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # A rewrite or marker needs a name the file reaches through an import of a Lightning
-        # root that the table moves (all its components among the file's import paths and
-        # attributes), or a call of one of the CALL_FIXES names (``CombinedLoader`` only
+        # root (an imported module, then attributes) that starts with a name the table moves,
+        # or a call of one of the CALL_FIXES names through any import (``CombinedLoader`` only
         # changes with ``loaders=``). NON_CALL_WHYS names are in _ALWAYS_FIXED.
         facts = file_facts(text)
         if not facts.parsed:

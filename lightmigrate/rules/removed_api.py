@@ -313,15 +313,12 @@ print(trainer.num_devices, trainer.strategy)
         facts = file_facts(text)
         if not facts.parsed or marker_in_head(text):  # apply moves a header marker onto the first statement
             return True
-        # ``trainer.<attr>`` / ``<expr>.trainer.<attr>``, whatever the imports
-        if not _TRAINER_ATTR_NAMES.isdisjoint(facts.attributes) and (
-                "trainer" in facts.names or "trainer" in facts.attributes):
-            return True
         if not self._may_offend(facts):
             return False
-        # Often every use left is on a statement another rule already marked (LM101 marks
-        # ``Trainer.add_argparse_args``), and this rule leaves those alone.
-        return MARKER_PREFIX not in text or not all_offences_marked(text)
+        # The words above may belong to other expressions (``self.trainer`` and ``self.tune``),
+        # and often every use left is on a statement another rule already marked (LM101 marks
+        # ``Trainer.add_argparse_args``), which this rule leaves alone: look closer.
+        return not all_offences_marked(text)
 
     @staticmethod
     def _may_offend(facts) -> bool:
@@ -430,9 +427,12 @@ def _marked(statement: ast.AST, lines: List[str]) -> bool:
     return True
 
 
+_TRY_STAR = getattr(ast, "TryStar", None)  # Python 3.11+
+
+
 def all_offences_marked(text: str) -> bool:
     """True only when every statement where ``_Marker`` could find a removed API already
-    carries a marker (so it would add none)."""
+    carries a marker, so it would add none (also when there is no such use at all)."""
     if "\r" in text:
         return False
     tree = parse_tree(text)
@@ -444,8 +444,9 @@ def all_offences_marked(text: str) -> bool:
     todo: List[Tuple[ast.AST, Optional[ast.AST]]] = [(tree, None)]
     while todo:
         node, statement = todo.pop()
-        if isinstance(node, (ast.stmt, ast.ExceptHandler)):
-            statement = node
+        if isinstance(node, ast.stmt) or (isinstance(node, ast.ExceptHandler) and not (
+                _TRY_STAR is not None and isinstance(statement, _TRY_STAR))):
+            statement = node  # (libcst's ``except*`` handler is part of its ``try`` statement)
         if statement is not None and _may_offend_here(node, aliases):
             key = id(statement)
             if key not in verdicts:

@@ -122,6 +122,14 @@ CASES = [
     ("LM090", "def f(trainer):\n# TODO(lightmigrate): LM101 gone\n    return trainer.root_gpu\n", {}, True, True, False),
     ("LM090", "def f(trainer):\n    x = '''\n    # TODO(lightmigrate): LM101 gone'''\n    return trainer.root_gpu\n",
      {}, True, True, True),
+    # the words are there, but not as ``trainer.<removed attribute>``
+    ("LM090", "class M:\n    def f(self):\n        self.trainer.fit_loop.run()\n        return self.tune()\n",
+     {}, True, False, False),
+    # an ``except*`` clause belongs to its ``try`` statement (libcst), whatever is above ``except*``
+    ("LM090", "def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
+              "    except* trainer.root_gpu:\n        pass\n", {}, True, True, True),
+    ("LM090", "def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
+              "    except trainer.root_gpu:\n        pass\n", {}, True, False, False),
     # --- LM210 --------------------------------------------------------------------------------
     ("LM210", "import pytorch_lightning as pl\n", {}, True, True, True),
     ("LM210", "from lightning_fabric import Fabric\n", {}, True, True, True),
