@@ -247,6 +247,10 @@ class ProjectIndex:
     def has_path(self, path: str) -> bool:
         return path in self._paths
 
+    def classes_named(self, name: str) -> List[ClassInfo]:
+        """Every indexed class called ``name`` (however many files define one)."""
+        return list(self._by_name.get(name, ()))
+
     def add(self, info: ClassInfo) -> None:
         self._paths.add(info.path)
         bucket = self._by_name.setdefault(info.name, [])

@@ -63,9 +63,10 @@ def test_loggers_cli_gate():
                     "other.py": "class Data:\n    def get_batch_shape(self):\n        return self.size()\n"})
     assert rule.needed("from pytorch_lightning.loggers import CometLogger\n", RuleContext("x.py", index))
     assert rule.needed("monitor.lr_sch_names\n", RuleContext("x.py", index))
-    assert rule.needed("class Sub(DM): ...\n", RuleContext("sub.py", index))
-    assert not rule.needed("class Data: ...\n", RuleContext("other.py", index))
     sub = "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n"
+    assert rule.needed(sub, RuleContext("sub.py", index))
+    assert not rule.needed("class Sub(DM): ...\n", RuleContext("sub.py", index))  # nothing to mark
+    assert not rule.needed("class Data:\n    def f(self):\n        return self.size()\n", RuleContext("other.py", index))
     assert "TODO(lightmigrate): LM203" in transform_text(sub, [rule], "sub.py", index).text
 
 

@@ -34,6 +34,7 @@ from lightmigrate.cst_helpers import (
     positional_params,
     prepend_statements,
 )
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import (
@@ -46,6 +47,7 @@ from lightmigrate.rules.class_edit import (
     ensure_indexed,
 )
 from lightmigrate.rules.epoch_end import _predict_results
+from lightmigrate.rules.gates import classes_of_kind_here, imports_pl_root
 from lightmigrate.rules.marking import StatementMarker
 from lightmigrate.cst_walk import PrunedTransformer, find_all
 
@@ -64,6 +66,22 @@ WHY_ARGPARSE = ("LightningDataModule `{name}` was removed in Lightning 2.0: use 
 WHY_BSF = ("Lightning 2.6 shrinks the batch size found by binsearch by 5% (`margin=0.05`) and caps it at "
            "`max_val=8192`: pass `margin=0.0` and a large `max_val` to keep the 1.x result")
 WHY_LOSS = "`get_standard_metrics` no longer returns \"loss\" (only \"v_num\"): log the loss with prog_bar=True"
+
+# For the gate.
+_CALLBACK_KIND = frozenset({"callback"})
+_MEMBER_ATTRS = frozenset(BATCH_IDX) | {"main_progress_bar"}
+_FIXED_IMPORTS = frozenset({"ProgressBarBase", "get_standard_metrics"})
+_FIXED_OR_MARKED_CALLS = frozenset({"get_standard_metrics", "LearningRateFinder", "BatchSizeFinder", "scale_batch_size"})
+_ARGPARSE_CALLS = frozenset({"from_argparse_args", "add_argparse_args"})
+
+
+def _names_a_datamodule(ctx: RuleContext, names) -> bool:
+    """Some name of ``names`` is ``LightningDataModule`` or a class of the project that is one
+    (the names ``apply`` marks ``<name>.from_argparse_args(...)`` calls on)."""
+    if "LightningDataModule" in names:
+        return True
+    return any(ctx.project.is_lightning_module(c, DATAMODULE_NAMES)
+               for name in names for c in ctx.project.classes_named(name))
 
 
 def _base_names(ctx: RuleContext, cls: str) -> bool:
@@ -316,6 +334,26 @@ finder = LearningRateFinder(update_attr=True)
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = file_facts(text)
+        if not facts.parsed or not ctx.project.has_path(ctx.path):  # apply indexes the file
+            return True
+        # _Calls and the markers: calls by name, QuantizationAwareTraining anywhere,
+        # ProgressBarBase imported from Lightning (or ``callbacks.ProgressBarBase`` used)
+        if not _FIXED_OR_MARKED_CALLS.isdisjoint(facts.calls) or "QuantizationAwareTraining" in facts.words:
+            return True
+        if not _ARGPARSE_CALLS.isdisjoint(facts.calls) and _names_a_datamodule(ctx, facts.names):
+            return True
+        if "callbacks.ProgressBarBase" in text:
+            return True
+        if not imports_pl_root(facts):  # _Fix and the import fixes need a Lightning import
+            return False
+        if not _FIXED_IMPORTS.isdisjoint(facts.imported):
+            return True
+        # _Fix: methods of a Lightning callback class of this file
+        return ("on_predict_epoch_end" in facts.defs or not _MEMBER_ATTRS.isdisjoint(facts.attributes)) and \
+            classes_of_kind_here(ctx, facts, _CALLBACK_KIND)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -8,11 +8,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from lightmigrate.cst_walk import PrunedTransformer
-
+from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.gates import import_path_words, imports_pl_root
 
 CODE = "LM203"
 
@@ -29,6 +30,9 @@ CLI_NAMES = ("pl.cli.LightningCLI", "pl.utilities.cli.LightningCLI")
 PROGRESS_NAMES = ("pl.callbacks.ProgressBar", "pl.callbacks.progress.ProgressBar")
 DATAMODULE_NAMES = frozenset({"LightningDataModule"})
 DATAMODULE_REMOVED_KWARGS = ("train_transforms", "val_transforms", "test_transforms", "dims")
+# For the gate: the keywords that make ``cli_args`` regroup or note something.
+_CLI_KEYWORDS = frozenset(CLI_SAVE_CONFIG) | frozenset(CLI_PARSER) | {"trainer_defaults"}
+_DATAMODULE_KWARGS = frozenset(DATAMODULE_REMOVED_KWARGS)
 
 
 def _kw(name: str, value: cst.BaseExpression, like: Optional[cst.Arg] = None) -> cst.Arg:
@@ -191,12 +195,27 @@ class LoggersCliRule(Rule):
                 "CLI3": Handling.NOTED, "A8-callbacks-loggers": Handling.REWRITTEN}
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Calls are only rewritten when imported from a Lightning root (the import names it);
-        # the datamodule checks need a LightningDataModule class of this file in the index.
-        if "lightning" in text or "lr_sch_names" in text:
+        facts = file_facts(text)
+        if not facts.parsed or "lr_sch_names" in facts.attributes:
             return True
-        return any(c.path == ctx.path and ctx.project.is_lightning_module(c, DATAMODULE_NAMES)
-                   for c in ctx.project.classes())
+        # Calls are only rewritten when reached through an import of a Lightning root, and the
+        # callee's name is then among the file's import paths and attributes.
+        if imports_pl_root(facts):
+            words = import_path_words(facts)
+            if "CometLogger" in words or "ProgressBar" in words or (
+                    "LightningCLI" in words and not _CLI_KEYWORDS.isdisjoint(facts.keywords)):
+                return True
+        # The datamodule checks: ``super().__init__(dims=...)`` or ``self.size()`` inside a class
+        # of this file that the index knows is a LightningDataModule (the rule does not index).
+        init_kwargs = facts.call_keywords.get("__init__", frozenset())
+        if not ((not init_kwargs.isdisjoint(_DATAMODULE_KWARGS) and "super" in facts.calls)
+                or ("size" in facts.calls and "self" in facts.names)):
+            return False
+        for name in facts.classes:
+            info = ctx.project.resolve(name, ctx.path)
+            if info is not None and info.path == ctx.path and ctx.project.is_lightning_module(info, DATAMODULE_NAMES):
+                return True
+        return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         info = collect(module)

@@ -16,21 +16,26 @@
 
 from __future__ import annotations
 
+import ast
 from typing import List, Optional, Set
 
 import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names
+from lightmigrate.facts import file_facts, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning
 from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.rules.gates import classes_of_kind_here, imports_pl_root
 
 CODE = "LM308"
 STEPS = ("training_step", "validation_step", "test_step", "predict_step")
+_COMPILED = frozenset({"from_compiled", "to_uncompiled"})
+_MODULE_KIND = frozenset({"module"})
 WHY_DISCARDED = ("`load_from_checkpoint` returns a new model and never changed `{name}` (1.x did the same): "
                  "write `{name} = <ModelClass>.load_from_checkpoint(...)` if that was meant (called on an instance "
                  "it raises from Lightning 2.1)")
@@ -65,6 +70,27 @@ def _instance_names(module: cst.Module) -> Set[str]:
         for name in find_all(node.target, m.Name()):  # type: ignore[attr-defined]
             other.add(name.value)  # type: ignore[attr-defined]
     return good - other
+
+
+def _may_load_on_instance(text: str, facts) -> bool:
+    """For the gate: some ``<name>.load_from_checkpoint(...)`` is on a name that ``_Calls`` may
+    rewrite or mark: one not bound by an import, class or def (``_bound_names``), or a
+    parameter (the first parameter of a method). Read from Python's ``ast``."""
+    tree = parse_tree(text)
+    if tree is None:
+        return True
+    receivers: Set[str] = set()
+    bound: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "load_from_checkpoint" and isinstance(func.value, ast.Name):
+                receivers.add(func.value.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.add(node.name)
+    return any(name not in bound or name in facts.params for name in receivers)
 
 
 class _Calls(PrunedTransformer):
@@ -245,6 +271,20 @@ best = Net.load_from_checkpoint("best.ckpt")
             after=None,
         ),
     )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = file_facts(text)
+        if not facts.parsed or not ctx.project.has_path(ctx.path):  # apply indexes the file
+            return True
+        # M21: a call of ``<...>.from_compiled`` / ``to_uncompiled``
+        if not _COMPILED.isdisjoint(facts.calls):
+            return True
+        # M23: ``<name>.load_from_checkpoint(...)`` in a file that imports Lightning
+        if "load_from_checkpoint" in facts.calls and imports_pl_root(facts) and _may_load_on_instance(text, facts):
+            return True
+        # M24: a step with a ``dataloader_iter`` parameter in a class the index knows is a LightningModule
+        return "dataloader_iter" in facts.params and not facts.defs.isdisjoint(STEPS) and \
+            classes_of_kind_here(ctx, facts, _MODULE_KIND)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

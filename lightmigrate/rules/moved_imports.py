@@ -6,9 +6,11 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from lightmigrate.facts import file_facts
 from lightmigrate.import_rewrite import ImportRewriter, drop_unused
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_root
 
 CODE = "LM201"
 
@@ -78,6 +80,12 @@ def moved(entry: Entry) -> bool:
     return entry.new is not None
 
 
+# For the gate: the moved names (root-relative), and the callee names whose calls get their
+# arguments fixed (through any import, Lightning or not: ``ImportRewriter.leave_Call``).
+MOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if moved(e))  # every ``old`` starts with "pl."
+_ALWAYS_FIXED = frozenset(CALL_FIXES) - {"CombinedLoader"}
+
+
 class MovedImportsRule(Rule):
     code = CODE
     name = "moved-imports"
@@ -122,6 +130,21 @@ class MovedImportsRule(Rule):
         ),
     )
     coverage = {row: Handling.REWRITTEN for row in sorted({e.row for e in ENTRIES if e.new is not None})}
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # A rewrite or marker needs a name the file reaches through an import of a Lightning
+        # root (an imported module, then attributes) that starts with a name the table moves,
+        # or a call of one of the CALL_FIXES names through any import (``CombinedLoader`` only
+        # changes with ``loaders=``). NON_CALL_WHYS names are in _ALWAYS_FIXED.
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        words = import_path_words(facts)
+        if not _ALWAYS_FIXED.isdisjoint(words):
+            return True
+        if "CombinedLoader" in words and "loaders" in facts.keywords:
+            return True
+        return imports_pl_root(facts) and MOVED_TABLE.may_reach(facts)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES, NON_CALL_WHYS)

@@ -16,14 +16,17 @@ A statement that already carries a marker from another rule is left alone.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+import ast
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import add_marker, dotted_name
+from lightmigrate.facts import file_facts, parse_tree
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, imports_pl_root, marker_in_head
 from lightmigrate.spec_catalog import rows_by_id
 from lightmigrate.cst_walk import PrunedTransformer, walk
 
@@ -34,6 +37,15 @@ STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.ExceptHand
 SCOPED = ("LightningModule", "LightningDataModule", "Trainer")  # class-level entries (``Trainer.x``)
 
 
+
+
+# For the gate: every catalogue name is a run of components of the dotted name it matches.
+# Plain names match a prefix of the root-relative name; scoped ones (``Trainer.add_argparse_args``)
+# may also match further in (``trainer.trainer.Trainer.add_argparse_args``).
+NAMES_TABLE = RootedTable(k for k in NAMES if k.split(".")[0] not in SCOPED)
+SCOPED_NAMES_TABLE = DottedTable(k for k in NAMES if k.split(".")[0] in SCOPED)
+_TRAINER_ATTR_NAMES = frozenset(TRAINER_ATTRS)
+_TRAINER_KWARG_NAMES = frozenset(TRAINER_KWARGS)
 
 
 def _relative(full: str) -> Optional[str]:
@@ -298,12 +310,152 @@ print(trainer.num_devices, trainer.strategy)
         ),
     )
 
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        facts = file_facts(text)
+        if not facts.parsed or marker_in_head(text):  # apply moves a header marker onto the first statement
+            return True
+        if not self._may_offend(facts):
+            return False
+        # The words above may belong to other expressions (``self.trainer`` and ``self.tune``),
+        # and often every use left is on a statement another rule already marked (LM101 marks
+        # ``Trainer.add_argparse_args``), which this rule leaves alone: look closer.
+        return not all_offences_marked(text)
+
+    @staticmethod
+    def _may_offend(facts) -> bool:
+        # ``trainer.<attr>`` / ``<expr>.trainer.<attr>``, whatever the imports
+        if not _TRAINER_ATTR_NAMES.isdisjoint(facts.attributes) and (
+                "trainer" in facts.names or "trainer" in facts.attributes):
+            return True
+        # everything else is reached through an import of pytorch_lightning / lightning
+        if not imports_pl_root(facts):
+            return False
+        if NAMES_TABLE.may_reach(facts) or SCOPED_NAMES_TABLE.may_reach(import_path_words(facts)):
+            return True
+        # ``Trainer(gpus=...)``: the callee is ``...Trainer`` or an imported name (an alias)
+        return any((callee == "Trainer" or callee in facts.imported) and not kws.isdisjoint(_TRAINER_KWARG_NAMES)
+                   for callee, kws in facts.call_keywords.items())
+
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         aliases = _Aliases()
         walk(module, aliases)
         if not aliases.names and "trainer" not in module.code:
             return module
         return _marker_out_of_header(module).visit(_Marker(aliases.names))
+
+
+# ---------------------------------------------------------------------------------------------
+# For the gate: are all the uses this rule could mark on statements that already carry a marker?
+# Read from Python's ``ast`` (no libcst), erring towards "no": a use counts as marked only when
+# its statement begins its line and the line right above is a marker comment at the same
+# indentation, which libcst always makes part of that statement's leading lines.
+
+
+def _ast_dotted(node: ast.AST) -> Optional[str]:
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _ast_aliases(tree: ast.AST) -> Dict[str, Set[str]]:
+    """Every path each local name may stand for (``_Aliases`` keeps the last; this keeps all)."""
+    names: Dict[str, Set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                full = alias.name
+                if _relative(full) is None and full != "lightning":
+                    continue
+                local = alias.asname or full.split(".")[0]
+                names.setdefault(local, set()).add(full if alias.asname else local)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level or not node.module or any(a.name == "*" for a in node.names):
+                continue
+            if _relative(node.module) is None and node.module != "lightning":
+                continue
+            for alias in node.names:
+                names.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+    return names
+
+
+def _may_offend_here(node: ast.AST, aliases: Dict[str, Set[str]]) -> bool:
+    """Whether ``_Marker`` could record an offence at ``node`` (a superset)."""
+    if isinstance(node, ast.Import):
+        return any(lookup_name(alias.name) is not None for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        if node.level or not node.module or _relative(node.module) is None:
+            return False
+        return lookup_name(node.module) is not None or any(
+            alias.name != "*" and lookup_name(f"{node.module}.{alias.name}") is not None for alias in node.names)
+    if isinstance(node, ast.Attribute):
+        value = node.value
+        if node.attr in TRAINER_ATTRS and ((isinstance(value, ast.Name) and value.id == "trainer")
+                                           or (isinstance(value, ast.Attribute) and value.attr == "trainer")):
+            return True
+        dotted = _ast_dotted(node)
+        if dotted is None:
+            return False
+        head, _, rest = dotted.partition(".")
+        return any(lookup_name(path + ("." + rest if rest else "")) is not None for path in aliases.get(head, ()))
+    if isinstance(node, ast.Call):
+        return any(k.arg in TRAINER_KWARGS for k in node.keywords)
+    return False
+
+
+def _marked(statement: ast.AST, lines: List[str]) -> bool:
+    decorators = getattr(statement, "decorator_list", None)
+    lineno = decorators[0].lineno if decorators else statement.lineno  # type: ignore[attr-defined]
+    if lineno < 2 or lineno > len(lines):
+        return False
+    line = lines[lineno - 1]
+    if decorators:
+        if not line.lstrip().startswith("@"):
+            return False
+    elif line[: statement.col_offset].strip():  # type: ignore[attr-defined]
+        return False  # not the first statement of its line (``if x: y``, ``a; b``)
+    indent = line[: len(line) - len(line.lstrip())]
+    above = lines[lineno - 2]
+    comment = above.lstrip()
+    if not comment.startswith("#") or MARKER_PREFIX not in comment or above[: len(above) - len(comment)] != indent:
+        return False
+    if '"""' in above or "'''" in above or (lineno >= 3 and lines[lineno - 3].endswith("\\")):
+        return False  # it might close a string
+    return True
+
+
+_TRY_STAR = getattr(ast, "TryStar", None)  # Python 3.11+
+
+
+def all_offences_marked(text: str) -> bool:
+    """True only when every statement where ``_Marker`` could find a removed API already
+    carries a marker, so it would add none (also when there is no such use at all)."""
+    if "\r" in text:
+        return False
+    tree = parse_tree(text)
+    if tree is None:
+        return False
+    lines = text.split("\n")
+    aliases = _ast_aliases(tree)
+    verdicts: Dict[int, bool] = {}
+    todo: List[Tuple[ast.AST, Optional[ast.AST]]] = [(tree, None)]
+    while todo:
+        node, statement = todo.pop()
+        if isinstance(node, ast.stmt) or (isinstance(node, ast.ExceptHandler) and not (
+                _TRY_STAR is not None and isinstance(statement, _TRY_STAR))):
+            statement = node  # (libcst's ``except*`` handler is part of its ``try`` statement)
+        if statement is not None and _may_offend_here(node, aliases):
+            key = id(statement)
+            if key not in verdicts:
+                verdicts[key] = _marked(statement, lines)
+            if not verdicts[key]:
+                return False
+        todo.extend((child, statement) for child in ast.iter_child_nodes(node))
+    return True
 
 
 def _marker_out_of_header(module: cst.Module) -> cst.Module:

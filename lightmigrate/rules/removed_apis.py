@@ -10,9 +10,11 @@ import libcst as cst
 from lightmigrate.cst_walk import PrunedTransformer
 
 from lightmigrate.cst_helpers import add_marker, param_names
+from lightmigrate.facts import file_facts
 from lightmigrate.import_rewrite import ImportRewriter, dotted
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_root
 
 CODE = "LM202"
 
@@ -29,6 +31,20 @@ _OPT_IDX_METHODS = frozenset({"optimizer_step", "backward", "pre_backward", "pos
 
 def removed(entry: Entry) -> bool:
     return entry.new is None
+
+
+# For the gate: the removed names (root-relative).
+REMOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if removed(e))  # every ``old`` starts with "pl."
+_PLUGIN_PACKAGE_WORDS = tuple(p.lstrip(".") for p in _PLUGIN_PACKAGES)
+
+
+def _may_mark_plugin_methods(facts, words) -> bool:
+    """A method ``_PluginMethods`` marks is defined, and a base of its class can be reached
+    under a Lightning root through a module whose name contains accelerators/strategies/plugins."""
+    if facts.defs.isdisjoint(_PLUGIN_METHODS) and (
+            facts.defs.isdisjoint(_OPT_IDX_METHODS) or "optimizer_idx" not in facts.params):
+        return False
+    return any(p in w for w in words for p in _PLUGIN_PACKAGE_WORDS)
 
 
 def _is_plugin_base(expr: cst.BaseExpression, paths) -> bool:
@@ -108,6 +124,18 @@ class RemovedApisRule(Rule):
     # A8-callbacks-loggers with LM203 (which renames ProgressBar; LM202 marks the rest of the bullet)
     coverage = {row: Handling.MARKED for row in sorted({e.row for e in ENTRIES if e.new is None} | {"R44", "R45"})
                 if row not in {e.row for e in ENTRIES if e.new is not None} | {"A8-callbacks-loggers"}}
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Markers go on names reached through an import of a Lightning root that the table
+        # lists as removed, and on some methods of classes based on Lightning plugins.
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        words = import_path_words(facts)
+        if imports_pl_root(facts) and REMOVED_TABLE.may_reach(facts):
+            return True
+        # (the plugin bases may also come from ``lightning_fabric``)
+        return (imports_pl_root(facts) or "lightning_fabric" in facts.modules) and _may_mark_plugin_methods(facts, words)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         rewriter = ImportRewriter(CODE, module, removed)

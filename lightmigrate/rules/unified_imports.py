@@ -8,6 +8,7 @@ from typing import Dict, List, Set
 
 import libcst as cst
 
+from lightmigrate.facts import file_facts
 from lightmigrate.import_rewrite import build_dotted, dotted
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
@@ -15,6 +16,7 @@ from lightmigrate.cst_walk import PrunedTransformer, walk
 
 CODE = "LM210"
 UNIFIED = {"pytorch_lightning": "lightning.pytorch", "lightning_fabric": "lightning.fabric"}
+_OLD_ROOTS = frozenset(UNIFIED)
 
 
 def unified(path: str) -> str:
@@ -128,6 +130,11 @@ class UnifiedImportsRule(Rule):
                 after=None),
     )
     coverage: Dict = {}
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only imports of an old root change (dotted uses only through such an import).
+        facts = file_facts(text)
+        return not facts.parsed or not _OLD_ROOTS.isdisjoint(facts.modules)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         t = _Unify()

@@ -1,0 +1,262 @@
+"""The gates (``Rule.needed``) of the import rules and their neighbours: LM201, LM202, LM090,
+LM210, LM308, LM307, LM203.
+
+Each case states whether the gate must say "needed" and whether the rule's walk really changes
+or reports something; a walk that does something behind a gate that says "not needed" would be
+lost output, so every case also checks that invariant against the walk itself.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Dict, Optional
+
+import libcst as cst
+import pytest
+
+from lightmigrate.project import ProjectIndex
+from lightmigrate.rules.base import Rule, RuleContext
+from lightmigrate.rules.callback_api import CallbackApiRule
+from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, marker_in_head
+from lightmigrate.rules.loggers_cli import LoggersCliRule
+from lightmigrate.rules.module_api import ModuleApiRule
+from lightmigrate.rules.moved_imports import MovedImportsRule
+from lightmigrate.rules.removed_api import RemovedApiRule
+from lightmigrate.rules.removed_apis import RemovedApisRule
+from lightmigrate.rules.unified_imports import UnifiedImportsRule
+from lightmigrate.facts import file_facts
+
+GROUP = [MovedImportsRule(), RemovedApisRule(), RemovedApiRule(), UnifiedImportsRule(), ModuleApiRule(),
+         CallbackApiRule(), LoggersCliRule()]
+BY_CODE = {r.code: r for r in GROUP}
+
+
+def _index(files: Dict[str, str]) -> ProjectIndex:
+    index = ProjectIndex()
+    for path, text in files.items():
+        index.add_source(text, path)
+    return index
+
+
+def _walk_does_something(rule: Rule, text: str, path: str, files: Dict[str, str]) -> bool:
+    """Run the rule's walk (no gate) and say whether it changed the code or reported anything."""
+    ctx = RuleContext(path, _index(files))
+    out = rule.apply(cst.parse_module(text), ctx)
+    return out.code != text or bool(ctx.findings)
+
+
+def _gate(rule: Rule, text: str, path: str, files: Dict[str, str]) -> bool:
+    return rule.needed(text, RuleContext(path, _index(files)))
+
+
+LIGHTNING_BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
+CALLBACK_BASE = "from pytorch_lightning.callbacks import Callback\n\n\nclass BaseCallback(Callback):\n    pass\n"
+DATAMODULE_BASE = "import lightning.pytorch as pl\n\n\nclass BaseDM(pl.LightningDataModule):\n    pass\n"
+
+ITER_STEP = '''\
+from base import Base
+
+
+class Model(Base):
+    def training_step(self, dataloader_iter, batch_idx):
+        batch = next(dataloader_iter)
+        return batch
+'''
+
+# (code, source, other project files, whether the file itself is indexed, gate must say needed,
+#  the walk does something)
+CASES = [
+    # --- LM201 --------------------------------------------------------------------------------
+    ("LM201", "from pytorch_lightning.profiler import SimpleProfiler\n", {}, True, True, True),
+    ("LM201", "import lightning.pytorch as L\n\nprof = L.profiler.SimpleProfiler()\n", {}, True, True, True),
+    ("LM201", "from lightning import pytorch as PL\n\n\nclass Log(PL.loggers.base.LightningLoggerBase):\n    pass\n",
+     {}, True, True, True),
+    ("LM201", "from pytorch_lightning.strategies import DDPSpawnStrategy as Spawn\n\ns = Spawn()\n", {}, True, True, True),
+    # the argument fixes follow any import of the callee's name, Lightning or not
+    ("LM201", "from mylib import DDPSpawnStrategy\n\ns = DDPSpawnStrategy()\n", {}, True, True, True),
+    ("LM201", "from mylib import CombinedLoader\n\nc = CombinedLoader(loaders=[1])\n", {}, True, True, True),
+    ("LM201", "from pytorch_lightning.utilities.combined_loader import CombinedLoader\n\n"
+              "c = CombinedLoader(iterables=[1])\n", {}, True, False, False),
+    ("LM201", "from pytorch_lightning.profilers import SimpleProfiler\nfrom pytorch_lightning import Trainer\n",
+     {}, True, False, False),
+    ("LM201", "import pytorch_lightning as pl\n\n# pl.profiler and pl.core.lightning were renamed\n"
+              "NAME = 'pytorch_lightning.profiler.SimpleProfiler'\n", {}, True, False, False),
+    ("LM201", "from mylib.profiler import SimpleProfiler\n\nprofiler = SimpleProfiler()\n", {}, True, False, False),
+    ("LM201", "from lightning.pytorch.core.module import LightningModule\nimport lightning.pytorch as pl\n\n"
+              "def f(model):\n    return model.layer, pl.core\n", {}, True, False, False),
+    # --- LM202 --------------------------------------------------------------------------------
+    ("LM202", "from pytorch_lightning.lite import LightningLite\n", {}, True, True, True),
+    ("LM202", "import pytorch_lightning as pl\n\nx = pl.utilities.distributed.sync_ddp(1)\n", {}, True, True, True),
+    ("LM202", "from pytorch_lightning.strategies import DDPStrategy\n\n\nclass S(DDPStrategy):\n"
+              "    def setup_environment(self):\n        pass\n", {}, True, True, True),
+    ("LM202", "from lightning_fabric.plugins import Precision as P\n\n\nclass MyPrecision(P):\n"
+              "    def backward(self, tensor, model, optimizer_idx):\n        pass\n", {}, True, True, True),
+    ("LM202", "from pytorch_lightning.utilities.seed import isolate_rng\n", {}, True, False, False),
+    ("LM202", "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def dispatch(self):\n"
+              "        pass\n", {}, True, False, False),
+    ("LM202", "from mylib.utilities.distributed import sync_ddp\n", {}, True, False, False),
+    # --- LM090 --------------------------------------------------------------------------------
+    ("LM090", "def f(trainer):\n    return trainer.root_gpu\n", {}, True, True, True),
+    ("LM090", "class C:\n    def f(self):\n        return self.trainer.use_amp\n", {}, True, True, True),
+    ("LM090", "from pytorch_lightning import Trainer as T\n\nt = T(gpus=1)\n", {}, True, True, True),
+    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser):\n    return pl.Trainer.add_argparse_args(parser)\n",
+     {}, True, True, True),
+    ("LM090", "from pytorch_lightning.metrics import Accuracy\n", {}, True, True, True),
+    ("LM090", "# TODO(lightmigrate): LM201 something\nimport os\n", {}, True, True, False),
+    ("LM090", "import lightning.pytorch as pl\n\ntrainer = pl.Trainer(accelerator='gpu', devices=2)\n"
+              "print(trainer.num_devices)\n", {}, True, False, False),
+    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(model):\n    return model.root_gpu\n", {}, True, False, False),
+    ("LM090", "import pytorch_lightning as pl\n\n\nclass Foo:\n    pass\n\n\nx = Foo(gpus=1)\n", {}, True, False, False),
+    ("LM090", "from mylib import Trainer\n\nt = Trainer(gpus=1)\n", {}, True, False, False),
+    # statements another rule marked already are left alone
+    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser):\n    # TODO(lightmigrate): LM101 gone\n"
+              "    return pl.Trainer.add_argparse_args(parser)\n", {}, True, False, False),
+    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser, trainer):\n    # TODO(lightmigrate): LM101 gone\n"
+              "    parser = pl.Trainer.add_argparse_args(parser)\n    return trainer.root_gpu\n", {}, True, True, True),
+    ("LM090", "import pytorch_lightning as pl\n\n# TODO(lightmigrate): LM101 gone\n@pl.Trainer.add_argparse_args\n"
+              "def f(parser):\n    pass\n", {}, True, False, False),
+    # (only a marker right above a statement that begins its line is trusted)
+    ("LM090", "def f(trainer, x):\n    # TODO(lightmigrate): LM101 gone\n    if x: return trainer.root_gpu\n",
+     {}, True, True, False),
+    # (libcst counts a marker at another indentation too; the gate does not trust it)
+    ("LM090", "def f(trainer):\n# TODO(lightmigrate): LM101 gone\n    return trainer.root_gpu\n", {}, True, True, False),
+    ("LM090", "def f(trainer):\n    x = '''\n    # TODO(lightmigrate): LM101 gone'''\n    return trainer.root_gpu\n",
+     {}, True, True, True),
+    # the words are there, but not as ``trainer.<removed attribute>``
+    ("LM090", "class M:\n    def f(self):\n        self.trainer.fit_loop.run()\n        return self.tune()\n",
+     {}, True, False, False),
+    # an ``except*`` clause belongs to its ``try`` statement (libcst), whatever is above ``except*``
+    ("LM090", "def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
+              "    except* trainer.root_gpu:\n        pass\n", {}, True, True, True),
+    ("LM090", "def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
+              "    except trainer.root_gpu:\n        pass\n", {}, True, False, False),
+    # --- LM210 --------------------------------------------------------------------------------
+    ("LM210", "import pytorch_lightning as pl\n", {}, True, True, True),
+    ("LM210", "from lightning_fabric import Fabric\n", {}, True, True, True),
+    ("LM210", "import lightning.pytorch as pl\n\n# pytorch_lightning was the old name\n", {}, True, False, False),
+    # --- LM308 --------------------------------------------------------------------------------
+    # a subclass of a LightningModule defined in another file
+    ("LM308", ITER_STEP, {"base.py": LIGHTNING_BASE}, True, True, True),
+    # a file the index has not seen: apply indexes it, so the gate cannot rule anything out
+    ("LM308", ITER_STEP, {"base.py": LIGHTNING_BASE}, False, True, True),
+    ("LM308", ITER_STEP, {"base.py": "class Base:\n    pass\n"}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\n"
+              "best = net.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
+    ("LM308", "from model import Net\n\nnet = Net()\nbest = net.load_from_checkpoint('x.ckpt')\n", {}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(x)\n", {}, True, True, True),
+    # on a class (imported or defined here) the call is right; on ``self`` of a LightningModule it is not
+    ("LM308", "import pytorch_lightning as pl\nfrom model import Net as N\n\n\nclass Other:\n    pass\n\n\n"
+              "best = N.load_from_checkpoint('x.ckpt')\nother = Other.load_from_checkpoint('y.ckpt')\n", {}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def reload(me):\n"
+              "        return me.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
+    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\nnet.load_from_checkpoint('x.ckpt')\n",
+     {}, True, True, True),
+    # --- LM307 --------------------------------------------------------------------------------
+    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
+              "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
+     {"base.py": CALLBACK_BASE}, True, True, True),
+    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
+              "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
+     {"base.py": CALLBACK_BASE}, False, True, True),
+    ("LM307", "import pytorch_lightning as pl\nfrom base import Base\n\n\nclass C(Base):\n"
+              "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
+     {"base.py": "class Base:\n    pass\n"}, True, False, False),
+    ("LM307", "from pytorch_lightning.callbacks import LearningRateFinder\n\nf = LearningRateFinder(min_lr=1e-5)\n",
+     {}, True, True, True),
+    ("LM307", "from pytorch_lightning.callbacks.progress.base import ProgressBarBase as PBB\n", {}, True, True, True),
+    ("LM307", "from mylib import QuantizationAwareTraining\n\nq = QuantizationAwareTraining()\n", {}, True, True, True),
+    ("LM307", "import pytorch_lightning as pl\n\n\nclass Bar:\n    def f(self):\n        return self.val_batch_idx\n",
+     {}, True, False, False),
+    ("LM307", "def step(batch, dataloader_idx, val_batch_idx):\n    return val_batch_idx\n", {}, True, False, False),
+    # DataModule argparse methods: only on LightningDataModule or a project class that is one
+    ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
+     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, True, True),
+    ("LM307", "from pytorch_lightning import LightningDataModule\n\n"
+              "parser = LightningDataModule.add_argparse_args(parser)\n", {}, True, True, True),
+    ("LM307", "import pytorch_lightning as pl\n\nparser = pl.LightningDataModule.add_argparse_args(parser)\n",
+     {}, True, False, False),  # (LM090 marks this one)
+    ("LM307", "import pytorch_lightning as pl\n\ntrainer = pl.Trainer.from_argparse_args(args)\n", {}, True, False, False),
+    ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
+     {"data.py": "class MyData:\n    pass\n"}, True, False, False),
+    # --- LM203 --------------------------------------------------------------------------------
+    ("LM203", "from pytorch_lightning.loggers import CometLogger as Comet\n\nlog = Comet(project_name='p')\n",
+     {}, True, True, True),
+    ("LM203", "import pytorch_lightning as pl\n\ncli = pl.cli.LightningCLI(M, save_config_overwrite=True)\n",
+     {}, True, True, True),
+    ("LM203", "from pytorch_lightning.callbacks import ProgressBar\n\nbar = ProgressBar()\n", {}, True, True, True),
+    ("LM203", "def f(monitor):\n    return monitor.lr_sch_names\n", {}, True, True, True),
+    # (the index only parses files that look like Lightning code: the comment says "lightning")
+    ("LM203", "# a lightning datamodule\nfrom dm import BaseDM\n\n\nclass DM(BaseDM):\n    def __init__(self):\n"
+              "        super().__init__(dims=(1, 2))\n", {"dm.py": DATAMODULE_BASE}, True, True, True),
+    ("LM203", "from pytorch_lightning.cli import LightningCLI\n\ncli = LightningCLI(M, save_config_kwargs={'overwrite': True})\n",
+     {}, True, False, False),
+    ("LM203", "from mylib import CometLogger\n\nlogger = CometLogger(save_dir='x', offline=True)\n", {}, True, False, False),
+    ("LM203", "# a lightning datamodule\nfrom dm import BaseDM\n\n\nclass DM(BaseDM):\n    def __init__(self):\n"
+              "        super().__init__(dims=(1, 2))\n", {"dm.py": "class BaseDM:\n    pass\n"}, True, False, False),
+    ("LM203", "class Data:\n    def shape(self):\n        return self.size()\n", {}, True, False, False),
+]
+
+
+@pytest.mark.parametrize("code,source,files,indexed,needed,effect", CASES)
+def test_gate(code, source, files, indexed, needed, effect):
+    rule = BY_CODE[code]
+    source = textwrap.dedent(source)
+    all_files = dict(files)
+    if indexed:
+        all_files["model.py"] = source
+    assert _walk_does_something(rule, source, "model.py", all_files) == effect
+    assert _gate(rule, source, "model.py", all_files) == needed
+    assert needed or not effect, "a gate that skips a walk that does something loses output"
+
+
+@pytest.mark.parametrize("rule", GROUP, ids=lambda r: r.code)
+def test_gate_says_needed_for_every_changing_example(rule):
+    changing = [ex for ex in rule.examples if ex.after is not None and ex.after != ex.before]
+    assert changing, f"{rule.code} has no changing example"
+    for ex in changing:
+        assert _gate(rule, ex.before, "model.py", {"model.py": ex.before}), ex.title
+        assert _gate(rule, ex.before, "model.py", {}), ex.title  # not indexed
+
+
+@pytest.mark.parametrize("rule", GROUP, ids=lambda r: r.code)
+def test_gate_is_open_when_the_text_does_not_parse(rule):
+    broken = "import pytorch_lightning as pl\ndef (:\n"
+    assert rule.needed(broken, RuleContext("model.py", ProjectIndex()))
+
+
+def test_dotted_table_needs_every_component():
+    table = DottedTable(["pl.utilities.seed.seed_everything", "pl.profiler"], drop_roots=("pl",))
+    assert table.may_reach(frozenset({"utilities", "seed", "seed_everything"}))
+    assert not table.may_reach(frozenset({"seed", "seed_everything"}))  # no "utilities"
+    assert table.may_reach(frozenset({"profiler"}))
+    assert not table.may_reach(frozenset({"profilers"}))
+
+
+@pytest.mark.parametrize("source,reached", [
+    ("from pytorch_lightning.core.lightning import LightningModule\n", True),
+    ("import pytorch_lightning.core.lightning as m\n", True),
+    ("from pytorch_lightning.core import lightning\n", True),
+    ("import pytorch_lightning as pl\nx = pl.core.lightning.LightningModule\n", True),
+    ("import lightning as L\nx = L.pytorch.core.lightning\n", True),
+    ("from lightning import pytorch as pl\nx = pl.core.lightning\n", True),
+    # 2.x code: "lightning" is the root here, not the removed module
+    ("from lightning.pytorch.core.module import LightningModule\n", False),
+    ("import lightning.pytorch as pl\nx = pl.core.module\n", False),
+    ("from pytorch_lightning import core\nx = core.module\n", False),
+])
+def test_rooted_table_follows_imports_then_attributes(source, reached):
+    table = RootedTable(["core.lightning"])
+    assert table.may_reach(file_facts(source)) == reached
+
+
+def test_import_path_words_are_imports_and_attributes_only():
+    facts = file_facts("import a.b as c\nfrom d.e import f\nx = c.g.h  # comment_word\ny = 'string_word'\nz = local\n")
+    words = import_path_words(facts)
+    assert {"a", "b", "c", "d", "e", "f", "g", "h"} <= words
+    assert not {"comment_word", "string_word", "local", "x"} & words
+
+
+def test_marker_in_head_only_above_the_first_statement():
+    assert marker_in_head("#!/usr/bin/env python\n\n# TODO(lightmigrate): LM201 x\nimport os\n")
+    assert not marker_in_head("import os\n# TODO(lightmigrate): LM201 x\nimport sys\n")
+    assert not marker_in_head('"""doc"""\n# TODO(lightmigrate): LM201 x\nimport sys\n')
