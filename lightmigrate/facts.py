@@ -67,10 +67,38 @@ def _last(node: ast.expr) -> Optional[str]:
     return None
 
 
-def _from_tree(tree: ast.AST, words: FrozenSet[str]) -> FileFacts:
+_CHILD_FIELDS: Dict[type, tuple] = {}
+
+
+def ast_nodes(tree: ast.AST) -> list:
+    """Every node of ``tree`` in ``ast.walk`` order (breadth first), as a list: about twice as
+    fast as ``ast.walk``, which the survey of a big tree would spend most of its time in."""
+    out = [tree]
+    i = 0
+    node_type = ast.AST
+    fields_of = _CHILD_FIELDS
+    while i < len(out):
+        node = out[i]
+        i += 1
+        kind = type(node)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = kind._fields
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        out.append(item)
+            elif isinstance(value, node_type):
+                out.append(value)
+    return out
+
+
+def _from_tree(tree: ast.AST, words: FrozenSet[str], nodes: Optional[list] = None) -> FileFacts:
     names, attributes, calls, keywords, defs, params, classes, modules, imported = (set() for _ in range(9))
     call_keywords: Dict[str, set] = {}
-    for node in ast.walk(tree):
+    for node in (ast_nodes(tree) if nodes is None else nodes):
         kind = type(node)
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
@@ -137,8 +165,9 @@ def remember(text: str, facts: FileFacts) -> None:
     _CACHE[text] = facts
 
 
-def file_facts(text: str, tree: Optional[ast.AST] = None) -> FileFacts:
-    """The facts of ``text`` (``tree``: its ``ast`` tree, when the caller already has it)."""
+def file_facts(text: str, tree: Optional[ast.AST] = None, nodes: Optional[list] = None) -> FileFacts:
+    """The facts of ``text`` (``tree``: its ``ast`` tree, and ``nodes``: ``ast_nodes(tree)``,
+    when the caller already has them)."""
     found = _CACHE.get(text)
     if found is not None:
         return found
@@ -148,6 +177,6 @@ def file_facts(text: str, tree: Optional[ast.AST] = None) -> FileFacts:
     if tree is None:
         facts = FileFacts(False, words, *([_EMPTY] * 4), {}, *([_EMPTY] * 5))
     else:
-        facts = _from_tree(tree, words)
+        facts = _from_tree(tree, words, nodes)
     remember(text, facts)
     return facts

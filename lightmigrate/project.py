@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
+from lightmigrate.facts import ast_nodes
+
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})
 CALLBACK_NAMES = frozenset(
     {"Callback", "ModelCheckpoint", "EarlyStopping", "BasePredictionWriter", "ProgressBarBase", "ProgressBar",
@@ -66,18 +68,26 @@ def _dotted(node: ast.expr) -> Optional[str]:
     return None
 
 
-def _super_calls(func: ast.AST) -> FrozenSet[str]:
-    found = set()
-    for node in ast.walk(func):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Call)
-            and isinstance(node.func.value.func, ast.Name)
-            and node.func.value.func.id == "super"
-        ):
-            found.add(node.func.attr)
-    return frozenset(found)
+def _method_uses(func: ast.AST, self_name: Optional[str]) -> Tuple[FrozenSet[str], set, set]:
+    """What one method does, in one pass over it: the names it calls as ``super().NAME(...)``,
+    and (with ``self_name``, its first parameter) the names it uses as ``self.NAME`` and calls
+    as ``self.NAME(...)``."""
+    supers, attributes, calls = set(), set(), set()
+    for node in ast_nodes(func):
+        kind = type(node)
+        if kind is ast.Call:
+            f = node.func  # type: ignore[attr-defined]
+            if type(f) is ast.Attribute:
+                v = f.value
+                if type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "super":
+                    supers.add(f.attr)
+                elif self_name is not None and type(v) is ast.Name and v.id == self_name:
+                    calls.add(f.attr)
+        elif kind is ast.Attribute and self_name is not None:
+            v = node.value  # type: ignore[attr-defined]
+            if type(v) is ast.Name and v.id == self_name:
+                attributes.add(node.attr)  # type: ignore[attr-defined]
+    return frozenset(supers), attributes, calls
 
 
 def _param_names(func: ast.AST) -> Tuple[str, ...]:
@@ -91,29 +101,12 @@ def _param_names(func: ast.AST) -> Tuple[str, ...]:
     return tuple(names)
 
 
-def _self_attributes(func: ast.AST, self_name: str) -> set:
-    return {
-        n.attr
-        for n in ast.walk(func)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name
-    }
-
-
-def _self_calls(func: ast.AST, self_name: str) -> set:
-    return {
-        n.func.attr
-        for n in ast.walk(func)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == self_name
-    }
-
-
-def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
+def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) -> List[ClassInfo]:
+    """The classes of ``tree`` (``nodes``: ``ast_nodes(tree)``, when the caller has it), in
+    ``ast.walk`` order."""
     out = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
+    for node in (ast_nodes(tree) if nodes is None else nodes):
+        if type(node) is not ast.ClassDef:
             continue
         methods = set()
         attributes: set = set()
@@ -123,11 +116,11 @@ def classes_in_source(tree: ast.AST, path: str) -> List[ClassInfo]:
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods.add(item.name)
-                supers[item.name] = _super_calls(item)
                 params[item.name] = _param_names(item)
-                if params[item.name]:
-                    attributes |= _self_attributes(item, params[item.name][0])
-                    calls |= _self_calls(item, params[item.name][0])
+                first = params[item.name][0] if params[item.name] else None
+                supers[item.name], used, called = _method_uses(item, first)
+                attributes |= used
+                calls |= called
             elif isinstance(item, (ast.Assign, ast.AnnAssign)):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 methods.update(t.id for t in targets if isinstance(t, ast.Name))
@@ -281,9 +274,10 @@ class ProjectIndex:
             else:
                 raise TypeError(f"ProjectIndex.merge does not know how to merge {name!r}")
 
-    def add_source(self, text: str, path: str, tree: Optional[ast.AST] = None) -> None:
-        """Index the classes of ``text`` (``tree``: its ``ast`` tree, when the caller has
-        parsed it already) and the run-wide settings it makes."""
+    def add_source(self, text: str, path: str, tree: Optional[ast.AST] = None, nodes: Optional[list] = None) -> None:
+        """Index the classes of ``text`` (``tree``: its ``ast`` tree, and ``nodes``:
+        ``ast_nodes(tree)``, when the caller has them already) and the run-wide settings it
+        makes."""
         self._paths.add(path)
         if ("dp" in text or "DataParallel" in text) and _DP.search(text):
             self.uses_dp = True
@@ -299,7 +293,7 @@ class ProjectIndex:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return
-        for c in classes_in_source(tree, path):
+        for c in classes_in_source(tree, path, nodes):
             self.add(c)
 
     def resolve(self, name: str, prefer_path: str = "") -> Optional[ClassInfo]:

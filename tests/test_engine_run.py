@@ -224,7 +224,7 @@ def test_index_is_built_only_when_some_file_needs_rules(tmp_path, monkeypatch):
     indexed = []
     original = ProjectIndex.add_source
     monkeypatch.setattr(
-        ProjectIndex, "add_source", lambda self, text, path, tree=None: (indexed.append(path), original(self, text, path, tree))
+        ProjectIndex, "add_source", lambda self, text, path, **kw: (indexed.append(path), original(self, text, path, **kw))
     )
     write(tmp_path, {"a.py": "class A:\n    pass\n", "b.py": "x = 1\n"})
     run([str(tmp_path)], TOYS)

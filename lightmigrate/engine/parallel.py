@@ -10,6 +10,7 @@ file order whatever order the workers finish in, so output never depends on ``jo
 
 from __future__ import annotations
 
+import gc
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
@@ -44,7 +45,21 @@ def _init_worker(func: Callable[..., Any], shared: tuple) -> None:
 
 def _call_in_worker(item: Any) -> Any:
     assert _worker_call is not None
-    return _worker_call(item, *_worker_args)
+    return call_without_gc(_worker_call, item, _worker_args)
+
+
+def call_without_gc(func: Callable[..., Any], item: Any, shared: tuple = ()) -> Any:
+    """``func(item, *shared)`` with the cyclic garbage collector paused. One file's work builds
+    large trees (``ast``, libcst) that hold no reference cycles and that reference counting
+    frees; while they grow, the collector would walk them over and over (measured: half of the
+    survey's time on a big tree). Anything cyclic left behind is collected once it runs again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return func(item, *shared)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def map_in_order(
@@ -67,7 +82,7 @@ def map_in_order(
     if jobs <= 1 or total <= 1:
         out = []
         for done, item in enumerate(items, 1):
-            out.append(func(item, *shared))
+            out.append(call_without_gc(func, item, shared))
             if progress is not None:
                 progress(stage, done, total)
         return out

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
-from lightmigrate.facts import FileFacts, file_facts, parse_tree, remember
+from lightmigrate.facts import FileFacts, ast_nodes, file_facts, parse_tree, remember
 from lightmigrate.project import ProjectIndex, worth_indexing
 from lightmigrate.rules.base import Rule, RuleContext
 
@@ -29,8 +29,9 @@ def _survey_one(item: SurveyItem) -> Tuple[ProjectIndex, Optional[FileFacts]]:
     part = ProjectIndex()
     index_tree = worth_indexing(text) and not path.lower().endswith((".yaml", ".yml"))
     tree = parse_tree(text) if want_facts or index_tree else None
-    part.add_source(text, path, tree=tree)
-    return part, (file_facts(text, tree) if want_facts else None)
+    nodes = ast_nodes(tree) if tree is not None else None  # one pass over the tree serves both
+    part.add_source(text, path, tree=tree, nodes=nodes)
+    return part, (file_facts(text, tree, nodes) if want_facts else None)
 
 
 def survey(
