@@ -115,8 +115,8 @@ def run(
     # but when no file passes the prefilter nobody will ask, so skip the cost.
     file_rules = [rules if settings is None or s is None else settings.rules_for(s.path, rules) for s in sources]
     plain_py = [i for i, s in enumerate(sources) if s is not None and not is_yaml(s.path)]
-    flags = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i])) for i in plain_py], rules, jobs)
-    passed = {i for i, flag in zip(plain_py, flags) if flag}
+    found = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i])) for i in plain_py], rules, jobs)
+    passed = {i: codes for i, codes in zip(plain_py, found) if codes is not None}
     todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     project = ProjectIndex()
     if todo:
@@ -130,7 +130,7 @@ def run(
         project, facts = survey(items, jobs, progress)
         todo = [i for i in todo if position[id(sources[i])] not in plain
                 or needs_rules(sources[i].text, sources[i].path, file_rules[i],
-                               facts.get(position[id(sources[i])]), project)]
+                               facts.get(position[id(sources[i])]), project, passed.get(i))]
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)
     work = [(sources[i], tuple(r.code for r in file_rules[i])) for i in todo]

@@ -11,7 +11,7 @@ nothing reported), so skipping it changes no output.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
@@ -61,15 +61,25 @@ def survey(
 PARALLEL_PREFILTER_CHARS = 4_000_000
 
 
-def _prefilter_chunk(chunk: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule]) -> List[bool]:
+# What the prefilter found in one file: the codes of the rules whose text triggers match, or
+# None when nothing matches and the file has no marker (``needs_transform`` is False).
+Matched = Optional[FrozenSet[str]]
+
+
+def _prefilter_chunk(chunk: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule]) -> List[Matched]:
     by_code = {r.code: r for r in rules}
-    return [transform.needs_transform(text, [by_code[c] for c in codes]) for text, codes in chunk]
+    out: List[Matched] = []
+    for text, codes in chunk:
+        matched = frozenset(c for c in codes if by_code[c].may_apply(text))
+        out.append(matched if matched or MARKER_PREFIX in text else None)
+    return out
 
 
-def prefilter(items: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule], jobs: int = 1) -> List[bool]:
-    """``needs_transform`` of each ``(text, codes of the rules enabled for it)``, on ``jobs``
-    processes when there is enough text to be worth it. The text triggers are substring
-    searches: on a big tree they cost seconds, so they are spread like the rest."""
+def prefilter(items: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule], jobs: int = 1) -> List[Matched]:
+    """For each ``(text, codes of the rules enabled for it)``: the codes whose triggers match
+    (None when ``needs_transform`` is False), on ``jobs`` processes when there is enough text
+    to be worth it. The text triggers are substring searches: on a big tree they cost
+    seconds, so they are spread like the rest, and done once (the gates reuse the answer)."""
     total = sum(len(text) for text, _ in items)
     if jobs <= 1 or total < PARALLEL_PREFILTER_CHARS:
         return _prefilter_chunk(items, rules)
@@ -91,12 +101,15 @@ def build_index(files: Sequence[Tuple[str, str]], jobs: int = 1, progress: Optio
     return survey([(text, path, False) for text, path in files], jobs, progress)[0]
 
 
-def needs_rules(text: str, path: str, rules: Sequence[Rule], facts: Optional[FileFacts], project: ProjectIndex) -> bool:
+def needs_rules(text: str, path: str, rules: Sequence[Rule], facts: Optional[FileFacts], project: ProjectIndex,
+                matched: Optional[FrozenSet[str]] = None) -> bool:
     """Whether transforming ``text`` could change it or report anything: it has markers to
     count, it did not parse (the transform reports the error), or some rule's gate says the
-    rule is needed. False means the transform would return it unchanged with nothing to say."""
+    rule is needed (``matched``: the codes whose text triggers match, when the prefilter has
+    them). False means the transform would return it unchanged with nothing to say."""
     if MARKER_PREFIX in text or facts is None or not facts.parsed:
         return True
     remember(text, facts)
     ctx = RuleContext(path=path, project=project)
-    return any(rule.may_apply(text) and transform.rule_gate(rule, text, ctx) for rule in rules)
+    return any((rule.code in matched if matched is not None else rule.may_apply(text))
+               and transform.rule_gate(rule, text, ctx) for rule in rules)
