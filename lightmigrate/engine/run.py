@@ -122,15 +122,14 @@ def run(
     if todo:
         # One ast parse per file: the index, and the facts the rules' gates read. Only files
         # some rule's gate needs go on to libcst (notebooks and YAML configs always do).
-        read = [s for s in sources if s is not None]
-        position = {id(s): k for k, s in enumerate(read)}
-        plain = {position[id(sources[i])] for i in todo
-                 if not is_yaml(sources[i].path) and not notebook.is_notebook(sources[i].path)}
-        items = [(notebook.indexable_text(s.path, s.text), s.path, k in plain) for k, s in enumerate(read)]
-        project, facts = survey(items, jobs, progress)
-        todo = [i for i in todo if position[id(sources[i])] not in plain
-                or needs_rules(sources[i].text, sources[i].path, file_rules[i],
-                               facts.get(position[id(sources[i])]), project, passed.get(i))]
+        read_at = [i for i, s in enumerate(sources) if s is not None]  # survey position -> file
+        gated = {i for i in passed if not notebook.is_notebook(sources[i].path)}
+        items = [(notebook.indexable_text(sources[i].path, sources[i].text), sources[i].path, i in gated)
+                 for i in read_at]
+        project, facts_at = survey(items, jobs, progress)
+        facts = {read_at[k]: f for k, f in facts_at.items()}
+        todo = [i for i in todo if i not in gated
+                or needs_rules(sources[i].text, sources[i].path, file_rules[i], facts.get(i), project, passed[i])]
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)
     work = [(sources[i], tuple(r.code for r in file_rules[i])) for i in todo]

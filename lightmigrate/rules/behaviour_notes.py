@@ -34,9 +34,8 @@ import libcst.matchers as m
 from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import class_kind, ensure_indexed
+from lightmigrate.rules.class_edit import class_kind, ensure_indexed, may_have_kind
 from lightmigrate.cst_walk import find_all
-from lightmigrate.rules.gates import kind_in_path
 
 CODE = "LM309"
 NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
@@ -162,7 +161,7 @@ pl.seed_everything(42)
         ddp = "training_step" in defs and _DDP.search(text) is not None and _RETURN_NONE.search(text) is not None
         order = (bool(defs & _EPOCH_END) and bool(calls & _LOGS) and any(
             "monitor" in facts.call_keywords.get(name, ()) for name in ("EarlyStopping", "ModelCheckpoint")))
-        return (ddp or order) and kind_in_path(ctx, _MODULE)
+        return (ddp or order) and may_have_kind(ctx, _MODULE)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -45,9 +45,10 @@ from lightmigrate.rules.class_edit import (
     imports_lightning,
     derives_from,
     ensure_indexed,
+    may_have_kind,
 )
 from lightmigrate.rules.epoch_end import _predict_results
-from lightmigrate.rules.gates import classes_of_kind_here, imports_pl_root
+from lightmigrate.rules.gates import imports_pl_root
 from lightmigrate.rules.marking import StatementMarker
 from lightmigrate.cst_walk import PrunedTransformer, find_all
 
@@ -353,7 +354,7 @@ finder = LearningRateFinder(update_attr=True)
             return True
         # _Fix: methods of a Lightning callback class of this file
         return ("on_predict_epoch_end" in facts.defs or not _MEMBER_ATTRS.isdisjoint(facts.attributes)) and \
-            classes_of_kind_here(ctx, facts, _CALLBACK_KIND)
+            may_have_kind(ctx, _CALLBACK_KIND)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -27,10 +27,11 @@ _DOT = r"\.(?:[\s\\]|#[^\n]*)*"
 _TRAINER_ALIAS = re.compile(r"\bTrainer(?:[\s\\]|#[^\n]*)+as(?:[\s\\]|#[^\n]*)+([^\W\d]\w*)")
 
 
-def trainer_imports_lightning(facts: FileFacts) -> bool:
-    """Whether some import names a module of a Lightning root (``pytorch_lightning``,
-    ``lightning``): without one, LM101/LM102 know no Trainer and no Lightning package."""
-    return any(root in facts.modules for root in LIGHTNING_IMPORT_ROOTS)
+def imports_pl_root(facts: FileFacts) -> bool:
+    """Some import names ``pytorch_lightning`` or ``lightning`` (or a module under them; a
+    relative import of a module so named counts too, which only errs on the safe side).
+    Without one, LM101/LM102 know no Trainer, and the import rules nothing to rewrite."""
+    return not facts.modules.isdisjoint(LIGHTNING_IMPORT_ROOTS)
 
 
 def trainer_call_names(text: str) -> FrozenSet[str]:
@@ -80,15 +81,6 @@ def string_key(text: str, keys: FrozenSet[str]) -> bool:
     names = "|".join(sorted(map(re.escape, keys)))
     return re.search(r"""['"](?:""" + names + r""")['"]+""" + _GAP + ":", text) is not None
 
-
-def kind_in_path(ctx: RuleContext, kinds: FrozenSet[str]) -> bool:
-    """Like ``class_edit.may_have_kind``, with the index's per-file lookup: False only when no
-    class that the index holds for ``ctx.path`` is of one of ``kinds``; True for a file the index
-    has not seen (the rule indexes it itself)."""
-    project = ctx.project
-    if not project.has_path(ctx.path):
-        return True
-    return any(class_kind(ctx, c.name) in kinds for c in project.classes_in(ctx.path))
 
 # ---------------------------------------------------------------------------------------------
 # Hook rules (LM001-LM004, LM301-LM306): which Lightning classes a file has, and the
@@ -277,17 +269,6 @@ def hooks_kind_methods(text: str, ctx: RuleContext,
 # ---------------------------------------------------------------------------------------------
 # Import and API rules (LM090, LM201-LM203, LM210, LM307, LM308).
 
-# The import roots through which a file reaches Lightning's 1.x / 2.x names: ``lightning``
-# covers ``lightning.pytorch`` and ``lightning.fabric``.
-PL_IMPORT_ROOTS = frozenset({"pytorch_lightning", "lightning"})
-
-
-def imports_pl_root(facts: FileFacts) -> bool:
-    """Some import names ``pytorch_lightning`` or ``lightning`` (or a module under them; a
-    relative import of a module so named counts too, which only errs on the safe side)."""
-    return not PL_IMPORT_ROOTS.isdisjoint(facts.modules)
-
-
 _PATH_WORDS: List[Tuple[Optional[FileFacts], FrozenSet[str]]] = [(None, frozenset())]
 
 
@@ -381,14 +362,3 @@ def marker_in_head(text: str) -> bool:
         if MARKER_PREFIX in stripped:
             return True
     return False
-
-
-def classes_of_kind_here(ctx: RuleContext, facts: FileFacts, kinds: FrozenSet[str]) -> bool:
-    """Some class defined in this file is, by the project index, of one of ``kinds``
-    ("module", "callback", "datamodule"; see ``class_edit.class_kind``). Asks only about the
-    classes the file defines, not the whole index. A file the index has not seen may have any."""
-    from lightmigrate.rules.class_edit import class_kind
-
-    if not ctx.project.has_path(ctx.path):
-        return True
-    return any(class_kind(ctx, name) in kinds for name in facts.classes)

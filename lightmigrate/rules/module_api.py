@@ -27,10 +27,10 @@ from lightmigrate.facts import file_facts, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning
+from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning, may_have_kind
 from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.cst_walk import PrunedTransformer, find_all
-from lightmigrate.rules.gates import classes_of_kind_here, imports_pl_root
+from lightmigrate.rules.gates import imports_pl_root
 
 CODE = "LM308"
 STEPS = ("training_step", "validation_step", "test_step", "predict_step")
@@ -284,7 +284,7 @@ best = Net.load_from_checkpoint("best.ckpt")
             return True
         # M24: a step with a ``dataloader_iter`` parameter in a class the index knows is a LightningModule
         return "dataloader_iter" in facts.params and not facts.defs.isdisjoint(STEPS) and \
-            classes_of_kind_here(ctx, facts, _MODULE_KIND)
+            may_have_kind(ctx, _MODULE_KIND)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

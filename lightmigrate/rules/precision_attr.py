@@ -22,9 +22,8 @@ import libcst.matchers as m
 from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.facts import file_facts
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
+from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed, may_have_kind
 from lightmigrate.cst_walk import PrunedTransformer, find_all
-from lightmigrate.rules.gates import kind_in_path
 
 CODE = "LM304"
 KINDS = frozenset({"module", "callback"})
@@ -260,7 +259,7 @@ class Model(pl.LightningModule):
         facts = file_facts(text)
         if not facts.parsed:
             return True
-        return "precision" in facts.attributes and kind_in_path(ctx, KINDS)
+        return "precision" in facts.attributes and may_have_kind(ctx, KINDS)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

@@ -32,7 +32,7 @@ from lightmigrate.rules.gates import (
     attribute_compared,
     attribute_read,
     trainer_call_names,
-    trainer_imports_lightning,
+    imports_pl_root,
     trainer_may_call,
 )
 from lightmigrate.rules.trainer_arg_map import GUIDE, PRECISION
@@ -570,7 +570,7 @@ class TrainerApiRule(Rule):
         facts = file_facts(text)
         if not facts.parsed:
             return True
-        if not trainer_imports_lightning(facts):
+        if not imports_pl_root(facts):
             return False  # apply knows no Trainer then
         attrs, calls = facts.attributes, facts.calls
         if attrs & frozenset(LOOP_INTERNALS) or ("fit_loop" in attrs and ("min_steps" in attrs or "max_steps" in attrs)):

@@ -22,7 +22,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_arg_map as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.gates import string_key, trainer_imports_lightning, trainer_may_call
+from lightmigrate.rules.gates import imports_pl_root, string_key, trainer_may_call
 from lightmigrate.rules.trainer_args import TRAINER_ARGS
 from lightmigrate.cst_walk import PrunedTransformer, walk
 
@@ -646,7 +646,7 @@ class TrainerConstructorRule(Rule):
         facts = file_facts(text)
         if not facts.parsed:
             return True
-        if not trainer_imports_lightning(facts):
+        if not imports_pl_root(facts):
             return False
         if trainer_may_call(text, facts) or facts.calls & ARGPARSE_ACTIONS:
             return True
