@@ -333,6 +333,11 @@ def add_markers(node, code: str, whys: Iterable[str]):
 # Imports
 
 
+def code_of(node: cst.CSTNode) -> str:
+    """The source code of ``node`` on its own."""
+    return cst.Module(body=[]).code_for_node(node)
+
+
 def dotted_name(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     if isinstance(node, cst.Name):

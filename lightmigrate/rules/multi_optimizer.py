@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import (
+    code_of,
     BodyFacts,
     add_marker,
     append_statements,
@@ -78,10 +79,6 @@ multiple_trainloader_mode inference_mode use_distributed_sampler barebones
 TRAINER_DICT_ANCHORS = frozenset({"max_epochs", "max_steps", "gradient_clip_val", "accumulate_grad_batches",
                                   "callbacks", "limit_train_batches", "devices", "accelerator"})
 NOT_LITERAL = object()
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def _literal(node: cst.BaseExpression):
@@ -251,7 +248,7 @@ def read_optimizers(func: Optional[cst.FunctionDef]) -> OptimizerConfig:
         conf.monitor = monitors.pop()  # type: ignore[assignment]
     elif monitors:
         conf.problem = "ReduceLROnPlateau monitors that are not one literal name"
-    text = _code(func)
+    text = code_of(func)
     if "ReduceLROnPlateau" in text and conf.monitor is None and not conf.problem:
         conf.problem = "a ReduceLROnPlateau scheduler whose monitor cannot be read"
     conf.may_have_schedulers = "scheduler" in text.lower() or "LR(" in text
@@ -623,7 +620,7 @@ class _MultiOptimizerMigration(ClassEditor):
                     isinstance(small, cst.Expr) and super_call_attr(small.value) == "__init__" for small in st.body):
                 stmts.insert(k + 1, line)
                 break
-            if isinstance(st, cst.SimpleStatementLine) and "__init__(" in _code(st) and "super" not in _code(st):
+            if isinstance(st, cst.SimpleStatementLine) and "__init__(" in code_of(st) and "super" not in code_of(st):
                 stmts.insert(k + 1, line)  # pl.LightningModule.__init__(self)
                 break
         else:
@@ -801,7 +798,7 @@ def _needs_torch_import(module: cst.Module) -> bool:
     text = module.code
     return "torch.optim.lr_scheduler" in text and not any(
         isinstance(st, cst.SimpleStatementLine) and any(
-            isinstance(sm, cst.Import) and any(_code(a.name) == "torch" and a.asname is None for a in sm.names)
+            isinstance(sm, cst.Import) and any(code_of(a.name) == "torch" and a.asname is None for a in sm.names)
             for sm in st.body)
         for st in module.body)
 
@@ -989,7 +986,7 @@ class Model(pl.LightningModule):
 
         class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):
-                if updated.name.value == "training_step" and "toggle_optimizer" in _code(updated):
+                if updated.name.value == "training_step" and "toggle_optimizer" in code_of(updated):
                     return add_marker(updated, CODE, why)
                 return updated
         return module.visit(M())
@@ -997,7 +994,7 @@ class Model(pl.LightningModule):
     def _mark_model(self, module: cst.Module, ctx: RuleContext, where: str) -> cst.Module:
         class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):
-                if updated.name.value == "training_step" and "toggle_optimizer" in _code(updated):
+                if updated.name.value == "training_step" and "toggle_optimizer" in code_of(updated):
                     return add_marker(updated, CODE, f"Trainer arguments read from the Trainer {where}were moved "
                                                      "into this module; remove them from that Trainer")
                 return updated

@@ -34,6 +34,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import (
+    code_of,
     BodyFacts,
     Statement,
     add_marker,
@@ -64,10 +65,6 @@ UNKNOWN_CLASS = ("looks like a Lightning 1.x optimizer hook with `optimizer_idx`
                  "recognisably a LightningModule; migrate it by hand if it is one")
 AMP_EXPR = 'self.trainer.precision in ("16-mixed", "bf16-mixed")'
 LBFGS_WHY = "LBFGS needs a closure"
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,7 +352,7 @@ class _Toggles(PrunedTransformer):
             return updated.with_changes(args=[updated.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         if self._self_call(updated, "untoggle_optimizer") and len(updated.args) == 1:
             arg = updated.args[0].value
-            key = _code(arg)
+            key = code_of(arg)
             if key in self.toggled:
                 new = self.toggled[key].deep_clone()
             elif isinstance(arg, cst.Integer) or (isinstance(arg, cst.Name) and arg.value.endswith("idx")):
@@ -375,7 +372,7 @@ def _toggled(func: cst.FunctionDef, s: str) -> Dict[str, cst.BaseExpression]:
             f = node.func
             if (isinstance(f, cst.Attribute) and f.attr.value == "toggle_optimizer" and len(node.args) == 2
                     and isinstance(f.value, cst.Name) and f.value.value == s):
-                found.setdefault(_code(node.args[1].value), node.args[0].value)
+                found.setdefault(code_of(node.args[1].value), node.args[0].value)
 
     walk(func, V())
     return found
@@ -417,12 +414,12 @@ def _optimizer_names(stmts: Sequence[Statement]) -> Set[str]:
 
     class V(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
-            if "optimizers" in _code(node.value):
+            if "optimizers" in code_of(node.value):
                 for t in node.targets:
                     names.update(BodyFacts([cst.Expr(t.target)]).loaded)
 
         def visit_For(self, node: cst.For) -> None:
-            if "optimizers" in _code(node.iter):
+            if "optimizers" in code_of(node.iter):
                 names.update(BodyFacts([cst.Expr(node.target)]).loaded)
 
         def visit_Call(self, node: cst.Call) -> None:
@@ -441,7 +438,7 @@ def _bare_step(call: cst.Call, optimizers: Set[str]) -> bool:
         return False
     if isinstance(f.value, cst.Name):
         return f.value.value in optimizers
-    return "optimizers" in _code(f.value)
+    return "optimizers" in code_of(f.value)
 
 
 class _MarkBareSteps(PrunedTransformer):
@@ -471,7 +468,7 @@ def _pure_fetch(stmt: Statement, name: str) -> bool:
     assign = stmt.body[0]
     calls = _calls(assign.value)
     return (len(assign.targets) == 1 and name in BodyFacts([stmt]).bound
-            and len(calls) == 1 and _code(calls[0].func).endswith(".optimizers"))
+            and len(calls) == 1 and code_of(calls[0].func).endswith(".optimizers"))
 
 
 def _closure_shape(stmts: List[Statement], s: str, optimizers: Set[str]) -> Tuple[Optional[str], Optional[tuple]]:
@@ -580,7 +577,7 @@ def _closure_rewrite(func: cst.FunctionDef, is_training_step: bool) -> ClosureRe
 
 
 def _manual(cls: cst.ClassDef) -> bool:
-    text = _code(cls)
+    text = code_of(cls)
     return "automatic_optimization = False" in text or "def automatic_optimization" in text
 
 
@@ -686,7 +683,7 @@ def _binds_at_top(module: cst.Module, name: str) -> bool:
                 if isinstance(small, (cst.Import, cst.ImportFrom)) and not (
                         isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar)):
                     if name in BodyFacts([cst.SimpleStatementLine([small])]).bound | {
-                            _code(a.asname.name) if a.asname else _code(a.name).split(".")[0]
+                            code_of(a.asname.name) if a.asname else code_of(a.name).split(".")[0]
                             for a in small.names}:  # type: ignore[union-attr]
                         return True
     return False
@@ -698,9 +695,9 @@ def _import_root(module: cst.Module) -> str:
             for small in st.body:
                 names = []
                 if isinstance(small, cst.Import):
-                    names = [_code(a.name) for a in small.names]
+                    names = [code_of(a.name) for a in small.names]
                 elif isinstance(small, cst.ImportFrom) and small.module is not None:
-                    names = [_code(small.module)]
+                    names = [code_of(small.module)]
                 for n in names:
                     if n.startswith("lightning.pytorch") or n == "lightning":
                         return "lightning.pytorch"
@@ -964,4 +961,4 @@ def _all_functions(module: cst.Module) -> List[cst.FunctionDef]:
 
 
 def _method_names_with(module: cst.Module, text: str) -> FrozenSet[str]:
-    return frozenset(f.name.value for f in _all_functions(module) if text in _code(f))
+    return frozenset(f.name.value for f in _all_functions(module) if text in code_of(f))

@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import (
+    code_of,
     BodyFacts,
     Statement,
     add_marker,
@@ -57,10 +58,6 @@ HOOKS = frozenset({"training_step", "tbptt_split_batch", ATTR})
 UNKNOWN_CLASS = ("looks like Lightning 1.x truncated BPTT, but the class is not recognisably a "
                  "LightningModule; migrate it by hand if it is one")
 DETACH_IMPORT = "recursive_detach"
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def _attr_assignments(stmts: Sequence[cst.CSTNode], s: str) -> List[cst.BaseExpression]:
@@ -142,9 +139,9 @@ def _lightning_root(module: cst.Module) -> str:
             for small in st.body:
                 names = []
                 if isinstance(small, cst.Import):
-                    names = [_code(a.name) for a in small.names]
+                    names = [code_of(a.name) for a in small.names]
                 elif isinstance(small, cst.ImportFrom) and small.module is not None:
-                    names = [_code(small.module)]
+                    names = [code_of(small.module)]
                 for n in names:
                     if n.startswith("lightning.pytorch") or n == "lightning":
                         return "lightning.pytorch"
@@ -156,10 +153,10 @@ def _imports_name(module: cst.Module, name: str) -> bool:
         if isinstance(st, cst.SimpleStatementLine):
             for small in st.body:
                 if isinstance(small, cst.Import):
-                    if any((a.asname and _code(a.asname.name) == name) or _code(a.name) == name for a in small.names):
+                    if any((a.asname and code_of(a.asname.name) == name) or code_of(a.name) == name for a in small.names):
                         return True
                 if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                    if any(_code(a.asname.name if a.asname else a.name) == name for a in small.names):
+                    if any(code_of(a.asname.name if a.asname else a.name) == name for a in small.names):
                         return True
     return False
 
@@ -273,9 +270,9 @@ class _Tbptt(ClassEditor):
 
     def _manual_already(self) -> bool:
         for item in self.items:
-            if isinstance(item, cst.FunctionDef) and "automatic_optimization" in _code(item):
+            if isinstance(item, cst.FunctionDef) and "automatic_optimization" in code_of(item):
                 return True
-            if isinstance(item, cst.SimpleStatementLine) and "automatic_optimization" in _code(item):
+            if isinstance(item, cst.SimpleStatementLine) and "automatic_optimization" in code_of(item):
                 return True
         return False
 
@@ -297,7 +294,7 @@ class _Tbptt(ClassEditor):
         accumulate = self.settings.get("accumulate_grad_batches")
         clip_val = self.settings.get("gradient_clip_val")
         clip_algo = self.settings.get("gradient_clip_algorithm")
-        n = _code(accumulate) if accumulate is not None else None
+        n = code_of(accumulate) if accumulate is not None else None
         if n is not None and n.strip() == "1":
             n = None
 
@@ -396,11 +393,11 @@ class _Tbptt(ClassEditor):
 
     def _has_schedulers(self) -> bool:
         conf = self.get("configure_optimizers")
-        return conf is not None and "sched" in _code(conf).lower()
+        return conf is not None and "sched" in code_of(conf).lower()
 
     def _plateau(self) -> bool:
         conf = self.get("configure_optimizers")
-        return conf is not None and "plateau" in _code(conf).lower()
+        return conf is not None and "plateau" in code_of(conf).lower()
 
     def _default_split(self, s: str, name: str) -> cst.FunctionDef:
         func = parse_method(f'''
@@ -449,9 +446,9 @@ class _Tbptt(ClassEditor):
             insert_before(self.items, first, [new_init])
 
     def _add_clipping(self, s: str, val: cst.BaseExpression, algo: Optional[cst.BaseExpression]) -> None:
-        args = f"gradient_clip_val={_code(val)}"
+        args = f"gradient_clip_val={code_of(val)}"
         if algo is not None:
-            args += f", gradient_clip_algorithm={_code(algo)}"
+            args += f", gradient_clip_algorithm={code_of(algo)}"
         stmt = parse_statements(f"{s}.clip_gradients(optimizer, {args})  # was Trainer(gradient_clip_val=...)")
         existing = self.get("on_before_optimizer_step")
         if existing is not None:
