@@ -29,16 +29,19 @@ _VISIT_FUNCTIONS = frozenset({"visit_required", "visit_optional", "visit_sentine
                               "visit_body_sequence", "visit_iterable", "visit_body_iterable"})
 _ATTRIBUTE_HOOK = re.compile(r"^(visit|leave)_[A-Z][A-Za-z]*_[a-z_]+$")
 
-# libcst class name -> the fields its _visit_and_replace_children visits, in order.
-_ORDERS: Optional[Dict[str, Tuple[str, ...]]] = None
-# node type -> field order (resolved through the MRO), or None when unknown.
-_BY_TYPE: Dict[type, Optional[Tuple[str, ...]]] = {}
+# libcst class name -> (field, visit function) for the fields its _visit_and_replace_children
+# visits, in order.
+_ORDERS: Optional[Dict[str, Tuple[Tuple[str, str], ...]]] = None
+# node type -> its (field, visit function) pairs (resolved through the MRO), or None when unknown.
+_BY_TYPE: Dict[type, Optional[Tuple[Tuple[str, str], ...]]] = {}
 
 
-def _read_orders() -> Dict[str, Tuple[str, ...]]:
+def _read_orders() -> Dict[str, Tuple[Tuple[str, str], ...]]:
+    """libcst class name -> ``(field, visit function)`` for each field its
+    ``_visit_and_replace_children`` visits, in the order it visits them."""
     from libcst._nodes import base, expression, module, op, statement, whitespace
 
-    orders: Dict[str, Tuple[str, ...]] = {}
+    orders: Dict[str, Tuple[Tuple[str, str], ...]] = {}
     for source_module in (base, expression, module, op, statement, whitespace):
         tree = ast.parse(inspect.getsource(source_module))
         for cls in tree.body:
@@ -53,11 +56,16 @@ def _read_orders() -> Dict[str, Tuple[str, ...]]:
                          and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)),
                         key=lambda n: (n.lineno, n.col_offset),
                     )
-                    orders[cls.name] = tuple(dict.fromkeys(c.args[1].value for c in calls))  # type: ignore[attr-defined]
+                    fields: Dict[str, str] = {}
+                    for c in calls:  # ImportFrom.names: visit_required or visit_sequence, by its type
+                        fields.setdefault(c.args[1].value, c.func.id)  # type: ignore[attr-defined]
+                    orders[cls.name] = tuple(fields.items())
     return orders
 
 
-def _order(kind: type) -> Optional[Tuple[str, ...]]:
+def _fields(kind: type) -> Optional[Tuple[Tuple[str, str], ...]]:
+    """``(field, visit function)`` pairs of ``kind`` in libcst's visiting order (resolved
+    through the MRO), or None when unknown (not a libcst node class)."""
     global _ORDERS
     if kind in _BY_TYPE:
         return _BY_TYPE[kind]
@@ -70,6 +78,18 @@ def _order(kind: type) -> Optional[Tuple[str, ...]]:
             break
     _BY_TYPE[kind] = found
     return found
+
+
+_NAMES: Dict[type, Optional[Tuple[str, ...]]] = {}
+
+
+def _order(kind: type) -> Optional[Tuple[str, ...]]:
+    """The fields of ``kind`` in libcst's visiting order, or None when unknown."""
+    found = _NAMES.get(kind, False)
+    if found is False:
+        fields = _fields(kind)
+        found = _NAMES[kind] = None if fields is None else tuple(name for name, _ in fields)
+    return found  # type: ignore[return-value]
 
 
 _IS_NODE: Dict[type, bool] = {}
@@ -263,40 +283,48 @@ def _bit(kind: type) -> int:
     return found
 
 
-# The masks of the last few roots, with the roots themselves (kept alive, so their ids stay
-# theirs): several transformers in a row often walk the same tree.
-_MASK_CACHE: Dict[int, Tuple[cst.CSTNode, Dict[int, int]]] = {}
-_MASK_CACHE_SIZE = 8
+# id(node) -> mask, for every node of the trees in _ROOTS. Those roots are kept alive, so an
+# id found here is the very node it was recorded for. Trees that a transform rebuilt share
+# most of their nodes with the tree it was given: those are not walked again.
+_MASKS: Dict[int, int] = {}
+_ROOTS: List[cst.CSTNode] = []
+_MAX_ROOTS = 32
+_MAX_MASKS = 2_000_000
 
 
 def type_masks(root: cst.CSTNode) -> Dict[int, int]:
     """id(node) -> bitmask of the node types in its subtree (itself included), for every node
-    under ``root``."""
-    hit = _MASK_CACHE.get(id(root))
-    if hit is not None and hit[0] is root:
-        return hit[1]
-    masks = _type_masks(root)
-    if len(_MASK_CACHE) >= _MASK_CACHE_SIZE:
-        _MASK_CACHE.pop(next(iter(_MASK_CACHE)))
-    _MASK_CACHE[id(root)] = (root, masks)
-    return masks
+    under ``root`` (and maybe others: look up only nodes of ``root``'s tree)."""
+    if id(root) not in _MASKS:
+        if len(_ROOTS) >= _MAX_ROOTS or len(_MASKS) >= _MAX_MASKS:
+            _MASKS.clear()  # start over: the roots go, and with them their nodes' ids
+            _ROOTS.clear()
+        _add_masks(root)
+        _ROOTS.append(root)
+    return _MASKS
 
 
-def _type_masks(root: cst.CSTNode) -> Dict[int, int]:
-    masks: Dict[int, int] = {}
+def mask_of(node: cst.CSTNode) -> int:
+    """The bitmask (``_bit``) of the node types in ``node``'s subtree, itself included."""
+    found = _MASKS.get(id(node))
+    return found if found is not None else type_masks(node)[id(node)]
+
+
+def _add_masks(root: cst.CSTNode) -> None:
+    masks = _MASKS
     stack: List[Tuple[cst.CSTNode, Optional[List[cst.CSTNode]]]] = [(root, None)]
     while stack:
         node, kids = stack.pop()
         if kids is None:
-            kids = children(node)
-            stack.append((node, kids))
-            stack.extend((k, None) for k in kids)
+            if id(node) not in masks:
+                kids = children(node)
+                stack.append((node, kids))
+                stack.extend((k, None) for k in kids)
             continue
         mask = _bit(type(node))
         for k in kids:
             mask |= masks[id(k)]
         masks[id(node)] = mask
-    return masks
 
 
 class PrunedTransformer(cst.CSTTransformer):
@@ -307,24 +335,10 @@ class PrunedTransformer(cst.CSTTransformer):
     Subclasses that override ``on_visit`` / ``on_leave`` (they may act on any node) and
     subclasses with attribute hooks are never pruned."""
 
-
     def on_visit(self, node: cst.CSTNode) -> bool:
         hooked = _prune_mask(type(self))
-        if hooked:
-            # (root, masks) of every tree this transformer was asked to visit, kept alive so
-            # no id in them is reused while it exists; a node in none of them is a new root.
-            state = self.__dict__.setdefault("_lm_prune", [])
-            mask = None
-            for _, masks in state:
-                mask = masks.get(id(node))
-                if mask is not None:
-                    break
-            if mask is None:
-                masks = type_masks(node)
-                state.append((node, masks))
-                mask = masks[id(node)]
-            if not mask & hooked:
-                return False
+        if hooked and not mask_of(node) & hooked:
+            return False
         return super().on_visit(node)
 
 
@@ -361,6 +375,166 @@ def _all_subclasses(kind: type) -> List[type]:
         out.append(k)
         todo.extend(k.__subclasses__())
     return out
+
+
+# --- transforms that rebuild only what changed ---------------------------------------------------
+
+_REQUIRED, _OPTIONAL, _SENTINEL, _BODY = "visit_required", "visit_optional", "visit_sentinel", "visit_body_sequence"
+
+
+class _TransformPlan:
+    """How ``transform`` runs one transformer class: libcst does it (attribute hooks), or our
+    walk does, calling ``on_visit`` / ``on_leave`` itself; with the plain dispatch of
+    ``CSTTransformer`` the hooks are looked up once per node type, and with pruning
+    (``PrunedTransformer``) a subtree holding no hooked node type is not entered."""
+
+    def __init__(self, kind: type) -> None:
+        own = [name for name in dir(kind) if name.startswith(("visit_", "leave_"))
+               and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None)]
+        self.ours = (
+            issubclass(kind, cst.CSTTransformer) and not issubclass(kind, m.MatcherDecoratableTransformer)
+            and kind.on_visit_attribute is cst.CSTTransformer.on_visit_attribute
+            and kind.on_leave_attribute is cst.CSTTransformer.on_leave_attribute
+            and not any(_ATTRIBUTE_HOOK.match(name) for name in own)
+        )
+        self.plain = kind.on_visit in (cst.CSTTransformer.on_visit, PrunedTransformer.on_visit) \
+            and kind.on_leave is cst.CSTTransformer.on_leave
+        self.hooked = frozenset(name[6:] for name in own if name[6:7].isupper())
+        self.prune = _prune_mask(kind) if self.plain and kind.on_visit is PrunedTransformer.on_visit else 0
+
+
+_TRANSFORM_PLANS: Dict[type, _TransformPlan] = {}
+
+
+def transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
+    """``node.visit(transformer)``, rebuilding only the nodes on the way to a change.
+
+    libcst's visit builds a new copy of every node it passes; this one calls the same hooks
+    in the same order, but a node none of whose children changed is handed to ``on_leave``
+    as it was (``updated_node is original_node``, as libcst does for a node whose children it
+    did not visit). The code of the result is the same. Transformers with attribute hooks
+    (``visit_Call_func``...) are run by libcst."""
+    kind = type(transformer)
+    plan = _TRANSFORM_PLANS.get(kind)
+    if plan is None:
+        plan = _TRANSFORM_PLANS[kind] = _TransformPlan(kind)
+    if not plan.ours:
+        return node.visit(transformer)
+    if plan.prune:
+        type_masks(node)
+    result = _Transform(transformer, plan).visit(node)
+    if isinstance(node, cst.Module) and isinstance(result, cst.RemovalSentinel):
+        return node.with_changes(body=(), header=(), footer=())
+    return result
+
+
+class _Transform:
+    def __init__(self, transformer: cst.CSTTransformer, plan: _TransformPlan) -> None:
+        self.t = transformer
+        self.prune = plan.prune
+        if plan.plain:
+            hooks: Dict[type, Tuple] = {}
+            hooked = plan.hooked
+
+            def lookup(kind: type) -> Tuple:
+                name = kind.__name__
+                found = hooks[kind] = (
+                    getattr(transformer, "visit_" + name) if name in hooked else None,
+                    getattr(transformer, "leave_" + name) if name in hooked else None,
+                )
+                return found
+
+            def on_visit(n: cst.CSTNode) -> bool:
+                fn = (hooks.get(type(n)) or lookup(type(n)))[0]
+                return fn is None or fn(n) is not False
+
+            def on_leave(original: cst.CSTNode, updated: cst.CSTNode):
+                fn = (hooks.get(type(original)) or lookup(type(original)))[1]
+                return updated if fn is None else fn(original, updated)
+
+            self.on_visit, self.on_leave = on_visit, on_leave
+        else:
+            self.on_visit, self.on_leave = transformer.on_visit, transformer.on_leave
+
+    def visit(self, node: cst.CSTNode):
+        if self.prune:
+            mask = _MASKS.get(id(node))
+            if mask is None:
+                mask = mask_of(node)
+            if not mask & self.prune:
+                return node  # on_visit would say no, and no leave_X hook exists for it
+        if self.on_visit(node):
+            updated = self.children(node)
+        else:
+            updated = node
+        result = self.on_leave(node, updated)
+        if not isinstance(result, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel)):
+            raise cst.CSTValidationError(
+                "Expected a node of type CSTNode or a RemovalSentinel, "
+                + f"but got a return value of {type(result).__name__}"
+            )
+        return result
+
+    def children(self, node: cst.CSTNode) -> cst.CSTNode:
+        fields = _fields(type(node))
+        if fields is None:
+            return node._visit_and_replace_children(self.t)  # not a libcst node class
+        changes = None
+        for name, how in fields:
+            value = getattr(node, name)
+            kind = type(value)
+            if kind is tuple or kind is list:
+                new = self.sequence(value, how == _BODY)
+                if new is value and kind is list:
+                    new = tuple(value)  # libcst's rebuilt nodes hold tuples
+            elif _is_node(kind):
+                new = self.visit(value)
+                if new is not value:
+                    new = self.single(value, new, how)
+            else:  # None or MaybeSentinel: nothing to visit
+                continue
+            if new is not value:
+                if changes is None:
+                    changes = {}
+                changes[name] = new
+        return node if changes is None else node.with_changes(**changes)
+
+    @staticmethod
+    def single(old: cst.CSTNode, new, how: str):
+        if isinstance(new, cst.FlattenSentinel):
+            raise TypeError(
+                f"We got a FlattenSentinel while visiting a {type(old).__name__}. This "
+                + "node's parent does not allow for it to be it to be replaced with a sequence."
+            )
+        if isinstance(new, cst.RemovalSentinel):
+            if how == _OPTIONAL:
+                return None
+            if how == _SENTINEL:
+                return cst.MaybeSentinel.DEFAULT
+            raise TypeError(
+                f"We got a RemovalSentinel while visiting a {type(old).__name__}. This "
+                + "node's parent does not allow it to be removed."
+            )
+        return new
+
+    def sequence(self, items, body: bool):
+        out = None
+        for i, child in enumerate(items):
+            new = self.visit(child)
+            if new is child and out is None:
+                continue
+            if out is None:
+                out = list(items[:i])
+            if isinstance(new, cst.RemovalSentinel):
+                continue
+            if isinstance(new, cst.FlattenSentinel):
+                for part in new:
+                    # a body drops what became removable (an emptied line) when it was not
+                    if not (body and not child._is_removable() and part._is_removable()):
+                        out.append(part)
+            elif not (body and new is not child and not child._is_removable() and new._is_removable()):
+                out.append(new)
+        return items if out is None else tuple(out)
 
 
 # --- did a transform change anything? -----------------------------------------------------------

@@ -34,7 +34,7 @@ import libcst as cst
 
 from lightmigrate.cst_helpers import dotted_name, fresh_name, marker_text
 from lightmigrate.import_table import GUIDE, LAZY_MODULES, Entry, mapped
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 PL_ROOTS = ("pytorch_lightning", "lightning.pytorch")
 FABRIC_FOR = {"pytorch_lightning": "lightning_fabric", "lightning.pytorch": "lightning.fabric"}
@@ -639,7 +639,7 @@ def drop_unused(module: cst.Module, before: _Collect, touched: Set[str]) -> cst.
             body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
             return updated.with_changes(body=body)
 
-    return module.visit(Drop())
+    return transform(module, Drop())
 
 
 def _local(alias: cst.ImportAlias) -> str:

@@ -169,7 +169,8 @@ def test_pruning_skips_subtrees_without_hooked_nodes_and_never_prunes_custom_on_
 
     module = cst.parse_module(SNIPPET)
     masks = type_masks(module)
-    assert len(masks) == sum(1 for _ in _all_nodes(module))
+    nodes = list(_all_nodes(module))
+    assert all(id(n) in masks for n in nodes)
 
     seen = []
 
@@ -194,7 +195,7 @@ def test_pruning_skips_subtrees_without_hooked_nodes_and_never_prunes_custom_on_
 
     custom = Custom()
     module.visit(custom)
-    assert custom.count == len(masks)
+    assert custom.count == len(nodes)
 
 
 def _all_nodes(node):
@@ -221,3 +222,167 @@ def test_same_tree_agrees_with_deep_equals():
         assert verdict == changed.deep_equals(module) == (changed.code == module.code)
         verdicts.add(verdict)
     assert verdicts == {True, False}  # both cases occurred
+
+
+# --- transform: libcst's visit, rebuilding only what changed ------------------------------------
+
+
+class RenameSteps(cst.CSTTransformer):
+    def leave_FunctionDef(self, original_node, updated_node):
+        if updated_node.name.value == "training_step":
+            return updated_node.with_changes(name=cst.Name("step_of_training"))
+        return updated_node
+
+
+class DropPass(cst.CSTTransformer):
+    """Removes ``pass`` and expression statements (RemovalSentinel in a body and in a line)."""
+
+    def leave_Pass(self, original_node, updated_node):
+        return cst.RemovalSentinel.REMOVE
+
+    def leave_Expr(self, original_node, updated_node):
+        return cst.RemovalSentinel.REMOVE
+
+
+class SplitAssign(cst.CSTTransformer):
+    """``x = y`` becomes two statements (FlattenSentinel), and ``as`` aliases go (optional)."""
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if len(updated_node.body) == 1 and isinstance(updated_node.body[0], cst.Assign):
+            return cst.FlattenSentinel([updated_node, updated_node.with_changes(body=[cst.Pass()])])
+        return updated_node
+
+    def leave_AsName(self, original_node, updated_node):
+        return cst.RemovalSentinel.REMOVE
+
+    def leave_Comma(self, original_node, updated_node):  # a sentinel field (Arg.comma)
+        return cst.RemovalSentinel.REMOVE if isinstance(original_node.whitespace_after, cst.SimpleWhitespace) \
+            and original_node.whitespace_after.value == "  " else updated_node
+
+
+class EveryNode(cst.CSTTransformer):
+    """Overrides on_visit / on_leave: sees every node, changes names in lambdas' bodies only."""
+
+    def __init__(self):
+        self.log = []
+        self.depth = 0
+
+    def on_visit(self, node):
+        self.log.append(type(node).__name__)
+        if isinstance(node, cst.Lambda):
+            self.depth += 1
+        return not isinstance(node, cst.Decorator)
+
+    def on_leave(self, original_node, updated_node):
+        if isinstance(original_node, cst.Lambda):
+            self.depth -= 1
+        if self.depth and isinstance(updated_node, cst.Name):
+            return updated_node.with_changes(value=updated_node.value.upper())
+        return updated_node
+
+
+@pytest.mark.parametrize("make", [RenameSteps, DropPass, SplitAssign, EveryNode])
+def test_transform_gives_libcsts_output_and_hook_calls(make):
+    from lightmigrate.cst_walk import transform
+
+    changed = 0
+    for module in modules():
+        ours_t, theirs_t = make(), make()
+        ours, theirs = transform(module, ours_t), module.visit(theirs_t)
+        assert ours.code == theirs.code and same_tree_ok(ours, theirs)
+        assert getattr(ours_t, "log", None) == getattr(theirs_t, "log", None)
+        changed += ours.code != module.code
+    assert changed  # the transformer did change some module
+
+
+def same_tree_ok(a, b):
+    return a.deep_equals(b)
+
+
+def test_transform_keeps_untouched_nodes_and_libcsts_tuples():
+    from lightmigrate.cst_walk import transform
+
+    module = cst.parse_module(SNIPPET)
+    assert transform(module, cst.CSTTransformer()) is module  # nothing changed: nothing rebuilt
+    out = transform(module, RenameSteps())
+    assert out is module  # no training_step in the snippet
+
+    class Rename(cst.CSTTransformer):
+        def leave_Name(self, original_node, updated_node):
+            return updated_node.with_changes(value="zz") if updated_node.value == "lam" else updated_node
+
+    out = transform(module, Rename())
+    assert "zz = lambda q" in out.code and out is not module
+    # the class is rebuilt (its body changed), the imports above it are the very same nodes
+    assert out.body[0] is module.body[0] and out.body[1] is module.body[1]
+    assert out.body[2] is not module.body[2]
+
+    # a node a rule built with lists comes out with tuples, as from libcst's visit
+    built = cst.Module(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+    out = transform(built, cst.CSTTransformer())
+    assert type(out.body) is tuple and type(out.body[0].body) is tuple
+    assert type(built.visit(cst.CSTTransformer()).body) is tuple
+
+
+def test_transform_removing_the_module_and_removing_a_required_node():
+    from lightmigrate.cst_walk import transform
+
+    class Gone(cst.CSTTransformer):
+        def leave_Module(self, original_node, updated_node):
+            return cst.RemovalSentinel.REMOVE
+
+    module = cst.parse_module("x = 1\n")
+    ours = transform(module, Gone())
+    assert ours.code == module.visit(Gone()).code and ours.body == ()
+
+    class NoName(cst.CSTTransformer):
+        def leave_Name(self, original_node, updated_node):
+            return cst.RemovalSentinel.REMOVE
+
+    for run in (lambda: transform(cst.parse_module("f(x)\n"), NoName()),
+                lambda: cst.parse_module("f(x)\n").visit(NoName())):
+        with pytest.raises(TypeError, match="does not allow it to be removed"):
+            run()
+
+
+def test_transform_leaves_attribute_hooks_to_libcst(monkeypatch):
+    from lightmigrate.cst_walk import transform
+
+    class Attr(cst.CSTTransformer):
+        def __init__(self):
+            self.fields = []
+
+        def visit_Call_func(self, node):
+            self.fields.append("func")
+
+    calls = []
+    original = cst.Module.visit
+    monkeypatch.setattr(cst.Module, "visit", lambda self, v: (calls.append(v), original(self, v))[1])
+    t = Attr()
+    transform(cst.parse_module("f(1)\ng(2)\n"), t)
+    assert calls == [t] and t.fields == ["func", "func"]
+
+
+def test_type_masks_of_a_transformed_tree_walk_only_its_new_nodes(monkeypatch):
+    import lightmigrate.cst_walk as walk_module
+    from lightmigrate.cst_walk import transform, type_masks
+
+    module = cst.parse_module(SNIPPET)
+    type_masks(module)
+
+    class Rename(cst.CSTTransformer):
+        def leave_Name(self, original_node, updated_node):
+            return updated_node.with_changes(value="zz") if updated_node.value == "lam" else updated_node
+
+    out = transform(module, Rename())
+    opened = []
+    real = walk_module.children
+    monkeypatch.setattr(walk_module, "children", lambda n: (opened.append(n), real(n))[1])
+    masks = type_masks(out)
+    new_nodes = [n for n in _all_nodes(out) if id(n) not in {id(x) for x in _all_nodes(module)}]
+    assert opened and len(opened) == len(new_nodes) < len(list(_all_nodes(out))) // 4
+    for n in _all_nodes(out):
+        expected = 0
+        for sub in _all_nodes(n):
+            expected |= walk_module._bit(type(sub))
+        assert masks[id(n)] == expected

@@ -135,16 +135,22 @@ def parse_source(text: str, path: str = "<string>") -> cst.Module:
 
 
 def _invalid_reason(code: str, original: str, path: str) -> Optional[str]:
-    """Why ``code`` is not acceptable output, or None when it is."""
+    """Why ``code`` is not acceptable output, or None when it is.
+
+    Python's own compiler is the judge: output it parses and compiles is valid (and libcst,
+    whose grammar is Python's, reads it on the next run). compile() uses this interpreter's
+    grammar, so when the input did not compile either (newer syntax, or ``return`` outside a
+    function) the rule is not to blame, and the output need only parse with libcst as the
+    input did."""
+    error = _compile_error(code, path)
+    if error is None:
+        return None
+    if _compile_error(original, path) is None:
+        return f"line {error.lineno}: {error.msg}" if error.lineno else str(error.msg)
     try:
         cst.parse_module(code)
     except cst.ParserSyntaxError as exc:
         return f"line {exc.raw_line}: {exc.message}"
-    error = _compile_error(code, path)
-    # compile() uses this interpreter's grammar: when the input did not compile either
-    # (e.g. newer syntax, or `return` outside a function), the rule is not to blame.
-    if error is not None and _compile_error(original, path) is None:
-        return f"line {error.lineno}: {error.msg}" if error.lineno else str(error.msg)
     return None
 
 

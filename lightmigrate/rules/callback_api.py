@@ -50,7 +50,7 @@ from lightmigrate.rules.class_edit import (
 from lightmigrate.rules.epoch_end import _predict_results
 from lightmigrate.rules.gates import imports_pl_root
 from lightmigrate.rules.marking import StatementMarker
-from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
 CODE = "LM307"
 BATCH_IDX = {
@@ -131,7 +131,7 @@ class _Fix(KindTransformer):
                 new = self._predict_end(item)
             if table and params:
                 members = _Members(params[0].name.value, table)
-                new = new.visit(members)  # type: ignore[assignment]
+                new = transform(new, members)  # type: ignore[assignment]
                 for hit in dict.fromkeys(members.hits):
                     self.report(CODE, original.body.body[i], f"{self.class_name}: self.{hit} -> "
                                 f"{table[hit].format(t='self.trainer', s='self')}")
@@ -358,11 +358,11 @@ finder = LearningRateFinder(update_attr=True)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)
-        out = module.visit(_Fix(ctx, module))
+        out = transform(module, _Fix(ctx, module))
         calls = _Calls(_imports_base(module))
-        out = out.visit(calls)
+        out = transform(out, calls)
         for fix in dict.fromkeys(calls.fixed):
             ctx.report(CODE, fix, Kind.FIXED)
         datamodules = frozenset(c.name for c in ctx.project.classes()
                                 if ctx.project.is_lightning_module(c, DATAMODULE_NAMES)) | {"LightningDataModule"}
-        return out.visit(StatementMarker(CODE, _why(datamodules)))
+        return transform(out, StatementMarker(CODE, _why(datamodules)))

@@ -25,7 +25,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.findings import Kind
 from lightmigrate.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 LIGHTNING_HOOK_HINTS = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
@@ -160,7 +160,7 @@ class ClassEditor:
         if self.renames:
             for i, item in enumerate(self.items):
                 if isinstance(item, cst.FunctionDef) and item.name.value not in self.keep_calls:
-                    self.items[i] = item.visit(CallRenamer(self_name(item), self.renames))  # type: ignore[assignment]
+                    self.items[i] = transform(item, CallRenamer(self_name(item), self.renames))  # type: ignore[assignment]
         if not self.changed:
             return self.cls
         return self.cls.with_changes(body=self.cls.body.with_changes(body=self.items))
@@ -268,7 +268,7 @@ def migrate_classes(module: cst.Module, ctx: RuleContext, code: str, hooks: Froz
     ``hooks``; mark the hooks of classes that cannot be recognised with ``unknown_why``."""
     if not ctx.project.has_path(ctx.path):
         ctx.project.add_source(module.code, ctx.path)
-    return module.visit(_Classes(module, ctx, code, hooks, editor, unknown_why))
+    return transform(module, _Classes(module, ctx, code, hooks, editor, unknown_why))
 
 
 # ---------------------------------------------------------------------------------------------

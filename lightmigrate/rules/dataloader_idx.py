@@ -25,6 +25,7 @@ from lightmigrate.hooks_catalog import hook_table
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
+from lightmigrate.cst_walk import transform
 
 CODE = "LM303"
 EVAL_HOOKS = frozenset(
@@ -170,4 +171,4 @@ class Other:
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)
-        return module.visit(_Fix(ctx, module))
+        return transform(module, _Fix(ctx, module))

@@ -21,7 +21,7 @@ from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_table
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
 
 CODE = "LM002"
@@ -279,4 +279,4 @@ class Model(pl.LightningModule):
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         if not ctx.project.has_path(ctx.path):
             ctx.project.add_source(module.code, ctx.path)
-        return module.visit(_Marker(ctx))
+        return transform(module, _Marker(ctx))

@@ -54,7 +54,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_migrate_candidates
 
 CODE = "LM001"
@@ -415,7 +415,7 @@ class _ClassMigration(ClassEditor):
         if facts.uses(param):
             loaders = fresh_name("loaders", facts.loaded | facts.bound)
             new = prepend_statements(new, _predict_results(s, param, loaders))
-        new = new.visit(_DropSuperArgs(PREDICT_HOOK))  # type: ignore[assignment]
+        new = transform(new, _DropSuperArgs(PREDICT_HOOK))  # type: ignore[assignment]
         self.set(PREDICT_HOOK, new)
         self.fixed(f"{PREDICT_HOOK}({param}) -> {PREDICT_HOOK}() reading trainer.predict_loop.predictions",
                     PREDICT_HOOK)

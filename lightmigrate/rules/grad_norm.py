@@ -38,7 +38,7 @@ from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import Hierarchy, class_kind, ensure_indexed
 from lightmigrate.rules.gates import string_key
 from lightmigrate.cst_helpers import ensure_import, lightning_root
-from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
 CODE = "LM302"
 ARG = "track_grad_norm"
@@ -245,13 +245,13 @@ trainer = pl.Trainer(max_epochs=3)
             why = "this file does not define exactly one LightningModule"
         if why is None:
             adder = _AddLogging(classes[0], norm, ctx, module)
-            out = module.visit(adder)
+            out = transform(module, adder)
             if adder.problem:
                 why = adder.problem
             else:
                 out = trainer_args.remove(out, [ARG])
                 return ensure_import(out, f"{lightning_root(out)}.utilities", "grad_norm")
-        return module.visit(_StatementMarker(
+        return transform(module, _StatementMarker(
             "`track_grad_norm` is gone in Lightning 2.x: log `grad_norm(self, norm_type=p)` (values rounded to 4 "
             "digits, optimizer 0 only, on_step and on_epoch) in the module's `on_before_optimizer_step`, then drop "
             "the argument"))

@@ -40,7 +40,7 @@ from lightmigrate.cst_helpers import (
 )
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import CallRenamer, KindTransformer, calls_super, ensure_indexed
-from lightmigrate.cst_walk import find_all
+from lightmigrate.cst_walk import transform, find_all
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_path_kinds
 
 CODE = "LM305"
@@ -114,7 +114,7 @@ class _Fix(KindTransformer):
         # other methods calling self.OLD(): only hooks without new parameters keep their call shape
         plain = {o: n for o, n in renames.items() if not table[o][1]}
         if plain:
-            items = [it.visit(CallRenamer(self_name(it), plain)) if isinstance(it, cst.FunctionDef) else it
+            items = [transform(it, CallRenamer(self_name(it), plain)) if isinstance(it, cst.FunctionDef) else it
                      for it in items]
         return updated.with_changes(body=updated.body.with_changes(body=items))
 
@@ -243,4 +243,4 @@ class Model(pl.LightningModule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)
-        return module.visit(_Fix(ctx, module))
+        return transform(module, _Fix(ctx, module))

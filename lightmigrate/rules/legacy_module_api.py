@@ -30,7 +30,7 @@ from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_path_kinds
 from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.rules.marking import StatementMarker
-from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
 CODE = "LM306"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -137,13 +137,13 @@ class _Fix(KindTransformer):
                 params[2].name.value if kind == "callback" and len(params) > 2 else None
             if receiver and not own_model_size:
                 marker = StatementMarker(CODE, _why_model_size(receiver))
-                item = item.visit(marker)  # type: ignore[assignment]
+                item = transform(item, marker)  # type: ignore[assignment]
                 if marker.marked:
                     items[i] = item
                     changed = True
             if kind == "module" and params:
                 fixer = _ModuleCalls(self_name(item), self.root)
-                new = item.visit(fixer)
+                new = transform(item, fixer)
                 if fixer.fixes:
                     items[i] = new
                     changed = True
@@ -283,9 +283,9 @@ class Counter(Callback):
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)
         fixer = _Fix(ctx, module)
-        out = module.visit(fixer)
+        out = transform(module, fixer)
         if fixer.needs_import:
             out = ensure_import(out, f"{fixer.root}.utilities.model_summary", "summarize")
         if "get_progress_bar_dict()" in out.code:
-            out = out.visit(StatementMarker(CODE, _why_pbar))
+            out = transform(out, StatementMarker(CODE, _why_pbar))
         return out

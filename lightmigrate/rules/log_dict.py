@@ -23,7 +23,7 @@ import libcst.matchers as m
 from lightmigrate.cst_helpers import add_marker, self_name
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
-from lightmigrate.cst_walk import PrunedTransformer, walk, find_all
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk, find_all
 from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
 
 CODE = "LM301"
@@ -207,7 +207,7 @@ class _Fix(KindTransformer):
                 continue
             before = len(self.logged_names)
             rewriter = _Rewriter(self, item)
-            new = item.visit(rewriter)
+            new = transform(item, rewriter)
             if rewriter.changed:
                 items[i] = new
                 changed = True
@@ -355,8 +355,8 @@ class Plain:
         ensure_indexed(module, ctx)
         monitored = _monitored(module)
         fixer = _Fix(ctx, module, monitored)
-        out = module.visit(fixer)
+        out = transform(module, fixer)
         hits = monitored & set(fixer.logged_names)
         if hits:
-            out = out.visit(_MarkMonitors(hits))
+            out = transform(out, _MarkMonitors(hits))
         return out

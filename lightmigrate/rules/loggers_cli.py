@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_walk import PrunedTransformer
+from lightmigrate.cst_walk import transform, PrunedTransformer
 from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
@@ -221,7 +221,7 @@ class LoggersCliRule(Rule):
         info = collect(module)
         paths = {b.name: b.path for b in info.bindings.values()}
         t = _Transformer(paths, module, ctx)
-        out = module.visit(t)
+        out = transform(module, t)
         if t.new_imports:
             out = add_imports(out, t.new_imports)
         if t.touched:

@@ -29,7 +29,7 @@ from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning, may_have_kind
 from lightmigrate.cst_helpers import ensure_import, lightning_root
-from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 from lightmigrate.rules.gates import imports_pl_root
 
 CODE = "LM308"
@@ -191,7 +191,7 @@ class _Steps(KindTransformer):
             if BodyFacts(body_of(item)).uses(idx) or item.name.value != "training_step":
                 items[i] = add_marker(item, CODE, WHY_ITER.format(idx=idx))
             else:
-                items[i] = keep_only_params(item, 2).visit(_NextFix("dataloader_iter"))  # type: ignore[assignment]
+                items[i] = transform(keep_only_params(item, 2), _NextFix("dataloader_iter"))  # type: ignore[assignment]
                 self.report(CODE, original.body.body[i], f"{self.class_name}.{item.name.value}: dropped `{idx}`, "
                             "next(dataloader_iter)[0] is the batch")
             changed = True
@@ -290,11 +290,11 @@ best = Net.load_from_checkpoint("best.ckpt")
         ensure_indexed(module, ctx)
         out = module
         if "dataloader_iter" in module.code:
-            out = out.visit(_Steps(ctx, module))
+            out = transform(out, _Steps(ctx, module))
         classes = set(LIGHTNING_MODULE_NAMES) | {c.name for c in ctx.project.classes()
                                                   if ctx.project.is_lightning_module(c)}
         calls = _Calls(ctx, _bound_names(module), classes, out, imports_lightning(module))
-        out = out.visit(calls)
+        out = transform(out, calls)
         for name in sorted(calls.needs):
             out = ensure_import(out, f"{lightning_root(out)}.utilities.compile", name)
         return out

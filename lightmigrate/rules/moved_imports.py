@@ -11,6 +11,7 @@ from lightmigrate.import_rewrite import ImportRewriter, drop_unused
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_root
+from lightmigrate.cst_walk import transform
 
 CODE = "LM201"
 
@@ -148,6 +149,6 @@ class MovedImportsRule(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES, NON_CALL_WHYS)
-        out = module.visit(rewriter)
+        out = transform(module, rewriter)
         return drop_unused(out, rewriter.info, rewriter.touched)
 

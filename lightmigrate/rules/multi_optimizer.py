@@ -55,7 +55,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 CODE = "LM005"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -567,7 +567,7 @@ class _MultiOptimizerMigration(ClassEditor):
         if conf.frequencies:
             i = self.find("configure_optimizers")
             assert i is not None
-            self.items[i] = self.items[i].visit(_DropFrequencies())  # type: ignore[assignment]
+            self.items[i] = transform(self.items[i], _DropFrequencies())  # type: ignore[assignment]
         self.keep_calls.update({plan.optimize, step_helper})
         what = []
         if acc > 1:
@@ -654,7 +654,7 @@ class _MultiOptimizerMigration(ClassEditor):
                     {out} = {so}.{plan.buffer}[0]
             """)
             if so != s:
-                stmts = [st.visit(_RenameName(s, so)) for st in stmts]
+                stmts = [transform(st, _RenameName(s, so)) for st in stmts]
             body_stmts = list(body)
             if _has_returns(body_stmts):
                 self.mark("training_epoch_end", "an early return in training_epoch_end; moved by hand")
@@ -676,8 +676,8 @@ class _MultiOptimizerMigration(ClassEditor):
         if existing is not None:
             se = self_name(existing)
             if se != s:
-                stmts = [st.visit(_RenameName(s, se)) for st in stmts]
-                plateau = [st.visit(_RenameName(s, se)) for st in plateau]
+                stmts = [transform(st, _RenameName(s, se)) for st in stmts]
+                plateau = [transform(st, _RenameName(s, se)) for st in plateau]
             if plateau and _has_returns(body_of(existing)):
                 self.mark("on_train_epoch_end", "an early return here would skip stepping ReduceLROnPlateau")
                 plateau = []
@@ -970,13 +970,13 @@ class Model(pl.LightningModule):
                 elif ambiguous:
                     module = self._mark_model_ambiguous(module, ambiguous)
                 elif settings and all(v is not NOT_LITERAL for v in settings.values()):
-                    module = module.visit(_StripTrainerArgs())
+                    module = transform(module, _StripTrainerArgs())
                 if _needs_torch_import(module):
                     module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
         elif settings and ctx.path in scripts:
             why = script_marker(ctx.project, ctx.path)
             if why is not None:
-                module = module.visit(_MarkTrainerArgs(why))
+                module = transform(module, _MarkTrainerArgs(why))
         return module
 
     def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str]) -> cst.Module:
@@ -989,7 +989,7 @@ class Model(pl.LightningModule):
                 if updated.name.value == "training_step" and "toggle_optimizer" in code_of(updated):
                     return add_marker(updated, CODE, why)
                 return updated
-        return module.visit(M())
+        return transform(module, M())
 
     def _mark_model(self, module: cst.Module, ctx: RuleContext, where: str) -> cst.Module:
         class M(PrunedTransformer):
@@ -998,4 +998,4 @@ class Model(pl.LightningModule):
                     return add_marker(updated, CODE, f"Trainer arguments read from the Trainer {where}were moved "
                                                      "into this module; remove them from that Trainer")
                 return updated
-        return module.visit(M())
+        return transform(module, M())

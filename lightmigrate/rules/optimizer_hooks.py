@@ -51,7 +51,7 @@ from lightmigrate.cst_helpers import (
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import LIGHTNING_HOOK_HINTS, ClassEditor, migrate_classes
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_migrate_candidates
 
 CODE = "LM004"
@@ -283,7 +283,7 @@ def _apply_plan(func: cst.FunctionDef, plan: Plan, code: str) -> cst.FunctionDef
                "finetune_function": 4}.get(func.name.value, 99)
     if func.name.value == "on_before_optimizer_step" and len(names) >= 5:
         min_old = 4  # the callback hook
-    func = func.visit(_SuperArgs(func.name.value, plan.super_drop, plan.super_drop_kw, dropped, min_old))
+    func = transform(func, _SuperArgs(func.name.value, plan.super_drop, plan.super_drop_kw, dropped, min_old))
     # the new parameter list
     kept = [p for i, p in enumerate(ps) if i not in plan.drop]
     if plan.add_closure:
@@ -323,7 +323,7 @@ def _apply_plan(func: cst.FunctionDef, plan: Plan, code: str) -> cst.FunctionDef
     used = " ".join([*substitute.values(), *(v for _, v in bind)])
     plan.imports = {imp for imp, mark in (("torch", "torch."), ("XLAAccelerator", "XLAAccelerator")) if mark in used}
     if substitute:
-        func = func.with_changes(body=func.body.visit(_Substitute(substitute)))
+        func = func.with_changes(body=transform(func.body, _Substitute(substitute)))
     if bind:
         func = prepend_statements(func, [parse_statements(f"{n} = {v}")[0] for n, v in bind])
     if unknown_used:
@@ -539,7 +539,7 @@ def _closure_rewrite(func: cst.FunctionDef, is_training_step: bool) -> ClosureRe
     if shape is None:
         marker = _MarkBareSteps(optimizers, f"{why}: {LBFGS_WHY} (zero_grad, forward, manual_backward, return the "
                                 f"loss; `opt.step(closure=closure)`), so only non-LBFGS optimizers work as written")
-        new = func.with_changes(body=func.body.visit(marker))
+        new = func.with_changes(body=transform(func.body, marker))
         return ClosureResult(new, marked=marker.count)
     start, p, hoist, loss, opt = shape
     region = [st for i, st in enumerate(stmts[start:p], start) if i != hoist]
@@ -620,7 +620,7 @@ class _ModuleEditor(ClassEditor):
                 continue
             s = self_name(item)
             t = _Toggles(s, _toggled(item, s))
-            new = item.visit(t)
+            new = transform(item, t)
             if t.changed:
                 self.items[i] = new
                 self.fixed("toggle_optimizer/untoggle_optimizer take the optimizer, not its index",
@@ -941,7 +941,7 @@ class Model(pl.LightningModule):
             hooks = hooks | _method_names_with(module, "toggle_optimizer")
         module = migrate_classes(module, ctx, CODE, hooks,
                                  lambda *a, **k: _ModuleEditor(*a, imports=needed, **k), UNKNOWN_CLASS)
-        module = module.visit(_Callbacks(ctx, module))
+        module = transform(module, _Callbacks(ctx, module))
         if "torch" in needed and not _binds_at_top(module, "torch"):
             module = _add_import(module, "import torch")
         if "XLAAccelerator" in needed and not _binds_at_top(module, "XLAAccelerator"):

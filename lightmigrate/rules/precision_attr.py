@@ -23,7 +23,7 @@ from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.facts import file_facts
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed, may_have_kind
-from lightmigrate.cst_walk import PrunedTransformer, find_all
+from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
 CODE = "LM304"
 KINDS = frozenset({"module", "callback"})
@@ -159,14 +159,14 @@ class _CompareFirst(PrunedTransformer):
 
 
 def _rewrite(func: cst.FunctionDef, method: _Method) -> cst.FunctionDef:
-    func = func.visit(_CompareFirst(method))  # type: ignore[assignment]
+    func = transform(func, _CompareFirst(method))  # type: ignore[assignment]
     rest = _Method(method.receiver, method.replacement)
 
     class Rest(PrunedTransformer):
         def leave_Attribute(self, original, updated):
             return rest.leave_Attribute(original, updated)
 
-    func = func.visit(Rest())  # type: ignore[assignment]
+    func = transform(func, Rest())  # type: ignore[assignment]
     method.unsure = rest.unsure
     return func
 
@@ -263,4 +263,4 @@ class Model(pl.LightningModule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)
-        return module.visit(_Fix(ctx, module))
+        return transform(module, _Fix(ctx, module))

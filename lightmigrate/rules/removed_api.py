@@ -28,7 +28,7 @@ from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, E
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, imports_pl_root, marker_in_head
 from lightmigrate.spec_catalog import rows_by_id
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 CODE = "LM090"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -341,7 +341,7 @@ print(trainer.num_devices, trainer.strategy)
         walk(module, aliases)
         if not aliases.names and "trainer" not in module.code:
             return module
-        return _marker_out_of_header(module).visit(_Marker(aliases.names))
+        return transform(_marker_out_of_header(module), _Marker(aliases.names))
 
 
 # ---------------------------------------------------------------------------------------------

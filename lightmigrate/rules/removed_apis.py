@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from lightmigrate.cst_walk import PrunedTransformer
+from lightmigrate.cst_walk import transform, PrunedTransformer
 
 from lightmigrate.cst_helpers import add_marker, param_names
 from lightmigrate.facts import file_facts
@@ -139,9 +139,9 @@ class RemovedApisRule(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         rewriter = ImportRewriter(CODE, module, removed)
-        out = module.visit(rewriter)
+        out = transform(module, rewriter)
         paths = rewriter.original_paths
-        return out.visit(_PluginMethods(paths)) if paths else out
+        return transform(out, _PluginMethods(paths)) if paths else out
 
 
 __all__: List[str] = ["RemovedApisRule"]

@@ -37,7 +37,7 @@ from lightmigrate.rules.gates import (
 )
 from lightmigrate.rules.trainer_arg_map import GUIDE, PRECISION
 from lightmigrate.rules.trainer_constructor import _Imports, _is_lightning_trainer, literal
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 CODE = "LM102"
 _EMPTY = cst.Module(body=[])
@@ -608,7 +608,7 @@ class TrainerApiRule(Rule):
         names = _TrainerNames(imp)
         walk(module, names)
         t = _Transformer(ctx, module, names)
-        out = module.visit(t)
+        out = transform(module, t)
         for from_, name in dict.fromkeys(t.imports):
             out = ensure_import(out, from_, name)
         return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Union
 
 import libcst as cst
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 # Trainer arguments manual optimization rejects.
 MANUAL_REJECTS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
@@ -95,7 +95,7 @@ def remove(module: cst.Module, names: Iterable[str]) -> cst.Module:
                 return updated
             return updated.with_changes(elements=_fix_commas(elements, updated.elements))
 
-    return module.visit(T())
+    return transform(module, T())
 
 
 def _fix_commas(kept: List, original) -> List:

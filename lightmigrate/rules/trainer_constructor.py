@@ -24,7 +24,7 @@ from lightmigrate.rules import trainer_arg_map as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import imports_pl_root, string_key, trainer_may_call
 from lightmigrate.rules.trainer_args import TRAINER_ARGS
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 CODE = "LM101"
 _EMPTY = cst.Module(body=[])
@@ -664,7 +664,7 @@ class TrainerConstructorRule(Rule):
         facts = _Facts(imp)
         walk(module, facts)
         t = _Transformer(self, ctx, module, imp, facts)
-        out = module.visit(t)
+        out = transform(module, t)
         for from_, name in dict.fromkeys(t.imports):
             out = ensure_import(out, from_, name)
         return out

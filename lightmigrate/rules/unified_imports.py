@@ -12,7 +12,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.import_rewrite import build_dotted, dotted
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
-from lightmigrate.cst_walk import PrunedTransformer, walk
+from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 CODE = "LM210"
 UNIFIED = {"pytorch_lightning": "lightning.pytorch", "lightning_fabric": "lightning.fabric"}
@@ -139,5 +139,5 @@ class UnifiedImportsRule(Rule):
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         t = _Unify()
         t.roots = _first_pass_roots(module)
-        out = module.visit(t)
+        out = transform(module, t)
         return _drop_duplicate_imports(out, module) if out is not module else out
