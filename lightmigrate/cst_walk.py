@@ -171,6 +171,8 @@ class _Plan:
             and not any(_ATTRIBUTE_HOOK.match(name) for name in own)
         )
         self.skip_trivia = self.fast and plain_dispatch and not (self.hooked & _trivia_names())
+        # With the plain dispatch, a subtree holding no hooked node type has nothing to see.
+        self.prune = _hooked_mask(self.hooked) if self.fast and plain_dispatch else 0
 
 
 _PLANS: Dict[type, _Plan] = {}
@@ -215,6 +217,10 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                 fn(n)
     else:
         on_visit, on_leave = visitor.on_visit, visitor.on_leave  # type: ignore[assignment]
+    prune = plan.prune
+    masks = type_masks(node) if prune else {}
+    if prune and not masks[id(node)] & prune:
+        return
     # An explicit stack (no recursion limit): (node, its children, index of the next child).
     stack: List[Tuple[cst.CSTNode, Sequence[cst.CSTNode], int]] = []
     if not on_visit(node):
@@ -228,6 +234,12 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             child = kids[i]
             if skip_trivia and _is_trivia(type(child)):
                 continue
+            if prune:
+                mask = masks.get(id(child))
+                if mask is None:
+                    mask = mask_of(child)
+                if not mask & prune:
+                    continue
             if on_visit(child):
                 stack.append((child, children(child), 0))
             else:
@@ -355,16 +367,22 @@ def _prune_mask(kind: type) -> int:
                   or kind.on_visit_attribute is not cst.CSTTransformer.on_visit_attribute
                   or kind.on_leave_attribute is not cst.CSTTransformer.on_leave_attribute
                   or any(_ATTRIBUTE_HOOK.match(name) for name in own))
-        found = 0
-        if not custom:
-            names = {name[6:] for name in own if name[6:7].isupper()}
-            node_types = {getattr(cst, n) for n in names if isinstance(getattr(cst, n, None), type)}
-            if len(node_types) == len(names):
-                for t in node_types:
-                    found |= _bit(t)
-                    for sub in _all_subclasses(t):
-                        found |= _bit(sub)
+        found = 0 if custom else _hooked_mask({name[6:] for name in own if name[6:7].isupper()})
         _PRUNE[kind] = found
+    return found
+
+
+def _hooked_mask(names) -> int:
+    """The bits of the node types called ``names`` and of their subclasses; 0 (prune nothing)
+    when some name is not a libcst node type."""
+    node_types = {getattr(cst, n) for n in names if isinstance(getattr(cst, n, None), type)}
+    if len(node_types) != len(names):
+        return 0
+    found = 0
+    for t in node_types:
+        found |= _bit(t)
+        for sub in _all_subclasses(t):
+            found |= _bit(sub)
     return found
 
 
