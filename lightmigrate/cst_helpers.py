@@ -8,7 +8,7 @@ user's own indentation and line endings.
 from __future__ import annotations
 
 import textwrap
-from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 import libcst.matchers as m
@@ -336,6 +336,29 @@ def add_markers(node, code: str, whys: Iterable[str]):
 def code_of(node: cst.CSTNode) -> str:
     """The source code of ``node`` on its own."""
     return cst.Module(body=[]).code_for_node(node)
+
+
+# The code of the last few modules, by identity (each held, so its id stays its own): the
+# engine knows the text of the module it hands a rule, and ``module.code`` generates it anew.
+_TEXTS: Dict[int, Tuple[cst.Module, str]] = {}
+_TEXTS_SIZE = 4
+
+
+def remember_text(module: cst.Module, text: str) -> None:
+    """Record that ``module.code`` is ``text``."""
+    if id(module) not in _TEXTS and len(_TEXTS) >= _TEXTS_SIZE:
+        _TEXTS.pop(next(iter(_TEXTS)))
+    _TEXTS[id(module)] = (module, text)
+
+
+def module_text(module: cst.Module) -> str:
+    """``module.code``, without generating it again for a module whose code is known."""
+    hit = _TEXTS.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    text = module.code
+    remember_text(module, text)
+    return text
 
 
 def dotted_name(node: cst.CSTNode) -> Optional[str]:

@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
+from lightmigrate.cst_helpers import module_text, remember_text
 from lightmigrate.cst_walk import same_tree
 from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
@@ -218,6 +219,7 @@ def transform_text(
         if module is None:
             module = parse_source(text, path)
         before = module
+        remember_text(module, new_text)  # rules that read module.code get it without codegen
         try:
             module = apply_rule(rule, module, ctx, new_text)  # honours `# lightmigrate: ignore[...]`
             # The next rule's prefilter sees this rule's output (a rule that returns the very
@@ -227,7 +229,7 @@ def transform_text(
                 if same_tree(module, before):  # rebuilt but equal: keep the tree, skip codegen
                     module = before
                 else:
-                    new_text = module.code
+                    new_text = module_text(module)
         except RecursionError as exc:
             message = f"{rule.code}: code too deeply nested to rewrite (RecursionError); file left unchanged"
             raise RuleCrash(rule.code, message) from exc

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from lightmigrate.findings import Finding, Kind
 from lightmigrate.project import ProjectIndex
@@ -41,6 +41,18 @@ class Example:
     title: str = ""
 
 
+def node_positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """What ``MetadataWrapper(module).resolve(PositionProvider)`` gives for ``module``'s own
+    nodes: the provider's one code-generation pass, without the metadata visit of the whole
+    tree that the wrapper adds (as costly as the pass itself)."""
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(module)
+        return provider._computed
+    except AttributeError:  # a libcst whose provider works differently: ask the wrapper
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 @dataclass
 class RuleContext:
     """Per-file state a rule may use: the path, the project's class index, and the findings list."""
@@ -53,8 +65,7 @@ class RuleContext:
     def position(self, module: cst.Module, node: cst.CSTNode) -> Tuple[int, int]:
         """Line and 1-based column of ``node`` inside ``module`` (0, 0 when unknown)."""
         if self._positions is None or self._positions[0] is not module:
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-            self._positions = (module, wrapper.resolve(PositionProvider))
+            self._positions = (module, node_positions(module))
         pos = self._positions[1].get(node)
         if pos is None:
             return (0, 0)

@@ -36,6 +36,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import class_kind, ensure_indexed, may_have_kind
 from lightmigrate.cst_walk import find_all
+from lightmigrate.cst_helpers import module_text
 
 CODE = "LM309"
 NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
@@ -165,7 +166,7 @@ pl.seed_everything(42)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)
-        text = module.code
+        text = module_text(module)
 
         def note(node: Optional[cst.CSTNode], message: str) -> None:
             line, col = ctx.position(module, node) if node is not None else (0, 0)

@@ -26,6 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate.cst_helpers import (
+    module_text,
     BodyFacts,
     body_of,
     fresh_name,
@@ -231,7 +232,7 @@ def _imports_base(module: cst.Module) -> bool:
         if root in ("pytorch_lightning", "lightning") and any(
                 cst.Module([]).code_for_node(a.name) == "ProgressBarBase" for a in node.names):  # type: ignore
             return True
-    return "callbacks.ProgressBarBase" in module.code
+    return "callbacks.ProgressBarBase" in module_text(module)
 
 
 class CallbackApiRule(Rule):

@@ -14,6 +14,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from lightmigrate.cst_helpers import (
+    module_text,
     add_marker,
     blank_lines,
     fresh_name,
@@ -267,7 +268,7 @@ def migrate_classes(module: cst.Module, ctx: RuleContext, code: str, hooks: Froz
     """Run ``editor`` on every Lightning class of ``module`` that defines or inherits one of
     ``hooks``; mark the hooks of classes that cannot be recognised with ``unknown_why``."""
     if not ctx.project.has_path(ctx.path):
-        ctx.project.add_source(module.code, ctx.path)
+        ctx.project.add_source(module_text(module), ctx.path)
     return transform(module, _Classes(module, ctx, code, hooks, editor, unknown_why))
 
 
@@ -353,4 +354,4 @@ def may_have_kind(ctx: RuleContext, kinds: FrozenSet[str]) -> bool:
 
 def ensure_indexed(module: cst.Module, ctx: RuleContext) -> None:
     if not ctx.project.has_path(ctx.path):
-        ctx.project.add_source(module.code, ctx.path)
+        ctx.project.add_source(module_text(module), ctx.path)

@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst_helpers import add_marker, positional_params
+from lightmigrate.cst_helpers import add_marker, positional_params, module_text
 from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_table
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
@@ -278,5 +278,5 @@ class Model(pl.LightningModule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         if not ctx.project.has_path(ctx.path):
-            ctx.project.add_source(module.code, ctx.path)
+            ctx.project.add_source(module_text(module), ctx.path)
         return transform(module, _Marker(ctx))

@@ -24,7 +24,7 @@ from typing import List, Optional
 import libcst as cst
 import libcst.matchers as m
 
-from lightmigrate.cst_helpers import add_marker, positional_params, self_name
+from lightmigrate.cst_helpers import add_marker, positional_params, self_name, module_text
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_path_kinds
@@ -286,6 +286,6 @@ class Counter(Callback):
         out = transform(module, fixer)
         if fixer.needs_import:
             out = ensure_import(out, f"{fixer.root}.utilities.model_summary", "summarize")
-        if "get_progress_bar_dict()" in out.code:
+        if "get_progress_bar_dict()" in module_text(out):
             out = transform(out, StatementMarker(CODE, _why_pbar))
         return out

@@ -22,7 +22,7 @@ from typing import List, Optional, Set
 import libcst as cst
 import libcst.matchers as m
 
-from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names
+from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names, module_text
 from lightmigrate.facts import file_facts, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
@@ -289,7 +289,7 @@ best = Net.load_from_checkpoint("best.ckpt")
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)
         out = module
-        if "dataloader_iter" in module.code:
+        if "dataloader_iter" in module_text(module):
             out = transform(out, _Steps(ctx, module))
         classes = set(LIGHTNING_MODULE_NAMES) | {c.name for c in ctx.project.classes()
                                                   if ctx.project.is_lightning_module(c)}

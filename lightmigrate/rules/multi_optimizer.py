@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import (
+    module_text,
     code_of,
     BodyFacts,
     add_marker,
@@ -795,7 +796,7 @@ def script_marker(project: ProjectIndex, path: str) -> Optional[str]:
 
 
 def _needs_torch_import(module: cst.Module) -> bool:
-    text = module.code
+    text = module_text(module)
     return "torch.optim.lr_scheduler" in text and not any(
         isinstance(st, cst.SimpleStatementLine) and any(
             isinstance(sm, cst.Import) and any(code_of(a.name) == "torch" and a.asname is None for a in sm.names)
@@ -937,7 +938,7 @@ class Model(pl.LightningModule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         if not ctx.project.has_path(ctx.path):
-            ctx.project.add_source(module.code, ctx.path)
+            ctx.project.add_source(module_text(module), ctx.path)
         multi = _multi_optimizer_classes(ctx)
         if not multi:
             return module
@@ -964,7 +965,7 @@ class Model(pl.LightningModule):
 
             before = module
             module = migrate_classes(module, ctx, CODE, frozenset({"training_step"}), editor, UNKNOWN_CLASS)
-            if module is not before and module.code != before.code and "automatic_optimization = False" in module.code:
+            if module is not before and module_text(module) != module_text(before) and "automatic_optimization = False" in module_text(module):
                 if where:
                     module = self._mark_model(module, ctx, where)
                 elif ambiguous:

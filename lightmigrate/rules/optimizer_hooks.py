@@ -34,6 +34,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import (
+    module_text,
     code_of,
     BodyFacts,
     Statement,
@@ -936,7 +937,7 @@ class Model(pl.LightningModule):
             if node.name.value in MODULE_HOOKS and _plan_module_hook(node, True, False, True) is not None:
                 old_hooks.add(node.name.value)
         hooks = frozenset(old_hooks | {"training_step"})
-        text = module.code
+        text = module_text(module)
         if "toggle_optimizer" in text:
             hooks = hooks | _method_names_with(module, "toggle_optimizer")
         module = migrate_classes(module, ctx, CODE, hooks,

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst_helpers import add_marker, dotted_name
+from lightmigrate.cst_helpers import add_marker, dotted_name, module_text
 from lightmigrate.facts import file_facts, parse_tree
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
@@ -339,7 +339,7 @@ print(trainer.num_devices, trainer.strategy)
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         aliases = _Aliases()
         walk(module, aliases)
-        if not aliases.names and "trainer" not in module.code:
+        if not aliases.names and "trainer" not in module_text(module):
             return module
         return transform(_marker_out_of_header(module), _Marker(aliases.names))
 

@@ -23,7 +23,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root
+from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root, module_text
 from lightmigrate.facts import file_facts, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
@@ -312,7 +312,7 @@ class _Transformer(PrunedTransformer):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         if self._is_loaders(original.value) and len(original.targets) == 1:
             target = _EMPTY.code_for_node(original.targets[0].target)
-            scope = self.functions[-1] if self.functions else self.module.code
+            scope = self.functions[-1] if self.functions else module_text(self.module)
             if f"isinstance({target}, (list, tuple))" not in scope:
                 return updated.with_changes(value=self._as_list(updated.value))
         return updated
@@ -368,7 +368,7 @@ class _Transformer(PrunedTransformer):
         if (name in ("lr_find", "scale_batch_size") and isinstance(recv, cst.Attribute) and recv.attr.value == "tuner"
                 and self.is_trainer(recv.value)):
             self.imports.append((f"{self.root}.tuner", "Tuner"))
-            if name == "lr_find" and ("suggestion(" in self.module.code or any(
+            if name == "lr_find" and ("suggestion(" in module_text(self.module) or any(
                     a.keyword is not None and a.keyword.value == "update_attr" and literal(a.value) is not False
                     for a in original.args)):
                 self._mark(LR_SUGGESTION)

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_markers, dotted_name, ensure_import, lightning_root
+from lightmigrate.cst_helpers import add_markers, dotted_name, ensure_import, lightning_root, module_text
 from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_arg_map as tam
@@ -428,7 +428,7 @@ class _Transformer(PrunedTransformer):
         return updated
 
     def _is_lightning_strategy(self, func: cst.BaseExpression) -> bool:
-        return bool(self.imp.package_names or self.imp.trainer_names) and "fabric" not in self.module.code.lower()
+        return bool(self.imp.package_names or self.imp.trainer_names) and "fabric" not in module_text(self.module).lower()
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
         v = original.evaluated_value
