@@ -95,6 +95,43 @@ def ast_nodes(tree: ast.AST) -> list:
     return out
 
 
+def ast_children(node: ast.AST) -> list:
+    """``list(ast.iter_child_nodes(node))``, faster."""
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = kind._fields
+    out = []
+    node_type = ast.AST
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, node_type):
+                    out.append(item)
+        elif isinstance(value, node_type):
+            out.append(value)
+    return out
+
+
+# The node lists of the last few trees, by identity (each tree held, so its id stays its own).
+_NODES: Dict[int, tuple] = {}
+_NODES_SIZE = 4
+
+
+def nodes_of(tree: ast.AST) -> list:
+    """``ast_nodes(tree)``, computed once for each of the last few trees asked about (the
+    gates of several rules read the same tree). The list must not be changed."""
+    hit = _NODES.get(id(tree))
+    if hit is not None and hit[0] is tree:
+        return hit[1]
+    nodes = ast_nodes(tree)
+    if len(_NODES) >= _NODES_SIZE:
+        _NODES.pop(next(iter(_NODES)))
+    _NODES[id(tree)] = (tree, nodes)
+    return nodes
+
+
 def _from_tree(tree: ast.AST, words: FrozenSet[str], nodes: Optional[list] = None) -> FileFacts:
     names, attributes, calls, keywords, defs, params, classes, modules, imported = (set() for _ in range(9))
     call_keywords: Dict[str, set] = {}
@@ -143,14 +180,32 @@ def _from_tree(tree: ast.AST, words: FrozenSet[str], nodes: Optional[list] = Non
 _EMPTY: FrozenSet[str] = frozenset()
 
 
+# The trees of the last few texts parsed: the facts, and the gates that look closer, read the
+# same text. The trees must not be changed.
+_TREES: Dict[str, Optional[ast.AST]] = {}
+_TREES_SIZE = 4
+
+
 def parse_tree(text: str) -> Optional[ast.AST]:
-    """``ast.parse(text)``, or None when it does not parse."""
+    """``ast.parse(text)``, or None when it does not parse (the last few texts' trees are
+    kept: do not change them)."""
+    if text in _TREES:
+        return _TREES[text]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes and the like
         try:
-            return ast.parse(text)
+            tree: Optional[ast.AST] = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+            tree = None
+    remember_tree(text, tree)
+    return tree
+
+
+def remember_tree(text: str, tree: Optional[ast.AST]) -> None:
+    """Make ``tree`` (``ast.parse(text)``, parsed elsewhere) what ``parse_tree(text)`` returns."""
+    if text not in _TREES and len(_TREES) >= _TREES_SIZE:
+        _TREES.pop(next(iter(_TREES)))
+    _TREES[text] = tree
 
 
 # The facts of the last few texts asked about: every rule's gate asks about the same text.
@@ -177,6 +232,6 @@ def file_facts(text: str, tree: Optional[ast.AST] = None, nodes: Optional[list] 
     if tree is None:
         facts = FileFacts(False, words, *([_EMPTY] * 4), {}, *([_EMPTY] * 5))
     else:
-        facts = _from_tree(tree, words, nodes)
+        facts = _from_tree(tree, words, nodes if nodes is not None else nodes_of(tree))
     remember(text, facts)
     return facts

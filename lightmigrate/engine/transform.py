@@ -17,7 +17,7 @@ from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
 from lightmigrate.engine.model import EngineError
-from lightmigrate.facts import file_facts
+from lightmigrate.facts import file_facts, remember_tree
 from lightmigrate.findings import Finding
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.base import Rule, RuleContext
@@ -209,6 +209,7 @@ def transform_text(
     # prefilter need no rule once the gates (``Rule.needed``) have looked at their facts.
     module: Optional[cst.Module] = None if tree is not None else parse_source(text, path)
     if tree is not None:
+        remember_tree(text, tree)  # gates that look closer read it too
         file_facts(text, tree)  # the gates below read these
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.facts import FileFacts, file_facts, parse_tree
+from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree
 from lightmigrate.project import LIGHTNING_IMPORT_ROOTS, ClassInfo
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.class_edit import class_kind
@@ -190,7 +190,7 @@ def _hook_facts(tree: ast.AST) -> HookFacts:
     signatures: Dict[str, List[HookSignature]] = {}
     classes = []
     kinds, names, bound = set(), set(), set()
-    for node in ast.walk(tree):
+    for node in nodes_of(tree):
         kind = type(node)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             signatures.setdefault(node.name, []).append(_signature(node))  # type: ignore[attr-defined]

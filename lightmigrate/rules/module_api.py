@@ -23,7 +23,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names, module_text
-from lightmigrate.facts import file_facts, parse_tree
+from lightmigrate.facts import file_facts, nodes_of, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
@@ -81,7 +81,7 @@ def _may_load_on_instance(text: str, facts) -> bool:
         return True
     receivers: Set[str] = set()
     bound: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes_of(tree):
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "load_from_checkpoint" and isinstance(func.value, ast.Name):

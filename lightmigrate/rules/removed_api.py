@@ -23,7 +23,7 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import add_marker, dotted_name, module_text
-from lightmigrate.facts import file_facts, parse_tree
+from lightmigrate.facts import ast_children, file_facts, nodes_of, parse_tree
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, imports_pl_root, marker_in_head
@@ -365,7 +365,7 @@ def _ast_dotted(node: ast.AST) -> Optional[str]:
 def _ast_aliases(tree: ast.AST) -> Dict[str, Set[str]]:
     """Every path each local name may stand for (``_Aliases`` keeps the last; this keeps all)."""
     names: Dict[str, Set[str]] = {}
-    for node in ast.walk(tree):
+    for node in nodes_of(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 full = alias.name
@@ -454,7 +454,7 @@ def all_offences_marked(text: str) -> bool:
                 verdicts[key] = _marked(statement, lines)
             if not verdicts[key]:
                 return False
-        todo.extend((child, statement) for child in ast.iter_child_nodes(node))
+        todo.extend((child, statement) for child in ast_children(node))
     return True
 
 

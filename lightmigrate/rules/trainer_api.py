@@ -24,7 +24,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root, module_text
-from lightmigrate.facts import file_facts, parse_tree
+from lightmigrate.facts import file_facts, nodes_of, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import (
@@ -109,7 +109,7 @@ def _bound_spellings(text: str) -> Optional[FrozenSet[str]]:
         return None
     called = trainer_call_names(text)
     out = set()
-    for node in ast.walk(tree):
+    for node in nodes_of(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
             func = node.value.func
             if (isinstance(func, ast.Name) and func.id in called) or (isinstance(func, ast.Attribute)
