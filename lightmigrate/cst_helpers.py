@@ -14,6 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate import MARKER_PREFIX
+from lightmigrate.cst_codegen import code_for, module_code
 from lightmigrate.cst_walk import walk
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
@@ -334,8 +335,8 @@ def add_markers(node, code: str, whys: Iterable[str]):
 
 
 def code_of(node: cst.CSTNode) -> str:
-    """The source code of ``node`` on its own."""
-    return cst.Module(body=[]).code_for_node(node)
+    """The source code of ``node`` on its own (``cst.Module([]).code_for_node(node)``)."""
+    return code_for(node)
 
 
 # The code of the last few modules, by identity (each held, so its id stays its own): the
@@ -356,7 +357,7 @@ def module_text(module: cst.Module) -> str:
     hit = _TEXTS.get(id(module))
     if hit is not None and hit[0] is module:
         return hit[1]
-    text = module.code
+    text = module_code(module)
     remember_text(module, text)
     return text
 

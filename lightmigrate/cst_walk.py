@@ -300,7 +300,7 @@ def _bit(kind: type) -> int:
 # most of their nodes with the tree it was given: those are not walked again.
 _MASKS: Dict[int, int] = {}
 _ROOTS: List[cst.CSTNode] = []
-_MAX_ROOTS = 32
+_MAX_ROOTS = 1024
 _MAX_MASKS = 2_000_000
 
 
@@ -314,6 +314,12 @@ def type_masks(root: cst.CSTNode) -> Dict[int, int]:
         _add_masks(root)
         _ROOTS.append(root)
     return _MASKS
+
+
+def forget_masks() -> None:
+    """Drop every mask (and the trees they keep alive): the engine calls it between files."""
+    _MASKS.clear()
+    _ROOTS.clear()
 
 
 def mask_of(node: cst.CSTNode) -> int:

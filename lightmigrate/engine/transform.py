@@ -12,7 +12,7 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import module_text, remember_text
-from lightmigrate.cst_walk import same_tree
+from lightmigrate.cst_walk import forget_masks, same_tree
 from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
@@ -201,6 +201,7 @@ def transform_text(
         out.text = BOM + out.text
         return out
     changes: List[Finding] = []
+    forget_masks()  # the last file's trees can go
     deep = _too_deep(text, path)
     if deep is not None:
         raise deep

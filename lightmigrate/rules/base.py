@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from lightmigrate.cst_codegen import node_starts
 from lightmigrate.findings import Finding, Kind
 from lightmigrate.project import ProjectIndex
 
@@ -41,18 +41,6 @@ class Example:
     title: str = ""
 
 
-def node_positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """What ``MetadataWrapper(module).resolve(PositionProvider)`` gives for ``module``'s own
-    nodes: the provider's one code-generation pass, without the metadata visit of the whole
-    tree that the wrapper adds (as costly as the pass itself)."""
-    provider = PositionProvider()
-    try:
-        provider._gen_impl(module)
-        return provider._computed
-    except AttributeError:  # a libcst whose provider works differently: ask the wrapper
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-
 @dataclass
 class RuleContext:
     """Per-file state a rule may use: the path, the project's class index, and the findings list."""
@@ -65,11 +53,11 @@ class RuleContext:
     def position(self, module: cst.Module, node: cst.CSTNode) -> Tuple[int, int]:
         """Line and 1-based column of ``node`` inside ``module`` (0, 0 when unknown)."""
         if self._positions is None or self._positions[0] is not module:
-            self._positions = (module, node_positions(module))
+            self._positions = (module, node_starts(module))
         pos = self._positions[1].get(node)
         if pos is None:
             return (0, 0)
-        return (pos.start.line, pos.start.column + 1)
+        return (pos[0], pos[1] + 1)
 
     def report(self, code: str, message: str, kind: Kind, line: int = 0, col: int = 0) -> None:
         """Record a change or a note. Markers are not reported here: a rule writes the

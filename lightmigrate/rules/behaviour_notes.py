@@ -36,7 +36,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import class_kind, ensure_indexed, may_have_kind
 from lightmigrate.cst_walk import find_all
-from lightmigrate.cst_helpers import module_text
+from lightmigrate.cst_helpers import module_text, code_of
 
 CODE = "LM309"
 NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
@@ -76,7 +76,7 @@ def _first(module: cst.Module, matcher) -> Optional[cst.CSTNode]:
 
 def _logs_loss(func: cst.FunctionDef) -> bool:
     for call in find_all(func, m.Call(func=m.Attribute(attr=m.Name("log") | m.Name("log_dict")))):
-        code = cst.Module([]).code_for_node(call)
+        code = code_of(call)
         if re.search(r"""["']loss["']""", code):
             return True
     return False

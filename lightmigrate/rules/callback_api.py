@@ -26,6 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from lightmigrate.cst_helpers import (
+    code_of,
     module_text,
     BodyFacts,
     body_of,
@@ -164,11 +165,11 @@ class _Calls(PrunedTransformer):
     def leave_ImportFrom(self, original, updated):
         if updated.module is None or isinstance(updated.names, cst.ImportStar):
             return updated
-        mod = cst.Module([]).code_for_node(updated.module)
+        mod = code_of(updated.module)
         parts = mod.split(".")
         if parts[0] not in ("pytorch_lightning", "lightning"):
             return updated
-        before = {cst.Module([]).code_for_node(a.name) for a in original.names}
+        before = {code_of(a.name) for a in original.names}
         if not before & {"ProgressBarBase", "get_standard_metrics"}:
             return updated
         if mod.endswith("callbacks.progress.base"):
@@ -228,9 +229,9 @@ def _imports_base(module: cst.Module) -> bool:
     for node in find_all(module, m.ImportFrom()):
         if node.module is None or isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
             continue
-        root = cst.Module([]).code_for_node(node.module).split(".")[0]  # type: ignore[attr-defined]
+        root = code_of(node.module).split(".")[0]  # type: ignore[attr-defined]
         if root in ("pytorch_lightning", "lightning") and any(
-                cst.Module([]).code_for_node(a.name) == "ProgressBarBase" for a in node.names):  # type: ignore
+                code_of(a.name) == "ProgressBarBase" for a in node.names):  # type: ignore
             return True
     return "callbacks.ProgressBarBase" in module_text(module)
 

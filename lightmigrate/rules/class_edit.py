@@ -14,6 +14,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from lightmigrate.cst_helpers import (
+    code_of,
     module_text,
     add_marker,
     blank_lines,
@@ -123,7 +124,7 @@ def imports_lightning(module: cst.Module) -> bool:
             elif isinstance(small, cst.ImportFrom) and small.module is not None:
                 names = [small.module]
             for name in names:
-                if cst.Module([]).code_for_node(name).split(".")[0] in ("pytorch_lightning", "lightning"):
+                if code_of(name).split(".")[0] in ("pytorch_lightning", "lightning"):
                     return True
     return False
 

@@ -24,7 +24,7 @@ from typing import List, Optional
 import libcst as cst
 import libcst.matchers as m
 
-from lightmigrate.cst_helpers import add_marker, positional_params, self_name, module_text
+from lightmigrate.cst_helpers import add_marker, positional_params, self_name, module_text, code_of
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_path_kinds
@@ -92,7 +92,7 @@ class _ModuleCalls(PrunedTransformer):
                 if a.keyword is None:
                     return updated
                 if a.keyword.value == "max_depth":
-                    depth = cst.Module([]).code_for_node(a.value)
+                    depth = code_of(a.value)
                 elif a.keyword.value == "mode" and isinstance(a.value, cst.SimpleString) and \
                         a.value.evaluated_value in _MODES:
                     depth = _MODES[a.value.evaluated_value]  # type: ignore[index]

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 import libcst.matchers as m
 
-from lightmigrate.cst_helpers import add_marker, self_name
+from lightmigrate.cst_helpers import add_marker, self_name, code_of
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.cst_walk import transform, PrunedTransformer, walk, find_all
@@ -164,7 +164,7 @@ class _Rewriter(PrunedTransformer):
                 if key is not None:
                     new_key: cst.BaseExpression = _with_text(e.key, f"{name}/{key}")  # type: ignore[arg-type]
                 else:
-                    code = cst.Module([]).code_for_node(e.key)
+                    code = code_of(e.key)
                     if '"' in code or "\n" in code:
                         return None
                     new_key = cst.parse_expression(f'f"{_fstring_safe(name)}/{{{code}}}"')
@@ -174,7 +174,7 @@ class _Rewriter(PrunedTransformer):
         key = _string(display.key)
         if key is not None:
             return display.with_changes(key=_with_text(display.key, f"{name}/{key}"))  # type: ignore[arg-type]
-        code = cst.Module([]).code_for_node(display.key)
+        code = code_of(display.key)
         if '"' in code or "\n" in code:
             return None
         return display.with_changes(key=cst.parse_expression(f'f"{_fstring_safe(name)}/{{{code}}}"'))
@@ -203,7 +203,7 @@ class _Fix(KindTransformer):
         items = list(updated.body.body)
         changed = False
         for i, item in enumerate(items):
-            if not isinstance(item, cst.FunctionDef) or "log" not in cst.Module([]).code_for_node(item):
+            if not isinstance(item, cst.FunctionDef) or "log" not in code_of(item):
                 continue
             before = len(self.logged_names)
             rewriter = _Rewriter(self, item)

@@ -22,7 +22,7 @@ from typing import List, Optional, Set
 import libcst as cst
 import libcst.matchers as m
 
-from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names, module_text
+from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names, module_text, code_of
 from lightmigrate.facts import file_facts, nodes_of, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.project import LIGHTNING_MODULE_NAMES
@@ -48,7 +48,7 @@ def _bound_names(module: cst.Module) -> Set[str]:
     names: Set[str] = set()
     for node in find_all(module, m.ImportAlias()):
         alias = node.asname.name.value if node.asname is not None else \
-            cst.Module([]).code_for_node(node.name).split(".")[0]  # type: ignore[attr-defined]
+            code_of(node.name).split(".")[0]  # type: ignore[attr-defined]
         names.add(alias)
     for node in find_all(module, m.ClassDef() | m.FunctionDef()):
         names.add(node.name.value)  # type: ignore[attr-defined]
@@ -114,7 +114,7 @@ class _Calls(PrunedTransformer):
             return updated
         attr = f.attr.value
         if attr in ("from_compiled", "to_uncompiled"):
-            target = cst.Module([]).code_for_node(f.value).rsplit(".", 1)[-1]
+            target = code_of(f.value).rsplit(".", 1)[-1]
             if target in self.module_classes:
                 self.needs.add(attr)
                 self._report(original, f"LightningModule.{attr}(...) -> {attr}(...) from utilities.compile")

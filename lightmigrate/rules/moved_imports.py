@@ -12,6 +12,7 @@ from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_root
 from lightmigrate.cst_walk import transform
+from lightmigrate.cst_helpers import code_of
 
 CODE = "LM201"
 
@@ -49,7 +50,7 @@ def _amp_fix(call: cst.Call, old: str) -> Tuple[cst.Call, Optional[str]]:
     args = list(call.args)
     for i, a in enumerate(args):
         if (a.keyword is None and i == 0 and not a.star) or (a.keyword is not None and a.keyword.value == "precision"):
-            code = cst.Module([]).code_for_node(a.value)
+            code = code_of(a.value)
             if code in ("'16-mixed'", '"16-mixed"', "'bf16-mixed'", '"bf16-mixed"'):
                 return call, None
             if code not in _PRECISION:

@@ -30,6 +30,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from lightmigrate.cst_helpers import (
+    code_of,
     BodyFacts,
     Statement,
     append_statements,
@@ -175,7 +176,7 @@ def _not_side_effect_only(func: cst.FunctionDef, p: str, training: bool) -> Opti
             if id(n) not in use.allowed and not _is_returned(st, n):
                 return f"it passes `{p}` on to other code, which could change it"
     if training:
-        code = cst.Module(body=[]).code_for_node(func)
+        code = code_of(func)
         if STEP_SENSITIVE.search(code):
             return "it reads weights, gradients or global_step, which change before on_train_batch_end"
     return None
@@ -366,7 +367,7 @@ class _StepEndMigration(ClassEditor):
             self.renames[stage.step] = step_helper
             self.keep_calls.add(step_helper)  # its super().training_step(...) must stay
         self.rename(stage.end, end_helper)
-        code = cst.Module(body=[]).code_for_node(end)
+        code = code_of(end)
         if self.index.uses_dp and _reduces(code, param_names(end)[1]):
             self.mark(end_helper, f"this reduced outputs gathered across GPUs under strategy=\"dp\", which "
                                   f"Lightning 2.x removed; on one device (and per process under DDP) it sees "

@@ -23,7 +23,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root, module_text
+from lightmigrate.cst_helpers import add_markers, ensure_import, lightning_root, module_text, code_of
 from lightmigrate.facts import file_facts, nodes_of, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
@@ -40,7 +40,6 @@ from lightmigrate.rules.trainer_constructor import _Imports, _is_lightning_train
 from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
 CODE = "LM102"
-_EMPTY = cst.Module(body=[])
 
 RENAMES = {  # A.8 trainer attributes with a same-meaning 2.x spelling
     "root_gpu": "strategy.root_device.index",
@@ -163,7 +162,7 @@ class _TrainerNames(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.value, cst.Call) and _is_lightning_trainer(node.value.func, self.imp):
-            target = _EMPTY.code_for_node(node.targets[0].target)
+            target = code_of(node.targets[0].target)
             key = (self.scope[-1], target)
             self.counts[key] = self.counts.get(key, 0) + 1
             spread = any(a.star for a in node.value.args) or any(a.keyword is None for a in node.value.args)
@@ -190,7 +189,7 @@ class _Transformer(PrunedTransformer):
         if isinstance(node, cst.Name):
             return node.value == "trainer" or node.value in self.names.names
         if isinstance(node, cst.Attribute):
-            return node.attr.value == "trainer" or _EMPTY.code_for_node(node) in self.names.names
+            return node.attr.value == "trainer" or code_of(node) in self.names.names
         return False
 
     # statements collect markers
@@ -257,7 +256,7 @@ class _Transformer(PrunedTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         attr = original.attr.value
-        if attr in LOOP_INTERNALS and "loop" in _EMPTY.code_for_node(original.value):
+        if attr in LOOP_INTERNALS and "loop" in code_of(original.value):
             self._mark(f"T-prop14: loop internals such as `{attr}` were removed (progress lives in "
                        "trainer.fit_loop.epoch_loop.automatic_optimization.optim_progress)")
             return updated
@@ -267,15 +266,15 @@ class _Transformer(PrunedTransformer):
         if not self.is_trainer(original.value):
             return updated
         if attr in RENAMES:
-            return cst.parse_expression(f"{_EMPTY.code_for_node(updated.value)}.{RENAMES[attr]}")
+            return cst.parse_expression(f"{code_of(updated.value)}.{RENAMES[attr]}")
         if attr in MARKED:
             self._mark(MARKED[attr])
         elif attr == "data_parallel":
             self.imports.append((f"{self.root}.strategies", "ParallelStrategy"))
-            return cst.parse_expression(f"isinstance({_EMPTY.code_for_node(updated.value)}.strategy, ParallelStrategy)")
+            return cst.parse_expression(f"isinstance({code_of(updated.value)}.strategy, ParallelStrategy)")
         elif attr == "prediction_writer_callbacks":
             self.imports.append((f"{self.root}.callbacks", "BasePredictionWriter"))
-            v = _EMPTY.code_for_node(updated.value)
+            v = code_of(updated.value)
             return cst.parse_expression(f"[c for c in {v}.callbacks if isinstance(c, BasePredictionWriter)]")
         return updated
 
@@ -286,11 +285,11 @@ class _Transformer(PrunedTransformer):
                 and self.is_trainer(node.value))
 
     def _as_list(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        v = _EMPTY.code_for_node(node)
+        v = code_of(node)
         return cst.parse_expression(f"({v} if isinstance({v}, (list, tuple)) else [{v}])")
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(_EMPTY.code_for_node(node))
+        self.functions.append(code_of(node))
         self.scopes.append(id(node))
 
     def leave_FunctionDef(self, original, updated):
@@ -311,7 +310,7 @@ class _Transformer(PrunedTransformer):
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         if self._is_loaders(original.value) and len(original.targets) == 1:
-            target = _EMPTY.code_for_node(original.targets[0].target)
+            target = code_of(original.targets[0].target)
             scope = self.functions[-1] if self.functions else module_text(self.module)
             if f"isinstance({target}, (list, tuple))" not in scope:
                 return updated.with_changes(value=self._as_list(updated.value))
@@ -372,14 +371,14 @@ class _Transformer(PrunedTransformer):
                     a.keyword is not None and a.keyword.value == "update_attr" and literal(a.value) is not False
                     for a in original.args)):
                 self._mark(LR_SUGGESTION)
-            trainer_code = _EMPTY.code_for_node(updated.func.value.value)
+            trainer_code = code_of(updated.func.value.value)
             new_func = cst.parse_expression(f"Tuner({trainer_code}).{name}")
             args = list(updated.args)
             if name == "lr_find" and not any(a.keyword is not None and a.keyword.value == "update_attr" for a in args) \
                     and not any(a.star == "**" for a in args):
                 args = _append_arg(args, cst.Arg(cst.Name("False"), keyword=cst.Name("update_attr"), equal=_eq()))
             if name == "scale_batch_size" and not any(a.star for a in args):
-                given = [f"{a.keyword.value}={_EMPTY.code_for_node(a.value)}" for a in args if a.keyword is not None]
+                given = [f"{a.keyword.value}={code_of(a.value)}" for a in args if a.keyword is not None]
                 wanted = batch_size_keep_19(given)
                 have = {a.keyword.value for a in args if a.keyword is not None}
                 new_args = []
@@ -425,7 +424,7 @@ class _Transformer(PrunedTransformer):
         call = original.body[0].value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "tune"):
             return updated
-        target = _EMPTY.code_for_node(call.func.value)
+        target = code_of(call.func.value)
         key = (self.scopes[-1], target)
         kw = self.names.scoped.get(key)
         if kw is None or self.names.counts.get(key) != 1 or "<spread>" in kw:
@@ -456,7 +455,7 @@ def _tune_plan(call: cst.Call, kw: Dict[str, cst.BaseExpression]) -> Optional[Li
         key = a.keyword.value if a.keyword is not None else (names[i] if i < len(names) else None)
         if key is None or key not in names:
             return None
-        given[key] = _EMPTY.code_for_node(a.value)
+        given[key] = code_of(a.value)
     lr = literal(kw["auto_lr_find"]) if "auto_lr_find" in kw else False
     bs = literal(kw["auto_scale_batch_size"]) if "auto_scale_batch_size" in kw else False
     from lightmigrate.rules.trainer_arg_map import NOT_LITERAL
@@ -476,7 +475,7 @@ def _tune_plan(call: cst.Call, kw: Dict[str, cst.BaseExpression]) -> Optional[Li
             parsed = literal(cst.parse_expression(sbs))
             if not isinstance(parsed, dict) or not all(isinstance(k, str) for k in parsed):
                 return None
-            items = [f"{k}={_EMPTY.code_for_node(v)}" for k, v in _dict_items(cst.parse_expression(sbs))]
+            items = [f"{k}={code_of(v)}" for k, v in _dict_items(cst.parse_expression(sbs))]
             extra += batch_size_keep_19(items)
         plan.append(f"tuner.scale_batch_size({', '.join(common + extra)})")
     if lr:

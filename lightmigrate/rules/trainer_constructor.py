@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_helpers import add_markers, dotted_name, ensure_import, lightning_root, module_text
+from lightmigrate.cst_helpers import add_markers, dotted_name, ensure_import, lightning_root, module_text, code_of
 from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_arg_map as tam
@@ -86,7 +86,7 @@ def literal(node: cst.BaseExpression) -> Any:
 
 
 def _value(node: cst.BaseExpression) -> tam.Value:
-    return tam.Value(literal=literal(node), code=_EMPTY.code_for_node(node),
+    return tam.Value(literal=literal(node), code=code_of(node),
                      simple=isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)))
 
 
@@ -144,7 +144,7 @@ def _is_lightning_trainer(func: cst.BaseExpression, imp: _Imports) -> bool:
 
 def _is_fit(call: cst.Call) -> Optional[str]:
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "fit":
-        return _EMPTY.code_for_node(call.func.value)
+        return code_of(call.func.value)
     return None
 
 
@@ -170,7 +170,7 @@ class _Facts(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.value, cst.Call) and _is_lightning_trainer(node.value.func, self.imp):
             if any(a.keyword is not None and a.keyword.value == "resume_from_checkpoint" for a in node.value.args):
-                target = _EMPTY.code_for_node(node.targets[0].target)
+                target = code_of(node.targets[0].target)
                 self.resume.setdefault((self.scope[-1], target), []).append(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -441,7 +441,7 @@ class _Transformer(PrunedTransformer):
         pos = 0
         for arg in updated.args:
             if arg.star == "*":
-                self._mark([f"T0: Trainer arguments are keyword-only in 2.x; `*{_EMPTY.code_for_node(arg.value)}` "
+                self._mark([f"T0: Trainer arguments are keyword-only in 2.x; `*{code_of(arg.value)}` "
                             f"must become keywords ({tam.GUIDE})"])
                 return updated
             if arg.star == "**":

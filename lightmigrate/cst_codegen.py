@@ -1,0 +1,129 @@
+"""Code generation from libcst trees, cheaper than libcst's own entry points.
+
+libcst generates code by calling each node's ``_codegen`` with a ``CodegenState``, and many
+node types wrap their syntactic part in ``state.record_syntactic_position(...)``. In the plain
+state that is a generator-based context manager that does nothing, and building it costs more
+than most nodes' own work. ``module_code`` and ``code_for`` use a state whose
+``record_syntactic_position`` returns one shared do-nothing context manager: the same tokens,
+so the same code.
+
+``node_starts`` gives what ``PositionProvider`` gives as ``.start`` for every node (the
+syntactic start where the node records one, else the start of its code with its whitespace),
+from one generation pass that tracks only the line and column, without the metadata
+machinery. Tests compare both with libcst's own results.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+
+class _Nothing:
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+_NOTHING = _Nothing()
+
+
+class _PlainState(CodegenState):
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+        return _NOTHING
+
+
+def code_for(node: cst.CSTNode, module: Optional[cst.Module] = None) -> str:
+    """``module.code_for_node(node)`` (``module``: whose indentation and newline to use; a
+    default module's when None)."""
+    if module is None:
+        state = _PlainState(default_indent=" " * 4, default_newline="\n")
+    else:
+        state = _PlainState(default_indent=module.default_indent, default_newline=module.default_newline)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+def module_code(module: cst.Module) -> str:
+    """``module.code``."""
+    return code_for(module, module)
+
+
+# --- positions ----------------------------------------------------------------------------------
+
+
+class _Syntactic:
+    """The ``with`` block of one ``record_syntactic_position`` call: the node starts where the
+    block starts, or where ``start_node`` (a child generated inside it) starts."""
+
+    __slots__ = ("state", "node", "start_node", "start")
+
+    def __init__(self, state: "_PositionState", node: cst.CSTNode, start_node: Optional[cst.CSTNode]) -> None:
+        self.state = state
+        self.node = node
+        self.start_node = start_node
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *exc: object) -> bool:
+        starts = self.state.starts
+        start = starts[self.start_node] if self.start_node is not None else self.start
+        starts[self.node] = start
+        return False
+
+
+class _PositionState(CodegenState):
+    """Generates nothing useful but the line (1-based) and column (0-based) where each node
+    starts. ``\\r\\n``, ``\\r`` and ``\\n`` each end a line, as in libcst's position provider."""
+
+    def __init__(self, default_indent: str, default_newline: str) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.line = 1
+        self.column = 0
+        self.starts: Dict[cst.CSTNode, Tuple[int, int]] = {}
+        self.stack: List[Tuple[int, int]] = []
+
+    def _advance(self, value: str) -> None:
+        if "\n" not in value and "\r" not in value:
+            self.column += len(value)
+            return
+        # count line ends, a "\r\n" pair being one
+        ends = value.count("\n") + value.count("\r") - value.count("\r\n")
+        self.line += ends
+        last = max(value.rfind("\n"), value.rfind("\r"))
+        self.column = len(value) - last - 1
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._advance(value)
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.tokens.append(token)
+            self._advance(token)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.stack.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self.stack.pop()
+        if node not in self.starts:  # a syntactic start recorded inside wins
+            self.starts[node] = start
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+        return _Syntactic(self, node, start_node)
+
+
+def node_starts(module: cst.Module) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    """Node -> (line, column) where ``PositionProvider`` says it starts (line 1-based, column
+    0-based), for every node of ``module``."""
+    state = _PositionState(module.default_indent, module.default_newline)
+    module._codegen(state)
+    return state.starts

@@ -1,0 +1,41 @@
+"""lightmigrate.cst_codegen generates what libcst does: the same code, the same positions."""
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from lightmigrate.cst_codegen import code_for, module_code, node_starts
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+ODD = (
+    "x = 1\r\ny = (\r\n    2,\r\n)\r\n",  # CRLF
+    "if a:\r    b = '''\r'''\r",  # lone CR line ends, inside a string too
+    "def f():\n\tif x:\n\t\treturn 1  # tab\n\n\n\n@d\nclass C(B): pass\n",
+    "s = f'{a!r:>{b}}' 'x' \\\n    'y'\nz = [i for i in range(3)]\n",
+    "",
+)
+
+
+def modules():
+    for text in ODD:
+        yield cst.parse_module(text)
+    for path in sorted(CORPUS.glob("*.py"))[:30]:
+        yield cst.parse_module(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("module", list(modules()), ids=lambda m: repr(m.code[:20]))
+def test_code_and_starts_are_libcsts(module):
+    assert module_code(module) == module.code
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    ours = node_starts(module)
+    assert set(ours) == set(theirs)
+    assert all(ours[node] == (r.start.line, r.start.column) for node, r in theirs.items())
+
+
+def test_code_for_a_node_alone_and_in_a_modules_style():
+    module = cst.parse_module("if x:\r\n\ty = 1\r\n")
+    stmt = module.body[0]
+    assert code_for(stmt) == cst.Module([]).code_for_node(stmt) == "if x:\n    y = 1\n"
+    assert code_for(stmt, module) == module.code_for_node(stmt) == "if x:\r\n\ty = 1\r\n"
