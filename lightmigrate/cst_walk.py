@@ -102,9 +102,14 @@ def _is_node(kind: type) -> bool:
     return found
 
 
+_MAYBE = cst.MaybeSentinel
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``, without rebuilding ``node``."""
-    order = _order(type(node))
+    order = _NAMES.get(type(node), False)
+    if order is False:
+        order = _order(type(node))
     if order is None:
         return list(node.children)
     out: List[cst.CSTNode] = []
@@ -112,8 +117,8 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
         value = getattr(node, name)
         kind = type(value)
         if kind is tuple or kind is list:
-            out.extend(v for v in value if _is_node(type(v)))
-        elif _is_node(kind):
+            out.extend(value)  # the sequences libcst visits hold only nodes
+        elif value is not None and kind is not _MAYBE:
             out.append(value)
     return out
 

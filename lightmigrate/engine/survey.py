@@ -23,6 +23,10 @@ from lightmigrate.rules.base import Rule, RuleContext
 # (text, path, facts wanted): text as the index should read it (a notebook's code cells).
 SurveyItem = Tuple[str, str, bool]
 
+# Below this much text the prefilter and the survey run in this process: measured on the
+# published tree (4 MB), a pool costs more than it saves.
+PARALLEL_MIN_CHARS = 4_000_000
+
 
 def _survey_one(item: SurveyItem) -> Tuple[ProjectIndex, Optional[FileFacts]]:
     text, path, want_facts = item
@@ -41,6 +45,8 @@ def survey(
     facts of the files that asked for them (by position in ``files``). Files that need a
     parse are handled on ``jobs`` processes; the parts are merged in run order."""
     heavy = [i for i, (text, _, want) in enumerate(files) if want or worth_indexing(text)]
+    if sum(len(files[i][0]) for i in heavy) < PARALLEL_MIN_CHARS:
+        jobs = 1  # a pool (start, and sending the parts back) costs more than it saves
     results = map_in_order(_survey_one, [files[i] for i in heavy], jobs, (), progress, INDEX_STAGE)
     by_position = dict(zip(heavy, results))
     project = ProjectIndex()
@@ -57,8 +63,6 @@ def survey(
     return project, facts
 
 
-# Below this much text the prefilter runs in this process: a pool costs more than it saves.
-PARALLEL_PREFILTER_CHARS = 4_000_000
 
 
 # What the prefilter found in one file: the codes of the rules whose text triggers match, or
@@ -81,7 +85,7 @@ def prefilter(items: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule
     to be worth it. The text triggers are substring searches: on a big tree they cost
     seconds, so they are spread like the rest, and done once (the gates reuse the answer)."""
     total = sum(len(text) for text, _ in items)
-    if jobs <= 1 or total < PARALLEL_PREFILTER_CHARS:
+    if jobs <= 1 or total < PARALLEL_MIN_CHARS:
         return _prefilter_chunk(items, rules)
     # About eight chunks per process, cut by size so the processes finish together.
     target = total // (8 * jobs) + 1
