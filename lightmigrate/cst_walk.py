@@ -156,6 +156,16 @@ def _read_trivia_names() -> frozenset:
     return frozenset(names | _BRACKETS)
 
 
+def own_hooks(kind: type, base: type) -> List[str]:
+    """The ``visit_*`` / ``leave_*`` names of ``kind`` that are not ``base``'s own: libcst's
+    visitor classes define a do-nothing hook for every node type, so only the classes of
+    ``kind``'s MRO outside libcst are searched (cheap: visitor classes defined inside
+    functions are new classes on every call)."""
+    names = {name for klass in kind.__mro__ if not klass.__module__.startswith("libcst")
+             for name in vars(klass) if name.startswith(("visit_", "leave_"))}
+    return sorted(name for name in names if getattr(kind, name) is not getattr(base, name, None))
+
+
 class _Plan:
     """How to walk with one visitor class: whether libcst must do it, whether trivia can be
     skipped, and which node types have hooks."""
@@ -164,8 +174,7 @@ class _Plan:
         plain_dispatch = kind.on_visit is cst.CSTVisitor.on_visit and kind.on_leave is cst.CSTVisitor.on_leave
         # libcst's CSTVisitor defines a do-nothing visit_X / leave_X (and attribute hooks) for
         # every node type; only the ones this class overrides count.
-        own = [name for name in dir(kind) if name.startswith(("visit_", "leave_"))
-               and getattr(kind, name) is not getattr(cst.CSTVisitor, name, None)]
+        own = own_hooks(kind, cst.CSTVisitor)
         self.hooked = frozenset(name[6:] for name in own if name[6:7].isupper())
         self.plain_dispatch = plain_dispatch
         self.fast = (
@@ -371,8 +380,7 @@ _PRUNE: Dict[type, int] = {}
 def _prune_mask(kind: type) -> int:
     found = _PRUNE.get(kind)
     if found is None:
-        own = [name for name in dir(kind) if name.startswith(("visit_", "leave_"))
-               and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None)]
+        own = own_hooks(kind, cst.CSTTransformer)
         custom = (kind.on_visit is not PrunedTransformer.on_visit
                   or kind.on_leave is not cst.CSTTransformer.on_leave
                   or kind.on_visit_attribute is not cst.CSTTransformer.on_visit_attribute
@@ -418,8 +426,7 @@ class _TransformPlan:
     (``PrunedTransformer``) a subtree holding no hooked node type is not entered."""
 
     def __init__(self, kind: type) -> None:
-        own = [name for name in dir(kind) if name.startswith(("visit_", "leave_"))
-               and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None)]
+        own = own_hooks(kind, cst.CSTTransformer)
         self.ours = (
             issubclass(kind, cst.CSTTransformer) and not issubclass(kind, m.MatcherDecoratableTransformer)
             and kind.on_visit_attribute is cst.CSTTransformer.on_visit_attribute

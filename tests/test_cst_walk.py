@@ -386,3 +386,29 @@ def test_type_masks_of_a_transformed_tree_walk_only_its_new_nodes(monkeypatch):
         for sub in _all_nodes(n):
             expected |= walk_module._bit(type(sub))
         assert masks[id(n)] == expected
+
+
+def test_own_hooks_are_the_overridden_ones():
+    """own_hooks searches only classes outside libcst; it must find what a search of every
+    attribute finds, for every visitor class the rules define (also the ones made inside
+    functions, created here by running the rules over corpus files)."""
+    from lightmigrate.cst_walk import _all_subclasses, own_hooks
+    from lightmigrate.engine.transform import transform_text
+    from lightmigrate.rules import select_rules
+
+    rules = select_rules()
+    for path in sorted(CORPUS.glob("*.py"))[:12]:
+        transform_text(path.read_text(encoding="utf-8"), rules, str(path))
+
+    def by_dir(kind, base):
+        return sorted(name for name in dir(kind) if name.startswith(("visit_", "leave_"))
+                      and getattr(kind, name) is not getattr(base, name, None))
+
+    checked = 0
+    for base in (cst.CSTVisitor, cst.CSTTransformer):
+        for kind in _all_subclasses(base):
+            if kind.__module__.startswith("libcst"):
+                continue
+            assert own_hooks(kind, base) == by_dir(kind, base), kind
+            checked += 1
+    assert checked > 30
