@@ -391,18 +391,24 @@ def _prune_mask(kind: type) -> int:
     return found
 
 
+def node_types_mask(types) -> int:
+    """The ``_bit`` mask of the libcst node classes ``types`` and of their subclasses (compare
+    with ``mask_of(node)``)."""
+    found = 0
+    for t in types:
+        found |= _bit(t)
+        for sub in _all_subclasses(t):
+            found |= _bit(sub)
+    return found
+
+
 def _hooked_mask(names) -> int:
     """The bits of the node types called ``names`` and of their subclasses; 0 (prune nothing)
     when some name is not a libcst node type."""
     node_types = {getattr(cst, n) for n in names if isinstance(getattr(cst, n, None), type)}
     if len(node_types) != len(names):
         return 0
-    found = 0
-    for t in node_types:
-        found |= _bit(t)
-        for sub in _all_subclasses(t):
-            found |= _bit(sub)
-    return found
+    return node_types_mask(node_types)
 
 
 def _all_subclasses(kind: type) -> List[type]:

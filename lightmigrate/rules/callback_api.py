@@ -20,7 +20,7 @@ Marked: C9 ``QuantizationAwareTraining`` (no replacement), C12 DataModule
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import libcst as cst
 import libcst.matchers as m
@@ -203,14 +203,14 @@ class _Calls(PrunedTransformer):
         return updated
 
 
-def _why(datamodules: frozenset):
+def _why(datamodules: Callable[[], frozenset]):
     def why(node: cst.CSTNode) -> Optional[str]:
         if isinstance(node, cst.Name) and node.value == "QuantizationAwareTraining":
             return WHY_QAT
         if isinstance(node, cst.Call):
             f = node.func
             if isinstance(f, cst.Attribute) and f.attr.value in ("from_argparse_args", "add_argparse_args") and \
-                    isinstance(f.value, cst.Name) and f.value.value in datamodules:
+                    isinstance(f.value, cst.Name) and f.value.value in datamodules():
                 return WHY_ARGPARSE.format(name=f.attr.value)
             fname = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
             if fname in ("BatchSizeFinder", "scale_batch_size") and not any(
@@ -365,6 +365,12 @@ finder = LearningRateFinder(update_attr=True)
         out = transform(out, calls)
         for fix in dict.fromkeys(calls.fixed):
             ctx.report(CODE, fix, Kind.FIXED)
-        datamodules = frozenset(c.name for c in ctx.project.classes()
-                                if ctx.project.is_lightning_module(c, DATAMODULE_NAMES)) | {"LightningDataModule"}
-        return transform(out, StatementMarker(CODE, _why(datamodules)))
+        found: List[frozenset] = []
+
+        def datamodules() -> frozenset:  # the project's DataModule classes, found when first asked
+            if not found:
+                found.append(frozenset(c.name for c in ctx.project.classes()
+                                       if ctx.project.is_lightning_module(c, DATAMODULE_NAMES)) | {"LightningDataModule"})
+            return found[0]
+
+        return transform(out, StatementMarker(CODE, _why(datamodules), (cst.Name, cst.Call, cst.Subscript)))

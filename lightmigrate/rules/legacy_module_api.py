@@ -136,7 +136,7 @@ class _Fix(KindTransformer):
             receiver = params[0].name.value if kind == "module" and params else \
                 params[2].name.value if kind == "callback" and len(params) > 2 else None
             if receiver and not own_model_size:
-                marker = StatementMarker(CODE, _why_model_size(receiver))
+                marker = StatementMarker(CODE, _why_model_size(receiver), (cst.Attribute,))
                 item = transform(item, marker)  # type: ignore[assignment]
                 if marker.marked:
                     items[i] = item
@@ -287,5 +287,5 @@ class Counter(Callback):
         if fixer.needs_import:
             out = ensure_import(out, f"{fixer.root}.utilities.model_summary", "summarize")
         if "get_progress_bar_dict()" in module_text(out):
-            out = transform(out, StatementMarker(CODE, _why_pbar))
+            out = transform(out, StatementMarker(CODE, _why_pbar, (cst.Call,)))
         return out

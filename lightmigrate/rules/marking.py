@@ -4,11 +4,11 @@ the header of the enclosing compound statement when the node is in its test)."""
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, Iterable, List, Optional
 
 import libcst as cst
 
-from lightmigrate.cst_walk import PrunedTransformer
+from lightmigrate.cst_walk import PrunedTransformer, mask_of, node_types_mask
 
 from lightmigrate.cst_helpers import add_marker
 
@@ -16,17 +16,23 @@ Why = Callable[[cst.CSTNode], Optional[str]]
 
 
 class StatementMarker(PrunedTransformer):
-    """Calls ``why(node)`` on every node; the first reason found inside a statement marks it."""
+    """Calls ``why(node)`` on every node; the first reason found inside a statement marks it.
 
-    def __init__(self, code: str, why: Why) -> None:
+    ``types``: when given, ``why`` gives a reason only for nodes of these types, and a subtree
+    holding none of them is not entered (it could not be marked)."""
+
+    def __init__(self, code: str, why: Why, types: Optional[Iterable[type]] = None) -> None:
         self.code = code
         self.why = why
         self.pending: List[Optional[str]] = []
         self.marked = 0
+        self.types = node_types_mask(types) if types is not None else 0
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            self.pending.append(None)
+            self.pending.append(None)  # popped by on_leave, which runs whatever this returns
+        if self.types and not mask_of(node) & self.types:
+            return False
         if self.pending and self.pending[-1] is None:
             reason = self.why(node)
             if reason:
