@@ -11,7 +11,7 @@ nothing reported), so skipping it changes no output.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
@@ -23,9 +23,9 @@ from lightmigrate.rules.base import Rule, RuleContext
 # (text, path, facts wanted): text as the index should read it (a notebook's code cells).
 SurveyItem = Tuple[str, str, bool]
 
-# Below this much text the prefilter and the survey run in this process: measured on the
-# published tree (4 MB), a pool costs more than it saves.
-PARALLEL_MIN_CHARS = 4_000_000
+# Below this much text the prefilter and the survey run in this process: a pool costs more
+# than it saves.
+PARALLEL_MIN_CHARS = 1_000_000
 
 
 def _survey_one(item: SurveyItem) -> Tuple[ProjectIndex, Optional[FileFacts]]:
@@ -38,6 +38,25 @@ def _survey_one(item: SurveyItem) -> Tuple[ProjectIndex, Optional[FileFacts]]:
     return part, (file_facts(text, tree, nodes) if want_facts else None)
 
 
+def _survey_chunk(chunk: Sequence[SurveyItem]) -> List[Tuple[ProjectIndex, Optional[FileFacts]]]:
+    return [_survey_one(item) for item in chunk]
+
+
+def sized_chunks(items: Sequence, size: Callable[[object], int], jobs: int) -> List[list]:
+    """``items`` cut, in order, into about eight runs per process of about equal ``size``, so
+    the processes finish together."""
+    target = sum(size(item) for item in items) // (8 * jobs) + 1
+    chunks: List[list] = [[]]
+    filled = 0
+    for item in items:
+        if filled >= target:
+            chunks.append([])
+            filled = 0
+        chunks[-1].append(item)
+        filled += size(item)
+    return chunks
+
+
 def survey(
     files: Sequence[SurveyItem], jobs: int = 1, progress: Optional[Progress] = None
 ) -> Tuple[ProjectIndex, Dict[int, FileFacts]]:
@@ -45,9 +64,13 @@ def survey(
     facts of the files that asked for them (by position in ``files``). Files that need a
     parse are handled on ``jobs`` processes; the parts are merged in run order."""
     heavy = [i for i, (text, _, want) in enumerate(files) if want or worth_indexing(text)]
-    if sum(len(files[i][0]) for i in heavy) < PARALLEL_MIN_CHARS:
-        jobs = 1  # a pool (start, and sending the parts back) costs more than it saves
-    results = map_in_order(_survey_one, [files[i] for i in heavy], jobs, (), progress, INDEX_STAGE)
+    if jobs > 1 and sum(len(files[i][0]) for i in heavy) >= PARALLEL_MIN_CHARS:
+        # Files go to the processes in chunks: one file's parse is too short to be worth a
+        # round trip of its own.
+        chunks = sized_chunks([files[i] for i in heavy], lambda item: len(item[0]), jobs)
+        results = [r for part in map_in_order(_survey_chunk, chunks, jobs, (), None, INDEX_STAGE) for r in part]
+    else:
+        results = map_in_order(_survey_one, [files[i] for i in heavy], 1, (), progress, INDEX_STAGE)
     by_position = dict(zip(heavy, results))
     project = ProjectIndex()
     facts: Dict[int, FileFacts] = {}
@@ -87,16 +110,7 @@ def prefilter(items: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule
     total = sum(len(text) for text, _ in items)
     if jobs <= 1 or total < PARALLEL_MIN_CHARS:
         return _prefilter_chunk(items, rules)
-    # About eight chunks per process, cut by size so the processes finish together.
-    target = total // (8 * jobs) + 1
-    chunks: List[List[Tuple[str, Tuple[str, ...]]]] = [[]]
-    size = 0
-    for item in items:
-        if size >= target:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(item)
-        size += len(item[0])
+    chunks = sized_chunks(items, lambda item: len(item[0]), jobs)
     return [flag for part in map_in_order(_prefilter_chunk, chunks, jobs, (rules,)) for flag in part]
 
 
