@@ -48,7 +48,27 @@ def index_state(project: ProjectIndex):
     return {name: value for name, value in vars(project).items()}
 
 
-def test_parallel_index_equals_sequential_index():
+def test_map_in_order_takes_a_generator_and_skips_none_items():
+    produced = []
+
+    def items():
+        for x in range(30):
+            produced.append(x)
+            yield None if x % 3 == 0 else x
+
+    for jobs in (1, 2):
+        produced.clear()
+        seen = []
+        out = map_in_order(_square_plus, items(), jobs, (1,), lambda s, d, t: seen.append((d, t)), "sq", total=30)
+        assert out == [None if x % 3 == 0 else x * x + 1 for x in range(30)]
+        assert produced == list(range(30)) and seen[0] == (0, 30) and seen[-1] == (30, 30)
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_parallel_index_equals_sequential_index(monkeypatch):
+    import lightmigrate.engine.survey as survey_module
+
+    monkeypatch.setattr(survey_module, "PARALLEL_MIN_CHARS", 0)  # the corpus is small: use the pool anyway
     files = corpus_files()
     assert len(files) > 40
     sequential = ProjectIndex()
@@ -184,3 +204,14 @@ def test_jobs_must_be_positive(tmp_path):
     result = subprocess.run([str(SCRIPT), "rewrite", "--jobs", "0", "."], cwd=tmp_path, capture_output=True,
                             text=True, timeout=600)
     assert result.returncode == 2 and "--jobs" in result.stderr
+
+
+def test_survey_on_the_pool_reports_progress_in_files(monkeypatch):
+    import lightmigrate.engine.survey as survey_module
+
+    monkeypatch.setattr(survey_module, "PARALLEL_MIN_CHARS", 0)
+    files = [(text, path, True) for text, path in corpus_files()]
+    seen = []
+    survey_module.survey(files, 2, lambda stage, done, total: seen.append((stage, done, total)))
+    assert seen[-1] == ("indexing", len(files), len(files)) and seen[0][1] == 0
+    assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen) and len(seen) > 3

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Optional, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -64,46 +64,66 @@ def call_without_gc(func: Callable[..., Any], item: Any, shared: tuple = ()) -> 
 
 def map_in_order(
     func: Callable[..., R],
-    items: Sequence[T],
+    items: Iterable[Optional[T]],
     jobs: int = 1,
     shared: tuple = (),
     progress: Optional[Progress] = None,
     stage: str = "",
-) -> List[R]:
+    total: Optional[int] = None,
+) -> List[Optional[R]]:
     """``[func(item, *shared) for item in items]`` on up to ``jobs`` processes.
 
     ``func`` must be a module-level function; ``shared`` is sent to each worker once, not
     with every item. Results are in ``items`` order. With one job (or one item) everything
-    runs in this process.
+    runs in this process. ``items`` may be a generator (give its length as ``total``): the
+    processes start on the first items while this one is still producing the next. A None
+    item stands for a file with nothing to do: its result is None, and it counts as done.
     """
-    total = len(items)
+    if total is None:
+        items = list(items)
+        total = len(items)
     if progress is not None:
         progress(stage, 0, total)
     if jobs <= 1 or total <= 1:
-        out = []
+        out: List[Optional[R]] = []
         for done, item in enumerate(items, 1):
-            out.append(call_without_gc(func, item, shared))
+            out.append(None if item is None else call_without_gc(func, item, shared))
             if progress is not None:
                 progress(stage, done, total)
         return out
-    results: List[Any] = [None] * total
+    results: List[Optional[R]] = []
+    source = iter(items)
     with ProcessPoolExecutor(
         max_workers=min(jobs, total), initializer=_init_worker, initargs=(func, shared)
     ) as pool:
         # Keep a bounded number of items in flight so a huge run does not pickle every
         # file's text up front.
         pending: Dict[Future, int] = {}
-        next_item = 0
         done = 0
         limit = 4 * min(jobs, total)
-        while done < total:
-            while next_item < total and len(pending) < limit:
-                pending[pool.submit(_call_in_worker, items[next_item])] = next_item
-                next_item += 1
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < limit:
+                item = next(source, _END)
+                if item is _END:
+                    exhausted = True
+                elif item is None:
+                    results.append(None)
+                    done += 1
+                else:
+                    pending[pool.submit(_call_in_worker, item)] = len(results)
+                    results.append(None)
+            if not pending:
+                break
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 results[pending.pop(future)] = future.result()
                 done += 1
             if progress is not None:
                 progress(stage, done, total)
+    if progress is not None:
+        progress(stage, done, total)
     return results
+
+
+_END = object()

@@ -119,6 +119,8 @@ def run(
     passed = {i: codes for i, codes in zip(plain_py, found) if codes is not None}
     todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     project = ProjectIndex()
+    facts: dict = {}
+    gated: set = set()
     if todo:
         # One ast parse per file: the index, and the facts the rules' gates read. Only files
         # some rule's gate needs go on to libcst (notebooks and YAML configs always do).
@@ -128,12 +130,22 @@ def run(
                  for i in read_at]
         project, facts_at = survey(items, jobs, progress)
         facts = {read_at[k]: f for k, f in facts_at.items()}
-        todo = [i for i in todo if i not in gated
-                or needs_rules(sources[i].text, sources[i].path, file_rules[i], facts.get(i), project, passed[i])]
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)
-    work = [(sources[i], tuple(r.code for r in file_rules[i])) for i in todo]
-    results = map_in_order(_process_selected, work, jobs, (rules, project, mode), progress, TRANSFORM_STAGE)
+
+    def work():
+        # The gates run here, file by file, while the processes already transform the files
+        # found needed so far. A file no gate needs is None: nothing to do, nothing to report.
+        for i in todo:
+            source = sources[i]
+            if i in gated and not needs_rules(source.text, source.path, file_rules[i], facts.get(i), project, passed[i]):
+                yield None
+            else:
+                yield (source, tuple(r.code for r in file_rules[i]))
+
+    results = map_in_order(_process_selected, work(), jobs, (rules, project, mode), progress, TRANSFORM_STAGE,
+                           total=len(todo))
     for i, result in zip(todo, results):
-        report.files[i] = result
+        if result is not None:
+            report.files[i] = result
     return report

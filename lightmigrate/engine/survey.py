@@ -11,6 +11,8 @@ nothing reported), so skipping it changes no output.
 
 from __future__ import annotations
 
+import itertools
+
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from lightmigrate import MARKER_PREFIX
@@ -68,7 +70,10 @@ def survey(
         # Files go to the processes in chunks: one file's parse is too short to be worth a
         # round trip of its own.
         chunks = sized_chunks([files[i] for i in heavy], lambda item: len(item[0]), jobs)
-        results = [r for part in map_in_order(_survey_chunk, chunks, jobs, (), None, INDEX_STAGE) for r in part]
+        ends = list(itertools.accumulate(len(c) for c in chunks))  # files done after k chunks
+        by_files = None if progress is None else \
+            (lambda stage, done, total: progress(stage, ends[done - 1] if done else 0, len(heavy)))
+        results = [r for part in map_in_order(_survey_chunk, chunks, jobs, (), by_files, INDEX_STAGE) for r in part]
     else:
         results = map_in_order(_survey_one, [files[i] for i in heavy], 1, (), progress, INDEX_STAGE)
     by_position = dict(zip(heavy, results))
