@@ -11,7 +11,7 @@ import textwrap
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_codegen import code_for, module_code

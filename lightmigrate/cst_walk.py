@@ -23,7 +23,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 _VISIT_FUNCTIONS = frozenset({"visit_required", "visit_optional", "visit_sentinel", "visit_sequence",
                               "visit_body_sequence", "visit_iterable", "visit_body_iterable"})

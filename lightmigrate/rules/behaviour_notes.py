@@ -29,7 +29,7 @@ import re
 from typing import Optional, Tuple
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind

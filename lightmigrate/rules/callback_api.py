@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate.cst_helpers import (
     code_of,

@@ -14,7 +14,7 @@ import functools
 from typing import FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import add_marker, positional_params, module_text

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate.cst_helpers import (
     BodyFacts,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate.cst_helpers import add_marker, positional_params, self_name, module_text, code_of
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate.cst_helpers import add_marker, self_name, code_of
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety

@@ -20,7 +20,7 @@ import ast
 from typing import List, Optional, Set
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate.cst_helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names, module_text, code_of
 from lightmigrate.facts import file_facts, nodes_of, parse_tree

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Union
 
 import libcst as cst
-import libcst.matchers as m
+from lightmigrate.matchers import m
 
 from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.facts import file_facts
