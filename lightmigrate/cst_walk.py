@@ -206,47 +206,35 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if not plan.fast:
         node.visit(visitor)
         return
+    if not plan.plain_dispatch:
+        _walk_custom(node, visitor, plan.skip_trivia)
+        return
+    # CSTVisitor's on_visit / on_leave dispatch, inline, with the hooks looked up once per
+    # node type (walks are many and often small: rules walk single arguments).
+    hooked = plan.hooked
+    hooks: Dict[type, Tuple] = {}
     skip_trivia = plan.skip_trivia
-    if plan.plain_dispatch:
-        # CSTVisitor.on_visit / on_leave, with the visit_X / leave_X lookups cached per type.
-        hooks: Dict[type, Tuple] = {}
-
-        def lookup(kind: type) -> Tuple:
-            found = hooks.get(kind)
-            if found is None:
-                name = kind.__name__
-                found = hooks[kind] = (
-                    getattr(visitor, "visit_" + name) if name in plan.hooked else None,
-                    getattr(visitor, "leave_" + name) if name in plan.hooked else None,
-                )
-            return found
-
-        def on_visit(n: cst.CSTNode) -> bool:
-            fn = lookup(type(n))[0]
-            return fn is None or fn(n) is not False
-
-        def on_leave(n: cst.CSTNode) -> None:
-            fn = lookup(type(n))[1]
-            if fn is not None:
-                fn(n)
-    else:
-        on_visit, on_leave = visitor.on_visit, visitor.on_leave  # type: ignore[assignment]
     prune = plan.prune
-    masks = type_masks(node) if prune else {}
+    masks = type_masks(node) if prune else _MASKS
     if prune and not masks[id(node)] & prune:
         return
-    # An explicit stack (no recursion limit): (node, its children, index of the next child).
-    stack: List[Tuple[cst.CSTNode, Sequence[cst.CSTNode], int]] = []
-    if not on_visit(node):
-        on_leave(node)
+    kind = type(node)
+    name = kind.__name__
+    pair = hooks[kind] = (getattr(visitor, "visit_" + name) if name in hooked else None,
+                          getattr(visitor, "leave_" + name) if name in hooked else None)
+    if pair[0] is not None and pair[0](node) is False:
+        if pair[1] is not None:
+            pair[1](node)
         return
-    stack.append((node, children(node), 0))
+    # An explicit stack (no recursion limit): (node, its children, index of the next child).
+    stack: List[Tuple[cst.CSTNode, Sequence[cst.CSTNode], int]] = [(node, children(node), 0)]
     while stack:
         current, kids, i = stack[-1]
         if i < len(kids):
             stack[-1] = (current, kids, i + 1)
             child = kids[i]
-            if skip_trivia and _is_trivia(type(child)):
+            kind = type(child)
+            if skip_trivia and _is_trivia(kind):
                 continue
             if prune:
                 mask = masks.get(id(child))
@@ -254,6 +242,36 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                     mask = mask_of(child)
                 if not mask & prune:
                     continue
+            pair = hooks.get(kind)
+            if pair is None:
+                name = kind.__name__
+                pair = hooks[kind] = (getattr(visitor, "visit_" + name) if name in hooked else None,
+                                      getattr(visitor, "leave_" + name) if name in hooked else None)
+            if pair[0] is None or pair[0](child) is not False:
+                stack.append((child, children(child), 0))
+            elif pair[1] is not None:
+                pair[1](child)
+            continue
+        stack.pop()
+        leave = hooks[type(current)][1]
+        if leave is not None:
+            leave(current)
+
+
+def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor, skip_trivia: bool) -> None:
+    """``walk`` for a visitor that overrides ``on_visit`` / ``on_leave``."""
+    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+    if not on_visit(node):
+        on_leave(node)
+        return
+    stack: List[Tuple[cst.CSTNode, Sequence[cst.CSTNode], int]] = [(node, children(node), 0)]
+    while stack:
+        current, kids, i = stack[-1]
+        if i < len(kids):
+            stack[-1] = (current, kids, i + 1)
+            child = kids[i]
+            if skip_trivia and _is_trivia(type(child)):
+                continue
             if on_visit(child):
                 stack.append((child, children(child), 0))
             else:

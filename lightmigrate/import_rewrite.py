@@ -150,6 +150,7 @@ class _Collect(cst.CSTVisitor):
         self.uses: Dict[str, int] = {}  # loads of each local name outside imports
         self.explicit_modules: Set[str] = set()
         self.depth = 0
+        self.not_uses: Set[int] = set()  # ids of the names an attribute or a keyword argument carries
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.depth += 1
@@ -189,16 +190,17 @@ class _Collect(cst.CSTVisitor):
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
+        if id(node) in self.not_uses:  # ``x.NAME`` and ``f(NAME=...)`` name no variable
+            return
         self.names.add(node.value)
         self.uses[node.value] = self.uses.get(node.value, 0) + 1
 
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        walk(node.value, self)
-        return False
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.not_uses.add(id(node.attr))
 
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        walk(node.value, self)
-        return False
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_uses.add(id(node.keyword))
 
 
 def collect(module: cst.Module) -> _Collect:
