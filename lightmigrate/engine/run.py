@@ -17,7 +17,7 @@ from lightmigrate.engine.source import (
     unchanged_on_disk,
     write_atomic,
 )
-from lightmigrate.engine.survey import needs_rules, prefilter, survey
+from lightmigrate.engine.survey import FACTS, HOOK_FACTS, needs_rules, prefilter, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
 from lightmigrate.engine.yaml_config import is_yaml, transform_config
 from lightmigrate.project import ProjectIndex
@@ -120,16 +120,21 @@ def run(
     todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     project = ProjectIndex()
     facts: dict = {}
+    hooks: dict = {}
     gated: set = set()
     if todo:
         # One ast parse per file: the index, and the facts the rules' gates read. Only files
         # some rule's gate needs go on to libcst (notebooks and YAML configs always do).
         read_at = [i for i, s in enumerate(sources) if s is not None]  # survey position -> file
         gated = {i for i in passed if not notebook.is_notebook(sources[i].path)}
-        items = [(notebook.indexable_text(sources[i].path, sources[i].text), sources[i].path, i in gated)
+        # the files some gate reading hook facts may look at get those worked out too
+        hook_codes = {r.code for r in rules if r.gate_reads_hook_facts}
+        items = [(notebook.indexable_text(sources[i].path, sources[i].text), sources[i].path,
+                  0 if i not in gated else HOOK_FACTS if not hook_codes.isdisjoint(passed[i]) else FACTS)
                  for i in read_at]
-        project, facts_at = survey(items, jobs, progress)
+        project, facts_at, hooks_at = survey(items, jobs, progress)
         facts = {read_at[k]: f for k, f in facts_at.items()}
+        hooks = {read_at[k]: h for k, h in hooks_at.items()}
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)
 
@@ -138,7 +143,8 @@ def run(
         # found needed so far. A file no gate needs is None: nothing to do, nothing to report.
         for i in todo:
             source = sources[i]
-            if i in gated and not needs_rules(source.text, source.path, file_rules[i], facts.get(i), project, passed[i]):
+            if i in gated and not needs_rules(source.text, source.path, file_rules[i], facts.get(i), project,
+                                              passed[i], hooks.get(i)):
                 yield None
             else:
                 yield (source, tuple(r.code for r in file_rules[i]))

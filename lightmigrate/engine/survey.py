@@ -18,29 +18,35 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
-from lightmigrate.facts import FileFacts, ast_nodes, file_facts, parse_tree, remember
+from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
 from lightmigrate.project import ProjectIndex, worth_indexing
 from lightmigrate.rules.base import Rule, RuleContext
+from lightmigrate.rules.gates import HookFacts, hook_facts_of_tree, remember_hook_facts
 
-# (text, path, facts wanted): text as the index should read it (a notebook's code cells).
-SurveyItem = Tuple[str, str, bool]
+# (text, path, facts wanted): text as the index should read it (a notebook's code cells);
+# facts wanted is 0 (none), FACTS, or HOOK_FACTS (the facts, and the hook facts some gate reads).
+SurveyItem = Tuple[str, str, int]
+FACTS, HOOK_FACTS = 1, 2
+# What the survey found in one file: its part of the index, its facts, its hook facts.
+Found = Tuple[ProjectIndex, Optional[FileFacts], Optional[HookFacts]]
 
 # Below this much text the prefilter and the survey run in this process: a pool costs more
 # than it saves.
 PARALLEL_MIN_CHARS = 1_000_000
 
 
-def _survey_one(item: SurveyItem) -> Tuple[ProjectIndex, Optional[FileFacts]]:
-    text, path, want_facts = item
+def _survey_one(item: SurveyItem) -> Found:
+    text, path, want = item
     part = ProjectIndex()
     index_tree = worth_indexing(text) and not path.lower().endswith((".yaml", ".yml"))
-    tree = parse_tree(text) if want_facts or index_tree else None
-    nodes = ast_nodes(tree) if tree is not None else None  # one pass over the tree serves both
+    tree = parse_tree(text) if want or index_tree else None
+    nodes = nodes_of(tree) if tree is not None else None  # one pass over the tree serves all
     part.add_source(text, path, tree=tree, nodes=nodes)
-    return part, (file_facts(text, tree, nodes) if want_facts else None)
+    hooks = hook_facts_of_tree(tree) if want == HOOK_FACTS and tree is not None else None
+    return part, (file_facts(text, tree, nodes) if want else None), hooks
 
 
-def _survey_chunk(chunk: Sequence[SurveyItem]) -> List[Tuple[ProjectIndex, Optional[FileFacts]]]:
+def _survey_chunk(chunk: Sequence[SurveyItem]) -> List[Found]:
     return [_survey_one(item) for item in chunk]
 
 
@@ -61,10 +67,10 @@ def sized_chunks(items: Sequence, size: Callable[[object], int], jobs: int) -> L
 
 def survey(
     files: Sequence[SurveyItem], jobs: int = 1, progress: Optional[Progress] = None
-) -> Tuple[ProjectIndex, Dict[int, FileFacts]]:
-    """The class index of ``files`` (in run order, as one process would build it) and the
-    facts of the files that asked for them (by position in ``files``). Files that need a
-    parse are handled on ``jobs`` processes; the parts are merged in run order."""
+) -> Tuple[ProjectIndex, Dict[int, FileFacts], Dict[int, HookFacts]]:
+    """The class index of ``files`` (in run order, as one process would build it), and the
+    facts and hook facts of the files that asked for them (by position in ``files``). Files
+    that need a parse are handled on ``jobs`` processes; the parts are merged in run order."""
     heavy = [i for i, (text, _, want) in enumerate(files) if want or worth_indexing(text)]
     if jobs > 1 and sum(len(files[i][0]) for i in heavy) >= PARALLEL_MIN_CHARS:
         # Files go to the processes in chunks: one file's parse is too short to be worth a
@@ -79,16 +85,19 @@ def survey(
     by_position = dict(zip(heavy, results))
     project = ProjectIndex()
     facts: Dict[int, FileFacts] = {}
+    hooks: Dict[int, HookFacts] = {}
     for i, (text, path, _) in enumerate(files):
         found = by_position.get(i)
         if found is None:
             project.add_source(text, path)
             continue
-        part, file_facts_ = found
+        part, file_facts_, hook_facts_ = found
         project.merge(part)
         if file_facts_ is not None:
             facts[i] = file_facts_
-    return project, facts
+        if hook_facts_ is not None:
+            hooks[i] = hook_facts_
+    return project, facts, hooks
 
 
 
@@ -121,11 +130,11 @@ def prefilter(items: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule
 
 def build_index(files: Sequence[Tuple[str, str]], jobs: int = 1, progress: Optional[Progress] = None) -> ProjectIndex:
     """The class index of ``files`` (``(text, path)`` pairs, in run order)."""
-    return survey([(text, path, False) for text, path in files], jobs, progress)[0]
+    return survey([(text, path, 0) for text, path in files], jobs, progress)[0]
 
 
 def needs_rules(text: str, path: str, rules: Sequence[Rule], facts: Optional[FileFacts], project: ProjectIndex,
-                matched: Optional[FrozenSet[str]] = None) -> bool:
+                matched: Optional[FrozenSet[str]] = None, hooks: Optional[HookFacts] = None) -> bool:
     """Whether transforming ``text`` could change it or report anything: it has markers to
     count, it did not parse (the transform reports the error), or some rule's gate says the
     rule is needed (``matched``: the codes whose text triggers match, when the prefilter has
@@ -133,6 +142,8 @@ def needs_rules(text: str, path: str, rules: Sequence[Rule], facts: Optional[Fil
     if MARKER_PREFIX in text or facts is None or not facts.parsed:
         return True
     remember(text, facts)
+    if hooks is not None:
+        remember_hook_facts(text, hooks)
     ctx = RuleContext(path=path, project=project)
     return any((rule.code in matched if matched is not None else rule.may_apply(text))
                and transform.rule_gate(rule, text, ctx) for rule in rules)

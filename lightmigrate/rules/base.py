@@ -88,6 +88,10 @@ class Rule:
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:  # pragma: no cover
         raise NotImplementedError
 
+    # The gate (``needed``) may read ``rules.gates.hook_facts(text)``: the survey then works
+    # them out with the file's other facts, on the pool, instead of the gate parsing again.
+    gate_reads_hook_facts: ClassVar[bool] = False
+
     def may_apply(self, text: str) -> bool:
         return any(t in text for t in self.triggers)
 

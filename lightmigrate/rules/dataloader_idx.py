@@ -78,6 +78,7 @@ class _Fix(KindTransformer):
 
 class DataloaderIdxRule(Rule):
     code = CODE
+    gate_reads_hook_facts = True
     name = "dataloader-idx-default"
     summary = "Gives `dataloader_idx` parameters of batch hooks the default 0 that Lightning 2.x needs."
     spec_rows = ("M20", "C3", "A8-hooks")

@@ -134,6 +134,7 @@ class _Marker(PrunedTransformer):
 
 class DeadHooksRule(Rule):
     code = CODE
+    gate_reads_hook_facts = True
     name = "dead-hooks"
     summary = "Marks methods that look like Lightning hooks but that Lightning 2.x never calls, or cannot call."
     spec_rows = ("M4", "M5", "M10", "M11", "M12", "M13", "M14", "M15", "M16", "M20", "M27", "C1", "C3", "A.8")

@@ -232,6 +232,19 @@ _HOOK_FACTS: Dict[str, Optional[HookFacts]] = {}
 _HOOK_FACTS_SIZE = 2
 
 
+def remember_hook_facts(text: str, found: Optional[HookFacts]) -> None:
+    """Make ``found`` (``hook_facts(text)`` worked out elsewhere, e.g. by the survey) what
+    ``hook_facts(text)`` returns."""
+    if text not in _HOOK_FACTS and len(_HOOK_FACTS) >= _HOOK_FACTS_SIZE:
+        _HOOK_FACTS.pop(next(iter(_HOOK_FACTS)))
+    _HOOK_FACTS[text] = found
+
+
+def hook_facts_of_tree(tree: ast.AST) -> HookFacts:
+    """The :class:`HookFacts` of a parsed file."""
+    return _hook_facts(tree)
+
+
 def hook_facts(text: str) -> Optional[HookFacts]:
     """The :class:`HookFacts` of ``text`` (cached for the last few texts), or None when it does
     not parse. Costs one ``ast.parse``: ask it only once the cheaper checks have passed."""
@@ -239,9 +252,7 @@ def hook_facts(text: str) -> Optional[HookFacts]:
         return _HOOK_FACTS[text]
     tree = parse_tree(text)
     found = None if tree is None else _hook_facts(tree)
-    if len(_HOOK_FACTS) >= _HOOK_FACTS_SIZE:
-        _HOOK_FACTS.pop(next(iter(_HOOK_FACTS)))
-    _HOOK_FACTS[text] = found
+    remember_hook_facts(text, found)
     return found
 
 

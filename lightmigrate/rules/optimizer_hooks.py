@@ -726,6 +726,7 @@ def _add_import(module: cst.Module, line: str) -> cst.Module:
 
 class OptimizerHooksRule(Rule):
     code = CODE
+    gate_reads_hook_facts = True
     name = "optimizer-hooks"
     summary = ("Rewrites optimizer hooks to their 2.x signatures (no optimizer_idx, no optimizer_step flags) "
                "and gives hand-written manual steps an LBFGS-safe closure.")

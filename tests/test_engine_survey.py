@@ -1,0 +1,41 @@
+"""The survey: the index, the facts, and the hook facts some gates read, worked out once."""
+
+from pathlib import Path
+
+import lightmigrate.facts as facts_module
+from lightmigrate.engine.survey import FACTS, HOOK_FACTS, needs_rules, survey
+from lightmigrate.facts import file_facts
+from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.gates import hook_facts
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+def test_survey_gives_hook_facts_only_where_asked_and_equal_to_the_gates_own():
+    paths = sorted(CORPUS.glob("*.py"))[:12]
+    items = [(p.read_text(encoding="utf-8"), str(p), (0, FACTS, HOOK_FACTS)[k % 3]) for k, p in enumerate(paths)]
+    for jobs in (1, 2):
+        _, facts, hooks = survey(items, jobs)
+        assert set(facts) == {k for k, item in enumerate(items) if item[2]}
+        assert set(hooks) == {k for k, item in enumerate(items) if item[2] == HOOK_FACTS}
+        for k, found in hooks.items():
+            assert found == hook_facts(items[k][0] + "\n")  # another text: worked out afresh
+            assert facts[k] == file_facts(items[k][0])
+
+
+def test_gates_read_the_surveys_hook_facts_without_parsing_again(monkeypatch):
+    path = CORPUS / "optimizer_step_warmup_override.py"
+    text = path.read_text(encoding="utf-8")
+    project, facts, hooks = survey([(text, str(path), HOOK_FACTS)])
+    parsed = []
+    real = facts_module.parse_tree
+    monkeypatch.setattr(facts_module, "parse_tree", lambda t: (parsed.append(t), real(t))[1])
+    import lightmigrate.rules.gates as gates_module
+
+    monkeypatch.setattr(gates_module, "parse_tree", facts_module.parse_tree)
+    monkeypatch.setattr(gates_module, "_HOOK_FACTS", {})  # nothing cached from earlier tests
+    rules = [r for r in ALL_RULES if r.gate_reads_hook_facts]
+    assert rules and needs_rules(text, str(path), rules, facts[0], project, None, hooks[0])
+    assert parsed == []
+    gates_module._HOOK_FACTS.clear()  # without the survey's, the gate parses the file itself
+    assert needs_rules(text, str(path), rules, facts[0], project, None, None) and len(parsed) == 1
