@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -33,6 +34,9 @@ DATAMODULE_REMOVED_KWARGS = ("train_transforms", "val_transforms", "test_transfo
 # For the gate: the keywords that make ``cli_args`` regroup or note something.
 _CLI_KEYWORDS = frozenset(CLI_SAVE_CONFIG) | frozenset(CLI_PARSER) | {"trainer_defaults"}
 _DATAMODULE_KWARGS = frozenset(DATAMODULE_REMOVED_KWARGS)
+# ``dims`` as a keyword argument: the name, then ``=`` (not ``==``), with anything Python allows
+# between them inside brackets (spaces, line breaks, comments, a backslash continuation).
+_DIMS_KEYWORD = re.compile(r"\bdims\b(?:\s|\\|#[^\n]*)*=(?!=)")
 
 
 def _kw(name: str, value: cst.BaseExpression, like: Optional[cst.Arg] = None) -> cst.Arg:
@@ -155,7 +159,11 @@ class LoggersCliRule(Rule):
     guide = (f"{GUIDE} (rows on `CometLogger` arguments, LightningCLI `save_config_*`/`description`/`env_prefix`; "
              "PRs 20275, 16380, 15651)")
     safety = Safety.REVIEW
-    triggers = ("CometLogger", "LightningCLI", "ProgressBar", "lr_sch_names", "_transforms", "dims", "self.size(")
+    # The datamodule arguments are looked for as keywords of ``super().__init__(...)``: the three
+    # transform names in full, and ``dims`` only followed by ``=`` (``may_apply``), since the
+    # word alone is in every tensor library.
+    triggers = ("CometLogger", "LightningCLI", "ProgressBar", "lr_sch_names", "train_transforms", "val_transforms",
+                "test_transforms", "self.size(", "dims")
     description = (
         "`CometLogger` became keyword-only in 2.x and renamed its arguments: `project_name` -> `project`, "
         "`experiment_name` -> `name`, `save_dir` -> `offline_directory`, and `offline=X` -> `online=not X` "
@@ -193,6 +201,9 @@ class LoggersCliRule(Rule):
     )
     coverage = {"L2": Handling.REWRITTEN, "CLI1": Handling.REWRITTEN, "CLI2": Handling.REWRITTEN,
                 "CLI3": Handling.NOTED, "A8-callbacks-loggers": Handling.REWRITTEN}
+
+    def may_apply(self, text: str) -> bool:
+        return any(t in text for t in self.triggers[:-1]) or ("dims" in text and _DIMS_KEYWORD.search(text) is not None)
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         facts = file_facts(text)

@@ -162,3 +162,14 @@ def test_removed_datamodule_arguments_are_marked_in_datamodules_only():
     assert len(marks) == 2
     assert "`train_transforms`, `dims`" in marks[0] and "size()" in marks[1]
     check_rewrite(RULE, out, None)
+
+
+def test_dims_triggers_only_as_a_keyword_argument():
+    from lightmigrate.rules.loggers_cli import LoggersCliRule
+
+    rule = LoggersCliRule()
+    for text in ("super().__init__(dims=(1, 28, 28))", "f(dims = 3)", "f(dims  # c\n   = 3)", "f(dims \\\n = 3)",
+                 "super().__init__(train_transforms=t)"):
+        assert rule.may_apply(text), text
+    for text in ("x.dims == 3", "n_dims = 4", "y = x.dims", "shape[dims]", "foo_transforms = 1"):
+        assert not rule.may_apply(text), text
