@@ -160,10 +160,10 @@ class LoggersCliRule(Rule):
              "PRs 20275, 16380, 15651)")
     safety = Safety.REVIEW
     # The datamodule arguments are looked for as keywords of ``super().__init__(...)``: the three
-    # transform names in full, and ``dims`` only followed by ``=`` (``may_apply``), since the
-    # word alone is in every tensor library.
-    triggers = ("CometLogger", "LightningCLI", "ProgressBar", "lr_sch_names", "train_transforms", "val_transforms",
-                "test_transforms", "self.size(", "dims")
+    # transform names in full, and ``dims`` only followed by ``=``, in a file that calls
+    # ``super`` (``may_apply``): the word alone is in every tensor library.
+    triggers = ("CometLogger", "LightningCLI", "ProgressBar", "lr_sch_names", "self.size(",
+                "train_transforms", "val_transforms", "test_transforms", "dims")
     description = (
         "`CometLogger` became keyword-only in 2.x and renamed its arguments: `project_name` -> `project`, "
         "`experiment_name` -> `name`, `save_dir` -> `offline_directory`, and `offline=X` -> `online=not X` "
@@ -203,7 +203,10 @@ class LoggersCliRule(Rule):
                 "CLI3": Handling.NOTED, "A8-callbacks-loggers": Handling.REWRITTEN}
 
     def may_apply(self, text: str) -> bool:
-        return any(t in text for t in self.triggers[:-1]) or ("dims" in text and _DIMS_KEYWORD.search(text) is not None)
+        if any(t in text for t in self.triggers[:5]):
+            return True
+        return "super" in text and (any(t in text for t in self.triggers[5:8])
+                                    or ("dims" in text and _DIMS_KEYWORD.search(text) is not None))
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         facts = file_facts(text)

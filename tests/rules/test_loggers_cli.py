@@ -168,8 +168,10 @@ def test_dims_triggers_only_as_a_keyword_argument():
     from lightmigrate.rules.loggers_cli import LoggersCliRule
 
     rule = LoggersCliRule()
-    for text in ("super().__init__(dims=(1, 28, 28))", "f(dims = 3)", "f(dims  # c\n   = 3)", "f(dims \\\n = 3)",
-                 "super().__init__(train_transforms=t)"):
+    for text in ("super().__init__(dims=(1, 28, 28))", "super().__init__(dims = 3)",
+                 "super(DM, self).__init__(dims  # c\n   = 3)", "super().__init__(dims \\\n = 3)",
+                 "super().__init__(train_transforms=t)", "x = self.size()"):
         assert rule.may_apply(text), text
-    for text in ("x.dims == 3", "n_dims = 4", "y = x.dims", "shape[dims]", "foo_transforms = 1"):
+    for text in ("x.dims == 3", "n_dims = 4", "y = x.dims", "shape[dims]", "foo_transforms = 1",
+                 "torch.flip(x, dims=(0,))", "Dataset(train_transforms=t)"):  # no super(): no datamodule init
         assert not rule.may_apply(text), text
