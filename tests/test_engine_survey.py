@@ -39,3 +39,13 @@ def test_gates_read_the_surveys_hook_facts_without_parsing_again(monkeypatch):
     assert parsed == []
     gates_module._HOOK_FACTS.clear()  # without the survey's, the gate parses the file itself
     assert needs_rules(text, str(path), rules, facts[0], project, None, None) and len(parsed) == 1
+
+
+def test_every_rule_whose_gate_reads_hook_facts_says_so():
+    import inspect
+    import sys
+
+    for rule in ALL_RULES:
+        source = inspect.getsource(sys.modules[type(rule).__module__])
+        reads = "hook_facts(" in source or "hooks_kind_methods(" in source
+        assert rule.gate_reads_hook_facts == reads, rule.code

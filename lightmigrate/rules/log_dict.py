@@ -250,6 +250,7 @@ class _MarkMonitors(PrunedTransformer):
 
 class LogDictRule(Rule):
     code = CODE
+    gate_reads_hook_facts = True
     name = "log-dict-value"
     summary = "`self.log(name, dict)` becomes `self.log_dict` with the flat `name/key` keys 1.9 logged."
     spec_rows = ("M18",)
