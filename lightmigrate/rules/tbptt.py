@@ -45,7 +45,7 @@ from lightmigrate.cst_helpers import (
     super_call_attr,
     with_body,
 )
-from lightmigrate.facts import file_facts
+from lightmigrate.rules.gates import hooks_gate_facts, hooks_migrate_candidates
 from lightmigrate.rules import trainer_args
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import ClassEditor, migrate_classes, taken_names
@@ -633,12 +633,16 @@ class Model(pl.LightningModule):
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # A class is only edited (or marked) when it sets truncated_bptt_steps, defines
-        # tbptt_split_batch or has a training_step taking `hiddens`.
-        facts = file_facts(text)
-        if not facts.parsed:
+        # tbptt_split_batch or has a training_step taking `hiddens`, and only a class that
+        # migrate_classes visits: one with one of HOOKS, not known to be outside Lightning.
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
             return True
-        return (ATTR in facts.attributes or ATTR in facts.names or "tbptt_split_batch" in facts.defs
-                or "hiddens" in facts.params)
+        if not (ATTR in facts.attributes or ATTR in facts.names or "tbptt_split_batch" in facts.defs
+                or "hiddens" in facts.params):
+            return False
+        candidates = hooks_migrate_candidates(ctx, HOOKS)
+        return candidates is None or bool(candidates)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         settings = trainer_args.find(module, trainer_args.MANUAL_REJECTS)

@@ -282,9 +282,24 @@ def test_lm006_needed(text):
     assert _acts(LM006, text)
 
 
+def test_lm006_needed_for_a_class_of_unknown_kind_and_a_subclass_elsewhere():
+    unknown = "from somewhere import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx, hiddens):\n" \
+              "        return batch\n"
+    assert _needed(LM006, unknown) and _acts(LM006, unknown)  # marked: cannot tell what Base is
+    base = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    truncated_bptt_steps = 2\n"
+    child = "from base import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx, hiddens):\n" \
+            "        return batch\n"
+    assert _needed(LM006, child, "m.py", {"base.py": base}) and _acts(LM006, child, "m.py", {"base.py": base})
+
+
 @pytest.mark.parametrize("text", [
     "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
     "        out, hiddens = self.rnn(batch)  # hiddens are dropped\n        return out.sum()\n",
+    # `hiddens` parameters outside any class that has a hook (torch's own decompositions)
+    "def rnn_step(x, hiddens, weight):\n    return x @ weight + hiddens\n\n\nclass Cell:\n"
+    "    def forward(self, x, hiddens):\n        return x\n",
+    # a training_step taking hiddens in a class known not to be a LightningModule
+    "import torch\n\n\nclass Loop(object):\n    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
 ])
 def test_lm006_not_needed(text):
     assert not _needed(LM006, text)
