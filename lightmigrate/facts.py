@@ -2,10 +2,9 @@
 
 A rule's walk over the libcst tree is the expensive part of a run; most files that pass a
 rule's text triggers turn out to need nothing from it. Before the engine parses a file with
-libcst it asks each rule whether it is needed, and a rule answers from these facts: the
-identifier-like words of the text (comments and strings included), and what Python's own
-``ast`` (C speed, about ten times faster than libcst) says the code names, calls, defines and
-imports. A gate must be conservative: it may say "needed" for nothing, never "not needed"
+libcst it asks each rule whether it is needed, and a rule answers from the text itself and
+from these facts: what Python's own ``ast`` (C speed, about ten times faster than libcst)
+says the code names, calls, defines and imports. A gate must be conservative: it may say "needed" for nothing, never "not needed"
 when ``apply`` would change or report something.
 
 When the text does not parse with ``ast`` (``parsed`` is False) the sets are empty and gates
@@ -15,19 +14,15 @@ must answer "needed"; the engine reports the syntax error anyway.
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Optional
 
-_WORD = re.compile(r"[^\W\d]\w*")
 
 
 @dataclass(frozen=True)
 class FileFacts:
     parsed: bool
-    words: FrozenSet[str]
-    """Every identifier-like word of the text, in code, comments and strings."""
     names: FrozenSet[str]
     """Every bare name the code reads or binds (``ast.Name``)."""
     attributes: FrozenSet[str]
@@ -49,9 +44,6 @@ class FileFacts:
     give ``a`` and ``a.b``; ``from a.b import c`` also gives ``a.b.c`` (it may be a module)."""
     imported: FrozenSet[str]
     """Every name an import binds or fetches: the imported name and its alias."""
-
-    def mentions(self, *words: str) -> bool:
-        return any(w in self.words for w in words)
 
 
 def _parents(dotted: str) -> list:
@@ -132,7 +124,7 @@ def nodes_of(tree: ast.AST) -> list:
     return nodes
 
 
-def _from_tree(tree: ast.AST, words: FrozenSet[str], nodes: Optional[list] = None) -> FileFacts:
+def _from_tree(tree: ast.AST, nodes: Optional[list] = None) -> FileFacts:
     names, attributes, calls, keywords, defs, params, classes, modules, imported = (set() for _ in range(9))
     call_keywords: Dict[str, set] = {}
     for node in (ast_nodes(tree) if nodes is None else nodes):
@@ -171,7 +163,7 @@ def _from_tree(tree: ast.AST, words: FrozenSet[str], nodes: Optional[list] = Non
                 if base:
                     modules.add(f"{base}.{alias.name}")
     return FileFacts(
-        True, words, frozenset(names), frozenset(attributes), frozenset(calls), frozenset(keywords),
+        True, frozenset(names), frozenset(attributes), frozenset(calls), frozenset(keywords),
         {k: frozenset(v) for k, v in call_keywords.items()}, frozenset(defs), frozenset(params),
         frozenset(classes), frozenset(modules), frozenset(imported),
     )
@@ -226,12 +218,11 @@ def file_facts(text: str, tree: Optional[ast.AST] = None, nodes: Optional[list] 
     found = _CACHE.get(text)
     if found is not None:
         return found
-    words = frozenset(_WORD.findall(text))
     if tree is None:
         tree = parse_tree(text)
     if tree is None:
-        facts = FileFacts(False, words, *([_EMPTY] * 4), {}, *([_EMPTY] * 5))
+        facts = FileFacts(False, *([_EMPTY] * 4), {}, *([_EMPTY] * 5))
     else:
-        facts = _from_tree(tree, words, nodes if nodes is not None else nodes_of(tree))
+        facts = _from_tree(tree, nodes if nodes is not None else nodes_of(tree))
     remember(text, facts)
     return facts

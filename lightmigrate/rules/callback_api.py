@@ -344,7 +344,7 @@ finder = LearningRateFinder(update_attr=True)
             return True
         # _Calls and the markers: calls by name, QuantizationAwareTraining anywhere,
         # ProgressBarBase imported from Lightning (or ``callbacks.ProgressBarBase`` used)
-        if not _FIXED_OR_MARKED_CALLS.isdisjoint(facts.calls) or "QuantizationAwareTraining" in facts.words:
+        if not _FIXED_OR_MARKED_CALLS.isdisjoint(facts.calls) or "QuantizationAwareTraining" in text:
             return True
         if not _ARGPARSE_CALLS.isdisjoint(facts.calls) and _names_a_datamodule(ctx, facts.names):
             return True

@@ -931,7 +931,7 @@ class Model(pl.LightningModule):
         if not project.has_path(ctx.path):  # apply indexes the file first
             if "training_step" in facts.defs and "optimizer_idx" in facts.params:
                 return True
-            return any(a in facts.words for a in MOVED_ARGS) and bool(_multi_classes(project))
+            return any(a in text for a in MOVED_ARGS) and bool(_multi_classes(project))
         if any("optimizer_idx" in c.params.get("training_step", ()) for c in project.classes_in(ctx.path)):
             return True
         return bool(project.trainer_settings.get(ctx.path)) and bool(_multi_classes(project))

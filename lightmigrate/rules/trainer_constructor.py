@@ -652,7 +652,7 @@ class TrainerConstructorRule(Rule):
             return True
         if facts.calls & STRATEGY_CALLS and "fabric" not in text.lower():
             return True
-        if any(v in facts.words for v in REMOVED_ENV_VARS):
+        if any(v in text for v in REMOVED_ENV_VARS):
             return True
         return string_key(text, ACTIVE_DICT_KEYS)
 
