@@ -175,7 +175,8 @@ class LegacyModuleApiRule(Rule):
              "'get_progress_bar_dict', 'sync_dist_op', 'callback_state', 'DataModule.on_save_checkpoint')")
     safety = Safety.PRESERVING
     triggers = ("sync_dist_op", "tbptt_reduce_fx", "tbptt_pad_token", "summarize(", "callback_state",
-                "on_save_checkpoint", "on_load_checkpoint", "model_size", "get_progress_bar_dict", "_queue")
+                "on_save_checkpoint", "on_load_checkpoint", "model_size", "get_progress_bar_dict", "add_to_queue",
+                "get_from_queue")
     description = (
         "APIs removed between 1.5 and 1.9 that 2.x code can still contain. Rewritten: `self.log(sync_dist_op=)` "
         "-> `reduce_fx=`; `tbptt_reduce_fx=`/`tbptt_pad_token=` dropped (ignored since 1.5); "
