@@ -203,9 +203,21 @@ class _Collect(cst.CSTVisitor):
             self.not_uses.add(id(node.keyword))
 
 
+# The collections of the last few modules, by identity (each held, so its id stays its own):
+# one rule's output is the next rule's input, and LM201, LM202 and LM203 all collect it.
+_COLLECTED: Dict[int, Tuple[cst.Module, _Collect]] = {}
+
+
 def collect(module: cst.Module) -> _Collect:
+    """The imports and names of ``module`` (shared: do not change the result)."""
+    hit = _COLLECTED.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
     c = _Collect()
     walk(module, c)
+    if len(_COLLECTED) >= 4:
+        _COLLECTED.pop(next(iter(_COLLECTED)))
+    _COLLECTED[id(module)] = (module, c)
     return c
 
 
