@@ -74,8 +74,8 @@ class _Syntactic:
 
     def __exit__(self, *exc: object) -> bool:
         starts = self.state.starts
-        start = starts[self.start_node] if self.start_node is not None else self.start
-        starts[self.node] = start
+        start = starts[id(self.start_node)] if self.start_node is not None else self.start
+        starts[id(self.node)] = start
         return False
 
 
@@ -87,7 +87,7 @@ class _PositionState(CodegenState):
         super().__init__(default_indent=default_indent, default_newline=default_newline)
         self.line = 1
         self.column = 0
-        self.starts: Dict[cst.CSTNode, Tuple[int, int]] = {}
+        self.starts: Dict[int, Tuple[int, int]] = {}  # id(node) -> start (the tree is alive meanwhile)
         self.stack: List[Tuple[int, int]] = []
 
     def _advance(self, value: str) -> None:
@@ -114,16 +114,18 @@ class _PositionState(CodegenState):
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self.stack.pop()
-        if node not in self.starts:  # a syntactic start recorded inside wins
-            self.starts[node] = start
+        key = id(node)
+        if key not in self.starts:  # a syntactic start recorded inside wins
+            self.starts[key] = start
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
         return _Syntactic(self, node, start_node)
 
 
-def node_starts(module: cst.Module) -> Dict[cst.CSTNode, Tuple[int, int]]:
-    """Node -> (line, column) where ``PositionProvider`` says it starts (line 1-based, column
-    0-based), for every node of ``module``."""
+def node_starts(module: cst.Module) -> Dict[int, Tuple[int, int]]:
+    """id(node) -> (line, column) where ``PositionProvider`` says it starts (line 1-based,
+    column 0-based), for every node of ``module`` (look up only nodes of ``module``, and only
+    while it is alive: ids are reused once objects go)."""
     state = _PositionState(module.default_indent, module.default_newline)
     module._codegen(state)
     return state.starts

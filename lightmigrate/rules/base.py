@@ -54,7 +54,7 @@ class RuleContext:
         """Line and 1-based column of ``node`` inside ``module`` (0, 0 when unknown)."""
         if self._positions is None or self._positions[0] is not module:
             self._positions = (module, node_starts(module))
-        pos = self._positions[1].get(node)
+        pos = self._positions[1].get(id(node))  # the module, held here, keeps its nodes' ids
         if pos is None:
             return (0, 0)
         return (pos[0], pos[1] + 1)
