@@ -206,11 +206,11 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if not plan.fast:
         node.visit(visitor)
         return
-    if not plan.plain_dispatch:
-        _walk_custom(node, visitor, plan.skip_trivia)
-        return
-    # CSTVisitor's on_visit / on_leave dispatch, inline, with the hooks looked up once per
-    # node type (walks are many and often small: rules walk single arguments).
+    # With CSTVisitor's own dispatch, the visit_X / leave_X hooks are looked up once per node
+    # type, here, inline (walks are many and often small: rules walk single arguments). A
+    # visitor that overrides on_visit / on_leave gets those for every node.
+    custom = not plan.plain_dispatch
+    every = (visitor.on_visit, visitor.on_leave)
     hooked = plan.hooked
     hooks: Dict[type, Tuple] = {}
     skip_trivia = plan.skip_trivia
@@ -218,23 +218,31 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     masks = type_masks(node) if prune else _MASKS
     if prune and not masks[id(node)] & prune:
         return
-    kind = type(node)
-    name = kind.__name__
-    pair = hooks[kind] = (getattr(visitor, "visit_" + name) if name in hooked else None,
-                          getattr(visitor, "leave_" + name) if name in hooked else None)
-    if pair[0] is not None and pair[0](node) is False:
-        if pair[1] is not None:
-            pair[1](node)
-        return
     # An explicit stack (no recursion limit): (node, its children, index of the next child).
-    stack: List[Tuple[cst.CSTNode, Sequence[cst.CSTNode], int]] = [(node, children(node), 0)]
-    while stack:
-        current, kids, i = stack[-1]
+    stack: List[Tuple[cst.CSTNode, Sequence[cst.CSTNode], int]] = []
+    current = node
+    while True:
+        if current is not None:  # entering ``current``
+            kind = type(current)
+            pair = hooks.get(kind)
+            if pair is None:
+                name = kind.__name__
+                pair = hooks[kind] = every if custom else (
+                    getattr(visitor, "visit_" + name) if name in hooked else None,
+                    getattr(visitor, "leave_" + name) if name in hooked else None)
+            enter = pair[0]
+            if enter is None or (bool(enter(current)) if custom else enter(current) is not False):
+                stack.append((current, children(current), 0))
+            elif pair[1] is not None:
+                pair[1](current)
+            current = None
+        if not stack:
+            return
+        parent, kids, i = stack[-1]
         if i < len(kids):
-            stack[-1] = (current, kids, i + 1)
+            stack[-1] = (parent, kids, i + 1)
             child = kids[i]
-            kind = type(child)
-            if skip_trivia and _is_trivia(kind):
+            if skip_trivia and _is_trivia(type(child)):
                 continue
             if prune:
                 mask = masks.get(id(child))
@@ -242,43 +250,12 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                     mask = mask_of(child)
                 if not mask & prune:
                     continue
-            pair = hooks.get(kind)
-            if pair is None:
-                name = kind.__name__
-                pair = hooks[kind] = (getattr(visitor, "visit_" + name) if name in hooked else None,
-                                      getattr(visitor, "leave_" + name) if name in hooked else None)
-            if pair[0] is None or pair[0](child) is not False:
-                stack.append((child, children(child), 0))
-            elif pair[1] is not None:
-                pair[1](child)
+            current = child
             continue
         stack.pop()
-        leave = hooks[type(current)][1]
+        leave = hooks[type(parent)][1]
         if leave is not None:
-            leave(current)
-
-
-def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor, skip_trivia: bool) -> None:
-    """``walk`` for a visitor that overrides ``on_visit`` / ``on_leave``."""
-    on_visit, on_leave = visitor.on_visit, visitor.on_leave
-    if not on_visit(node):
-        on_leave(node)
-        return
-    stack: List[Tuple[cst.CSTNode, Sequence[cst.CSTNode], int]] = [(node, children(node), 0)]
-    while stack:
-        current, kids, i = stack[-1]
-        if i < len(kids):
-            stack[-1] = (current, kids, i + 1)
-            child = kids[i]
-            if skip_trivia and _is_trivia(type(child)):
-                continue
-            if on_visit(child):
-                stack.append((child, children(child), 0))
-            else:
-                on_leave(child)
-            continue
-        stack.pop()
-        on_leave(current)
+            leave(parent)
 
 
 def _matcher_types(matcher) -> Optional[frozenset]:

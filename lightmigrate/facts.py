@@ -87,25 +87,6 @@ def ast_nodes(tree: ast.AST) -> list:
     return out
 
 
-def ast_children(node: ast.AST) -> list:
-    """``list(ast.iter_child_nodes(node))``, faster."""
-    kind = type(node)
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = _CHILD_FIELDS[kind] = kind._fields
-    out = []
-    node_type = ast.AST
-    for name in fields:
-        value = getattr(node, name, None)
-        if type(value) is list:
-            for item in value:
-                if isinstance(item, node_type):
-                    out.append(item)
-        elif isinstance(value, node_type):
-            out.append(value)
-    return out
-
-
 # The node lists of the last few trees, by identity (each tree held, so its id stays its own).
 _NODES: Dict[int, tuple] = {}
 _NODES_SIZE = 4

@@ -23,7 +23,7 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import add_marker, dotted_name, module_text
-from lightmigrate.facts import ast_children, file_facts, nodes_of, parse_tree
+from lightmigrate.facts import file_facts, nodes_of, parse_tree
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, imports_pl_root, marker_in_head
@@ -454,7 +454,7 @@ def all_offences_marked(text: str) -> bool:
                 verdicts[key] = _marked(statement, lines)
             if not verdicts[key]:
                 return False
-        todo.extend((child, statement) for child in ast_children(node))
+        todo.extend((child, statement) for child in ast.iter_child_nodes(node))
     return True
 
 
