@@ -50,9 +50,37 @@ def code_for(node: cst.CSTNode, module: Optional[cst.Module] = None) -> str:
     return "".join(state.tokens)
 
 
+# The code of top-level nodes generated so far, by identity (each held, so its id stays its
+# own): a rule's transform keeps the statements it did not change, so after each rule only the
+# changed statements are generated again. Dropped between files (``forget_code``).
+_PIECES: Dict[int, Tuple[cst.CSTNode, str, str, str]] = {}
+_MAX_PIECES = 100_000
+
+
+def forget_code() -> None:
+    """Drop the kept code of top-level nodes (and the trees they keep alive)."""
+    _PIECES.clear()
+
+
+def _piece(node: cst.CSTNode, module: cst.Module) -> str:
+    """The code of a top-level node of ``module`` (header line, statement or footer line):
+    at the top level the state is always the same (no indentation), so it is the node's own."""
+    hit = _PIECES.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == module.default_indent and hit[2] == module.default_newline:
+        return hit[3]
+    code = code_for(node, module)
+    if len(_PIECES) >= _MAX_PIECES:
+        _PIECES.clear()
+    _PIECES[id(node)] = (node, module.default_indent, module.default_newline, code)
+    return code
+
+
 def module_code(module: cst.Module) -> str:
-    """``module.code``."""
-    return code_for(module, module)
+    """``module.code``, put together from the code of its top-level nodes."""
+    if not module.has_trailing_newline:  # libcst then drops the last token: do it its way
+        return code_for(module, module)
+    parts = [_piece(node, module) for node in (*module.header, *module.body, *module.footer)]
+    return "".join(parts) if parts else module.default_newline
 
 
 # --- positions ----------------------------------------------------------------------------------

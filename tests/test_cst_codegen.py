@@ -39,3 +39,28 @@ def test_code_for_a_node_alone_and_in_a_modules_style():
     stmt = module.body[0]
     assert code_for(stmt) == cst.Module([]).code_for_node(stmt) == "if x:\n    y = 1\n"
     assert code_for(stmt, module) == module.code_for_node(stmt) == "if x:\r\n\ty = 1\r\n"
+
+
+def test_module_code_from_kept_pieces_is_libcsts_before_and_after_a_transform(monkeypatch):
+    import lightmigrate.cst_codegen as codegen
+    from lightmigrate.cst_walk import transform
+
+    class Rename(cst.CSTTransformer):
+        def leave_Name(self, original_node, updated_node):
+            return updated_node.with_changes(value="renamed") if updated_node.value == "self" else updated_node
+
+    codegen.forget_code()
+    checked = 0
+    for module in [*modules(), cst.parse_module("x = 1"), cst.parse_module("# only a comment\n"),
+                   cst.parse_module("\r\n\r\n")]:
+        assert module_code(module) == module.code
+        out = transform(module, Rename())
+        generated = []
+        real = codegen.code_for
+        monkeypatch.setattr(codegen, "code_for", lambda node, mod=None: (generated.append(node), real(node, mod))[1])
+        assert module_code(out) == out.code
+        monkeypatch.setattr(codegen, "code_for", real)
+        kept = [n for n in out.body if any(n is m for m in module.body)]
+        assert not any(n is g for n in kept for g in generated)  # statements the rename kept: not generated again
+        checked += len(kept)
+    assert checked > 50

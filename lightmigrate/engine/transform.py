@@ -12,6 +12,7 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import module_text, remember_text
+from lightmigrate.cst_codegen import forget_code
 from lightmigrate.cst_walk import forget_masks, same_tree
 from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
@@ -202,6 +203,7 @@ def transform_text(
         return out
     changes: List[Finding] = []
     forget_masks()  # the last file's trees can go
+    forget_code()
     deep = _too_deep(text, path)
     if deep is not None:
         raise deep
