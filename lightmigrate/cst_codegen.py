@@ -58,8 +58,9 @@ _MAX_PIECES = 100_000
 
 
 def forget_code() -> None:
-    """Drop the kept code of top-level nodes (and the trees they keep alive)."""
+    """Drop the kept code and positions of top-level nodes (and the trees they keep alive)."""
     _PIECES.clear()
+    _PIECE_STARTS.clear()
 
 
 def _piece(node: cst.CSTNode, module: cst.Module) -> str:
@@ -157,3 +158,59 @@ def node_starts(module: cst.Module) -> Dict[int, Tuple[int, int]]:
     state = _PositionState(module.default_indent, module.default_newline)
     module._codegen(state)
     return state.starts
+
+
+# Per top-level node: (the node, indent, newline, its nodes' starts relative to its own first
+# line, the number of lines its code takes). Kept like _PIECES, dropped with them.
+_PIECE_STARTS: Dict[int, Tuple[cst.CSTNode, str, str, Dict[int, Tuple[int, int]], int]] = {}
+
+
+def _piece_starts(node: cst.CSTNode, module: cst.Module) -> Tuple[Dict[int, Tuple[int, int]], int]:
+    hit = _PIECE_STARTS.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == module.default_indent and hit[2] == module.default_newline:
+        return hit[3], hit[4]
+    state = _PositionState(module.default_indent, module.default_newline)
+    node._codegen(state)
+    found = (state.starts, state.line - 1)  # a top-level node's code ends with its line break
+    if len(_PIECE_STARTS) >= _MAX_PIECES:
+        _PIECE_STARTS.clear()
+    _PIECE_STARTS[id(node)] = (node, module.default_indent, module.default_newline, *found)
+    return found
+
+
+class ModulePositions:
+    """Where the nodes of one module start, as ``node_starts`` says, worked out per top-level
+    node and only as far as a node asked about: a top-level node always starts a line, so its
+    nodes' starts are its own, shifted by the lines before it; those of a top-level node an
+    earlier version of the module had (a rule keeps the statements it does not change) are
+    not worked out again."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.pieces = (*module.header, *module.body, *module.footer)
+        self.done: List[Tuple[Dict[int, Tuple[int, int]], int]] = []  # (starts, line offset) per piece
+        self.next_line = 0  # lines taken by the pieces done
+        self.whole: Optional[Dict[int, Tuple[int, int]]] = None
+        if not module.has_trailing_newline or not self.pieces:  # the last line break is dropped
+            self.whole = node_starts(module)
+
+    def start(self, node: cst.CSTNode) -> Optional[Tuple[int, int]]:
+        """(line, 0-based column) of ``node``, or None when it is not in the module."""
+        if self.whole is not None:
+            return self.whole.get(id(node))
+        if node is self.module:
+            return (1, 0)
+        key = id(node)
+        for starts, offset in self.done:
+            found = starts.get(key)
+            if found is not None:
+                return (found[0] + offset, found[1])
+        while len(self.done) < len(self.pieces):
+            starts, lines = _piece_starts(self.pieces[len(self.done)], self.module)
+            offset = self.next_line
+            self.done.append((starts, offset))
+            self.next_line += lines
+            found = starts.get(key)
+            if found is not None:
+                return (found[0] + offset, found[1])
+        return None

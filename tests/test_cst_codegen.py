@@ -64,3 +64,37 @@ def test_module_code_from_kept_pieces_is_libcsts_before_and_after_a_transform(mo
         assert not any(n is g for n in kept for g in generated)  # statements the rename kept: not generated again
         checked += len(kept)
     assert checked > 50
+
+
+def test_module_positions_piece_by_piece_are_node_starts():
+    import lightmigrate.cst_codegen as codegen
+    from lightmigrate.cst_codegen import ModulePositions
+    from lightmigrate.cst_walk import transform
+
+    class Rename(cst.CSTTransformer):
+        def leave_Name(self, original_node, updated_node):
+            return updated_node.with_changes(value="renamed_x") if updated_node.value == "self" else updated_node
+
+    def all_nodes(node):
+        todo = [node]
+        while todo:
+            n = todo.pop()
+            yield n
+            todo.extend(n.children)
+
+    codegen.forget_code()
+    checked = 0
+    for module in [*modules(), cst.parse_module("x = 1"), cst.parse_module("\r\n# c\r\nif a:\r\n    b\r\n")]:
+        for version in (module, transform(module, Rename())):  # the second reuses kept statements
+            expected = node_starts(version)
+            positions = ModulePositions(version)
+            nodes = list(all_nodes(version))
+            for n in reversed(nodes):  # the last nodes first: every piece worked out on the way
+                assert positions.start(n) == expected[id(n)]
+            assert positions.start(cst.Name("elsewhere")) is None
+            checked += len(nodes)
+        lazy = ModulePositions(module)
+        first = module.body[0] if module.body else module
+        assert lazy.start(first) == node_starts(module)[id(first)]
+        assert module.has_trailing_newline is False or len(lazy.done) <= len(module.header) + 1  # only so far
+    assert checked > 20_000

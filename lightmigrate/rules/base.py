@@ -13,7 +13,7 @@ from typing import ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_codegen import node_starts
+from lightmigrate.cst_codegen import ModulePositions
 from lightmigrate.findings import Finding, Kind
 from lightmigrate.project import ProjectIndex
 
@@ -48,13 +48,13 @@ class RuleContext:
     path: str = "<string>"
     project: ProjectIndex = field(default_factory=ProjectIndex)
     findings: List[Finding] = field(default_factory=list)
-    _positions: Optional[Tuple[cst.Module, Dict]] = None
+    _positions: Optional[Tuple[cst.Module, ModulePositions]] = None
 
     def position(self, module: cst.Module, node: cst.CSTNode) -> Tuple[int, int]:
         """Line and 1-based column of ``node`` inside ``module`` (0, 0 when unknown)."""
         if self._positions is None or self._positions[0] is not module:
-            self._positions = (module, node_starts(module))
-        pos = self._positions[1].get(id(node))  # the module, held here, keeps its nodes' ids
+            self._positions = (module, ModulePositions(module))
+        pos = self._positions[1].start(node)
         if pos is None:
             return (0, 0)
         return (pos[0], pos[1] + 1)
