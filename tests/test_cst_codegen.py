@@ -7,6 +7,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from lightmigrate.cst_codegen import code_for, module_code, node_starts
+from test_cst_walk import _all_nodes
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 ODD = (
@@ -75,20 +76,13 @@ def test_module_positions_piece_by_piece_are_node_starts():
         def leave_Name(self, original_node, updated_node):
             return updated_node.with_changes(value="renamed_x") if updated_node.value == "self" else updated_node
 
-    def all_nodes(node):
-        todo = [node]
-        while todo:
-            n = todo.pop()
-            yield n
-            todo.extend(n.children)
-
     codegen.forget_code()
     checked = 0
     for module in [*modules(), cst.parse_module("x = 1"), cst.parse_module("\r\n# c\r\nif a:\r\n    b\r\n")]:
         for version in (module, transform(module, Rename())):  # the second reuses kept statements
             expected = node_starts(version)
             positions = ModulePositions(version)
-            nodes = list(all_nodes(version))
+            nodes = list(_all_nodes(version))
             for n in reversed(nodes):  # the last nodes first: every piece worked out on the way
                 assert positions.start(n) == expected[id(n)]
             assert positions.start(cst.Name("elsewhere")) is None
