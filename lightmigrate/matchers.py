@@ -3,12 +3,19 @@
 The matchers module is the slowest part of importing libcst (about a quarter of a second:
 thousands of generated classes), and only rule walks use it: a run's main process (discovery,
 prefilter, survey, gates) and commands such as ``lightmigrate rules`` never do. Rules import
-``m`` from here instead of the module itself."""
+``m`` from here instead of the module itself.
+
+A run on several processes imports it in a thread of the main process while the survey's
+processes work (``preload``), once those are started (a fork must not copy an import half
+done), and waits for it (``loaded``) before it starts the processes that migrate, which then
+have it from the start."""
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import sys
+import threading
+from typing import Any, Optional
 
 _NAME = "libcst.matchers"
 
@@ -24,3 +31,21 @@ class _Lazy:
 
 
 m: Any = _Lazy()
+
+_loader: Optional[threading.Thread] = None
+
+
+def preload() -> None:
+    """Start importing ``libcst.matchers`` in a thread (once). Call it only when no process
+    will be forked before ``loaded`` returns."""
+    global _loader
+    if _loader is None and _NAME not in sys.modules:
+        _loader = threading.Thread(target=importlib.import_module, args=(_NAME,), name="lightmigrate-preload",
+                                   daemon=True)
+        _loader.start()
+
+
+def loaded() -> None:
+    """Wait for ``preload`` to finish."""
+    if _loader is not None:
+        _loader.join()

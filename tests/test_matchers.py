@@ -19,3 +19,31 @@ def test_m_is_the_module_once_used():
 
     assert m.matches(cst.Name("x"), m.Name("x")) and not m.matches(cst.Name("y"), m.Name("x"))
     assert m.Call is real.Call and "Call" in vars(m)  # copied: later lookups skip __getattr__
+
+
+def test_preload_imports_it_in_a_thread_and_loaded_waits():
+    code = ("import sys, lightmigrate.matchers as lm\n"
+            "assert 'libcst.matchers' not in sys.modules\n"
+            "lm.preload(); lm.loaded()\n"
+            "print('libcst.matchers' in sys.modules, lm.m.Call.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded, module = out.split()
+    assert loaded == "True" and module.startswith("libcst.matchers")
+
+
+def test_a_run_on_two_processes_preloads_during_the_survey(tmp_path, monkeypatch):
+    import lightmigrate.engine.survey as survey_module
+    import lightmigrate.matchers as lm
+    from lightmigrate.engine import Mode, run
+    from lightmigrate.rules import ALL_RULES
+
+    monkeypatch.setattr(survey_module, "PARALLEL_MIN_CHARS", 0)  # survey on the pool
+    calls = []
+    monkeypatch.setattr(lm, "preload", lambda: calls.append("preload"))
+    monkeypatch.setattr(lm, "loaded", lambda: calls.append("loaded"))
+    for k in range(4):
+        (tmp_path / f"m{k}.py").write_text("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
+                                           "    def training_epoch_end(self, outputs):\n        pass\n")
+    report = run([str(tmp_path)], ALL_RULES, Mode.CHECK, jobs=2)
+    assert sum(f.changed for f in report.files) == 4
+    assert calls == ["preload", "loaded"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Iterable, List, Optional, Sequence
 
+from lightmigrate import matchers
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
 from lightmigrate.engine import notebook
@@ -132,7 +133,8 @@ def run(
         items = [(notebook.indexable_text(sources[i].path, sources[i].text), sources[i].path,
                   0 if i not in gated else HOOK_FACTS if not hook_codes.isdisjoint(passed[i]) else FACTS)
                  for i in read_at]
-        project, facts_at, hooks_at = survey(items, jobs, progress)
+        # while the survey's processes work, this one imports what the migrating ones will need
+        project, facts_at, hooks_at = survey(items, jobs, progress, started=matchers.preload if jobs > 1 else None)
         facts = {read_at[k]: f for k, f in facts_at.items()}
         hooks = {read_at[k]: h for k, h in hooks_at.items()}
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
@@ -149,6 +151,7 @@ def run(
             else:
                 yield (source, tuple(r.code for r in file_rules[i]))
 
+    matchers.loaded()  # no process is forked in the middle of that import
     results = map_in_order(_process_selected, work(), jobs, (rules, project, mode), progress, TRANSFORM_STAGE,
                            total=len(todo))
     for i, result in zip(todo, results):

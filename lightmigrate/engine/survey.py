@@ -66,7 +66,8 @@ def sized_chunks(items: Sequence, size: Callable[[object], int], jobs: int) -> L
 
 
 def survey(
-    files: Sequence[SurveyItem], jobs: int = 1, progress: Optional[Progress] = None
+    files: Sequence[SurveyItem], jobs: int = 1, progress: Optional[Progress] = None,
+    started: Optional[Callable[[], None]] = None,
 ) -> Tuple[ProjectIndex, Dict[int, FileFacts], Dict[int, HookFacts]]:
     """The class index of ``files`` (in run order, as one process would build it), and the
     facts and hook facts of the files that asked for them (by position in ``files``). Files
@@ -79,7 +80,8 @@ def survey(
         ends = list(itertools.accumulate(len(c) for c in chunks))  # files done after k chunks
         by_files = None if progress is None else \
             (lambda stage, done, total: progress(stage, ends[done - 1] if done else 0, len(heavy)))
-        results = [r for part in map_in_order(_survey_chunk, chunks, jobs, (), by_files, INDEX_STAGE) for r in part]
+        results = [r for part in map_in_order(_survey_chunk, chunks, jobs, (), by_files, INDEX_STAGE, started=started)
+                   for r in part]
     else:
         results = map_in_order(_survey_one, [files[i] for i in heavy], 1, (), progress, INDEX_STAGE)
     by_position = dict(zip(heavy, results))
