@@ -193,6 +193,11 @@ def remember(text: str, facts: FileFacts) -> None:
     _CACHE[text] = facts
 
 
+def known_facts(text: str) -> Optional[FileFacts]:
+    """The facts of ``text`` if they are at hand (worked out or remembered lately), else None."""
+    return _CACHE.get(text)
+
+
 def file_facts(text: str, tree: Optional[ast.AST] = None, nodes: Optional[list] = None) -> FileFacts:
     """The facts of ``text`` (``tree``: its ``ast`` tree, and ``nodes``: ``ast_nodes(tree)``,
     when the caller already has them)."""

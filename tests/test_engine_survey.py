@@ -49,3 +49,25 @@ def test_every_rule_whose_gate_reads_hook_facts_says_so():
         source = inspect.getsource(sys.modules[type(rule).__module__])
         reads = "hook_facts(" in source or "hooks_kind_methods(" in source
         assert rule.gate_reads_hook_facts == reads, rule.code
+
+
+def test_a_worker_given_the_surveys_facts_does_not_parse_the_file_with_ast_again(monkeypatch):
+    import lightmigrate.engine.transform as transform_module
+    from lightmigrate.engine.model import Mode
+    from lightmigrate.engine.run import _process_selected
+    from lightmigrate.engine.source import read_source
+
+    path = CORPUS / "optimizer_step_warmup_override.py"
+    source = read_source(str(path))
+    project, facts, hooks = survey([(source.text, str(path), HOOK_FACTS)])
+    parsed = []
+    real = transform_module._python_tree
+    monkeypatch.setattr(transform_module, "_python_tree", lambda t, p: (parsed.append(p), real(t, p))[1])
+    codes = tuple(r.code for r in ALL_RULES)
+    with_facts = _process_selected((source, codes, facts[0], hooks[0]), ALL_RULES, project, Mode.CHECK)
+    assert parsed == [] and with_facts.changed
+    facts_module._CACHE.clear()  # a worker that was not given them parses
+    without = _process_selected((source, codes, None, None), ALL_RULES, project, Mode.CHECK)
+    assert parsed == [str(path)]
+    assert (without.changed, without.findings, without.changes) == (with_facts.changed, with_facts.findings,
+                                                                   with_facts.changes)

@@ -21,6 +21,8 @@ from lightmigrate.engine.source import (
 from lightmigrate.engine.survey import FACTS, HOOK_FACTS, needs_rules, prefilter, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
 from lightmigrate.engine.yaml_config import is_yaml, transform_config
+from lightmigrate.facts import remember
+from lightmigrate.rules.gates import remember_hook_facts
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.base import Rule
 
@@ -80,9 +82,15 @@ def process_source(
 
 
 def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
-    """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes)``);
-    the rule objects travel to each worker once, the per-file codes with every file."""
-    source, codes = item
+    """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes,
+    facts, hook facts)``); the rule objects travel to each worker once, the per-file codes with
+    every file, and with them what the survey found out about it (so the gates need not parse
+    it again)."""
+    source, codes, facts, hooks = item
+    if facts is not None:
+        remember(source.text, facts)
+    if hooks is not None:
+        remember_hook_facts(source.text, hooks)
     return process_source(source, [r for r in rules if r.code in codes], project, mode)
 
 
@@ -149,7 +157,7 @@ def run(
                                               passed[i], hooks.get(i)):
                 yield None
             else:
-                yield (source, tuple(r.code for r in file_rules[i]))
+                yield (source, tuple(r.code for r in file_rules[i]), facts.get(i), hooks.get(i))
 
     matchers.loaded()  # no process is forked in the middle of that import
     results = map_in_order(_process_selected, work(), jobs, (rules, project, mode), progress, TRANSFORM_STAGE,

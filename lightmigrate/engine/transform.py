@@ -18,7 +18,7 @@ from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
 from lightmigrate.engine.model import EngineError
-from lightmigrate.facts import file_facts, remember_tree
+from lightmigrate.facts import file_facts, known_facts, remember_tree
 from lightmigrate.findings import Finding
 from lightmigrate.project import ProjectIndex
 from lightmigrate.rules.base import Rule, RuleContext
@@ -207,13 +207,18 @@ def transform_text(
     deep = _too_deep(text, path)
     if deep is not None:
         raise deep
-    tree = _python_tree(text, path)
+    known = known_facts(text)  # the survey's, when it parsed this very text already
+    python_parses = known is not None and known.parsed
+    if not python_parses:
+        tree = _python_tree(text, path)  # raises the syntax error Python finds
+        if tree is not None:
+            python_parses = True
+            remember_tree(text, tree)  # gates that look closer read it too
+            file_facts(text, tree)  # the gates below read these
     # libcst is parsed only once some rule is needed: most files that pass the text
     # prefilter need no rule once the gates (``Rule.needed``) have looked at their facts.
-    module: Optional[cst.Module] = None if tree is not None else parse_source(text, path)
-    if tree is not None:
-        remember_tree(text, tree)  # gates that look closer read it too
-        file_facts(text, tree)  # the gates below read these
+    # (When Python's parser could not say, libcst reports any error now.)
+    module: Optional[cst.Module] = None if python_parses else parse_source(text, path)
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
