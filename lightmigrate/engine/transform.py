@@ -139,8 +139,9 @@ def parse_source(text: str, path: str = "<string>") -> cst.Module:
 def _invalid_reason(code: str, original: str, path: str) -> Optional[str]:
     """Why ``code`` is not acceptable output, or None when it is.
 
-    Python's own compiler is the judge: output it parses and compiles is valid (and libcst,
-    whose grammar is Python's, reads it on the next run). compile() uses this interpreter's
+    Python's own compiler is the judge: output it parses and compiles is valid (libcst's parser
+    follows Python's grammar; the idempotency tests parse every rule's output again, with
+    libcst). compile() uses this interpreter's
     grammar, so when the input did not compile either (newer syntax, or ``return`` outside a
     function) the rule is not to blame, and the output need only parse with libcst as the
     input did."""
