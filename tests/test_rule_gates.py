@@ -3,18 +3,13 @@ subclass map of the project index: they must never change what a rule does."""
 
 from __future__ import annotations
 
+from gate_checks import project_of as _index
+
 from lightmigrate.engine.transform import transform_text
 from lightmigrate.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.log_dict import LogDictRule
 from lightmigrate.rules.loggers_cli import LoggersCliRule
-
-
-def _index(files):
-    index = ProjectIndex()
-    for path, text in files.items():
-        index.add_source(text, path)
-    return index
 
 
 def test_subclasses_see_classes_added_after_a_lookup():

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
-import libcst as cst
 import pytest
+from gate_checks import gate_says, walk_acts
 
 from lightmigrate.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
@@ -33,22 +33,13 @@ def _files(files):
 def needed(code: str, path: str, files) -> bool:
     """The gate of rule ``code`` for ``files[path]``, with every file of ``files`` indexed."""
     files = _files(files)
-    index = ProjectIndex()
-    for p, text in files.items():
-        index.add_source(text, p)
-    return BY_CODE[code].needed(files[path], RuleContext(path, index))
+    return gate_says(BY_CODE[code], files[path], path, files)
 
 
 def changes(code: str, path: str, files) -> bool:
     """Whether the rule's walk (every gate open) changes or reports anything in ``files[path]``."""
     files = _files(files)
-    index = ProjectIndex()
-    for p, text in files.items():
-        index.add_source(text, p)
-    rule = BY_CODE[code]
-    ctx = RuleContext(path, index)
-    out = rule.apply(cst.parse_module(files[path]), ctx)
-    return out.code != files[path] or bool(ctx.findings)
+    return walk_acts(BY_CODE[code], files[path], path, files)
 
 
 def check(code: str, path: str, files, expected: bool) -> None:

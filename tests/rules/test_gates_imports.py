@@ -9,13 +9,12 @@ lost output, so every case also checks that invariant against the walk itself.
 from __future__ import annotations
 
 import textwrap
-from typing import Dict, Optional
 
-import libcst as cst
 import pytest
+from gate_checks import gate_says, walk_acts
 
 from lightmigrate.project import ProjectIndex
-from lightmigrate.rules.base import Rule, RuleContext
+from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.callback_api import CallbackApiRule
 from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, marker_in_head
 from lightmigrate.rules.loggers_cli import LoggersCliRule
@@ -29,24 +28,6 @@ from lightmigrate.facts import file_facts
 GROUP = [MovedImportsRule(), RemovedApisRule(), RemovedApiRule(), UnifiedImportsRule(), ModuleApiRule(),
          CallbackApiRule(), LoggersCliRule()]
 BY_CODE = {r.code: r for r in GROUP}
-
-
-def _index(files: Dict[str, str]) -> ProjectIndex:
-    index = ProjectIndex()
-    for path, text in files.items():
-        index.add_source(text, path)
-    return index
-
-
-def _walk_does_something(rule: Rule, text: str, path: str, files: Dict[str, str]) -> bool:
-    """Run the rule's walk (no gate) and say whether it changed the code or reported anything."""
-    ctx = RuleContext(path, _index(files))
-    out = rule.apply(cst.parse_module(text), ctx)
-    return out.code != text or bool(ctx.findings)
-
-
-def _gate(rule: Rule, text: str, path: str, files: Dict[str, str]) -> bool:
-    return rule.needed(text, RuleContext(path, _index(files)))
 
 
 LIGHTNING_BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
@@ -198,14 +179,14 @@ CASES = [
 
 
 @pytest.mark.parametrize("code,source,files,indexed,needed,effect", CASES)
-def test_gate(code, source, files, indexed, needed, effect):
+def testgate_says(code, source, files, indexed, needed, effect):
     rule = BY_CODE[code]
     source = textwrap.dedent(source)
     all_files = dict(files)
     if indexed:
         all_files["model.py"] = source
-    assert _walk_does_something(rule, source, "model.py", all_files) == effect
-    assert _gate(rule, source, "model.py", all_files) == needed
+    assert walk_acts(rule, source, "model.py", all_files) == effect
+    assert gate_says(rule, source, "model.py", all_files) == needed
     assert needed or not effect, "a gate that skips a walk that does something loses output"
 
 
@@ -214,8 +195,8 @@ def test_gate_says_needed_for_every_changing_example(rule):
     changing = [ex for ex in rule.examples if ex.after is not None and ex.after != ex.before]
     assert changing, f"{rule.code} has no changing example"
     for ex in changing:
-        assert _gate(rule, ex.before, "model.py", {"model.py": ex.before}), ex.title
-        assert _gate(rule, ex.before, "model.py", {}), ex.title  # not indexed
+        assert gate_says(rule, ex.before, "model.py", {"model.py": ex.before}), ex.title
+        assert gate_says(rule, ex.before, "model.py", {}), ex.title  # not indexed
 
 
 @pytest.mark.parametrize("rule", GROUP, ids=lambda r: r.code)

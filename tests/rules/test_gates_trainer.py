@@ -5,6 +5,7 @@ walk changes or reports something."""
 from __future__ import annotations
 
 import pytest
+from gate_checks import acts as _acts, check, needed as _needed, project_of as _index
 
 from lightmigrate.engine.transform import transform_text
 from lightmigrate.project import ClassInfo, ProjectIndex
@@ -25,27 +26,6 @@ from lightmigrate.rules.trainer_constructor import TrainerConstructorRule
 
 GROUP = [TrainerConstructorRule(), TrainerApiRule(), GradNormRule(), MultiOptimizerRule(), TbpttRule(),
          PrecisionAttrRule(), BehaviourNotesRule()]
-
-
-def _index(files):
-    index = ProjectIndex()
-    for path, text in files.items():
-        index.add_source(text, path)
-    return index
-
-
-def _needed(rule, text, path="x.py", files=None):
-    """The gate's answer for ``text`` at ``path`` in a project of ``files`` plus that file."""
-    index = _index({**(files or {}), path: text})
-    return rule.needed(text, RuleContext(path, index))
-
-
-def _acts(rule, text, path="x.py", files=None):
-    """Whether the rule's walk changes or reports something (gates bypassed)."""
-    index = _index({**(files or {}), path: text})
-    ctx = RuleContext(path, index)
-    out = rule.apply(__import__("libcst").parse_module(text), ctx)
-    return out.code != text or bool(ctx.findings)
 
 
 # --- every example that changes code passes its rule's gate --------------------------------
@@ -119,8 +99,7 @@ LM101 = TrainerConstructorRule()
     "import pytorch_lightning as pl\nimport os\nos.environ['PL_RECONCILE_PROCESS'] = '1'\n",
 ])
 def test_lm101_needed(text):
-    assert _needed(LM101, text)
-    assert _acts(LM101, text)
+    check(LM101, text, True)
 
 
 @pytest.mark.parametrize("text", [
@@ -131,8 +110,7 @@ def test_lm101_needed(text):
     "import pytorch_lightning as pl\nimport lightning_fabric\nDDPStrategy()\n",  # fabric's strategy
 ])
 def test_lm101_not_needed(text):
-    assert not _needed(LM101, text)
-    assert not _acts(LM101, text)
+    check(LM101, text, False)
 
 
 # --- LM102 ------------------------------------------------------------------------------------
@@ -173,8 +151,7 @@ class M(pl.LightningModule):
     "        return isinstance(loaders, (list, tuple))\n",  # the check is in another function
 ])
 def test_lm102_needed(text):
-    assert _needed(LM102, text)
-    assert _acts(LM102, text)
+    check(LM102, text, True)
 
 
 @pytest.mark.parametrize("text", [
@@ -189,8 +166,7 @@ def test_lm102_needed(text):
     "from pytorch_lightning import Trainer\nt = Trainer(gpus=args.gpus)\nself.model = net\nt.fit(self.model)\n",
 ])
 def test_lm102_not_needed(text):
-    assert not _needed(LM102, text)
-    assert not _acts(LM102, text)
+    check(LM102, text, False)
 
 
 # --- LM302 ------------------------------------------------------------------------------------
@@ -203,8 +179,7 @@ LM302 = GradNormRule()
     "import pytorch_lightning as pl\nkw = {'max_epochs': 1, 'track_grad_norm': 'inf'}\ntrainer = pl.Trainer(**kw)\n",
 ])
 def test_lm302_needed(text):
-    assert _needed(LM302, text)
-    assert _acts(LM302, text)
+    check(LM302, text, True)
 
 
 @pytest.mark.parametrize("text", [
@@ -212,8 +187,7 @@ def test_lm302_needed(text):
     "def log(track_grad_norm=2):\n    return track_grad_norm\n\nlog(track_grad_norm=3)\n",
 ])
 def test_lm302_not_needed(text):
-    assert not _needed(LM302, text)
-    assert not _acts(LM302, text)
+    check(LM302, text, False)
 
 
 # --- LM005 ------------------------------------------------------------------------------------
@@ -278,8 +252,7 @@ LM006 = TbpttRule()
     "    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
 ])
 def test_lm006_needed(text):
-    assert _needed(LM006, text)
-    assert _acts(LM006, text)
+    check(LM006, text, True)
 
 
 def test_lm006_needed_for_a_class_of_unknown_kind_and_a_subclass_elsewhere():
@@ -302,8 +275,7 @@ def test_lm006_needed_for_a_class_of_unknown_kind_and_a_subclass_elsewhere():
     "import torch\n\n\nclass Loop(object):\n    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
 ])
 def test_lm006_not_needed(text):
-    assert not _needed(LM006, text)
-    assert not _acts(LM006, text)
+    check(LM006, text, False)
 
 
 # --- LM304 ------------------------------------------------------------------------------------
@@ -388,8 +360,7 @@ stop = EarlyStopping(monitor="score")
     EPOCH_END,
 ])
 def test_lm309_needed(text):
-    assert _needed(LM309, text)
-    assert _acts(LM309, text)
+    check(LM309, text, True)
 
 
 @pytest.mark.parametrize("text", [
@@ -402,8 +373,7 @@ def test_lm309_needed(text):
     "import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.fit(model)\n",
 ])
 def test_lm309_not_needed(text):
-    assert not _needed(LM309, text)
-    assert not _acts(LM309, text)
+    check(LM309, text, False)
 
 
 def test_lm309_module_in_another_file():

@@ -1,0 +1,49 @@
+"""What the gate tests ask of a rule: its gate's answer (``Rule.needed``) for a file of a small
+project, and whether its walk, with no gate, changes or reports anything there. A gate may say
+"needed" for nothing, never "not needed" where the walk does something."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from lightmigrate.project import ProjectIndex
+from lightmigrate.rules.base import Rule, RuleContext
+
+
+def project_of(files: Dict[str, str]) -> ProjectIndex:
+    """The class index of ``files`` (path -> text), in their order."""
+    index = ProjectIndex()
+    for path, text in files.items():
+        index.add_source(text, path)
+    return index
+
+
+def gate_says(rule: Rule, text: str, path: str, files: Dict[str, str]) -> bool:
+    """The gate's answer for ``text`` at ``path`` in a project of exactly ``files``."""
+    return rule.needed(text, RuleContext(path, project_of(files)))
+
+
+def walk_acts(rule: Rule, text: str, path: str, files: Dict[str, str]) -> bool:
+    """Whether the rule's walk changes ``text`` or reports something, in a project of ``files``."""
+    ctx = RuleContext(path, project_of(files))
+    out = rule.apply(cst.parse_module(text), ctx)
+    return out.code != text or bool(ctx.findings)
+
+
+def needed(rule: Rule, text: str, path: str = "x.py", files: Optional[Dict[str, str]] = None) -> bool:
+    """``gate_says`` with ``text`` itself indexed among ``files``."""
+    return gate_says(rule, text, path, {**(files or {}), path: text})
+
+
+def acts(rule: Rule, text: str, path: str = "x.py", files: Optional[Dict[str, str]] = None) -> bool:
+    """``walk_acts`` with ``text`` itself indexed among ``files``."""
+    return walk_acts(rule, text, path, {**(files or {}), path: text})
+
+
+def check(rule: Rule, text: str, expected: bool, path: str = "x.py", files: Optional[Dict[str, str]] = None) -> None:
+    """The gate says ``expected``, and the walk agrees: it acts exactly when the gate says
+    "needed" (for the cases given, the gate is exact)."""
+    assert needed(rule, text, path, files) is expected
+    assert acts(rule, text, path, files) is expected
