@@ -8,10 +8,50 @@ from lightmigrate.facts import ast_nodes, file_facts
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
-def test_ast_nodes_is_ast_walk_order():
-    for path in sorted(CORPUS.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        assert [id(n) for n in ast_nodes(tree)] == [id(n) for n in ast.walk(tree)]
+_CONTEXTS_AND_OPERATORS = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+# Every kind of node field: None keys and defaults, match patterns, f-strings, globals,
+# decorators, comprehensions, slices, type comments' neighbours.
+_EVERY_SHAPE = """
+import a.b as c
+from .x import (y as z, w)
+global_ = {**{}, 'k': 1}
+def f(a, /, b: int = 1, *args, c, d=2, **kw) -> None:
+    global g
+    def inner():
+        nonlocal a
+    nonlocal_ = lambda q, *, r=None: q
+    return [x async for x in y if x] if a else {k: v for k, v in kw.items()}
+async def g():
+    async with a as b, c:
+        await b
+    async for i in j:
+        yield i
+class C(B, metaclass=M):
+    x: int = 1
+    @dec(1)
+    def m(self):
+        del self.a[1:2, ::3]
+        self.b += -1 and not 2 or 3 < 4 <= 5
+        print(f"{x!r:>{w}}", *a, **k)
+match p:
+    case {"k": v, **rest} if v: pass
+    case C(1, x=[a, *others]) | None: pass
+    case str() as s: pass
+try:
+    raise E from e
+except* T as t:
+    assert t, "m"
+"""
+
+
+def test_ast_nodes_is_ast_walk_order_without_contexts_and_operators():
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in sorted(CORPUS.glob("*.py"))]
+    trees.append(ast.parse(_EVERY_SHAPE))
+    for tree in trees:
+        walked = [n for n in ast.walk(tree) if not isinstance(n, _CONTEXTS_AND_OPERATORS)]
+        assert [id(n) for n in ast_nodes(tree)] == [id(n) for n in walked]
+        assert None not in ast_nodes(tree)
 
 
 def test_facts_of_a_module():
