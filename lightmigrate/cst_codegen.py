@@ -76,12 +76,79 @@ def _piece(node: cst.CSTNode, module: cst.Module) -> str:
     return code
 
 
-def module_code(module: cst.Module) -> str:
-    """``module.code``, put together from the code of its top-level nodes."""
+def _pieces(module: cst.Module) -> tuple:
+    return (*module.header, *module.body, *module.footer)
+
+
+def module_code(module: cst.Module, before: Optional[cst.Module] = None, before_text: Optional[str] = None) -> str:
+    """``module.code``, put together from the code of its top-level nodes. With ``before``
+    (a module ``module`` was made from, e.g. by a rule) and ``before_text`` (its code), the
+    top-level nodes the two share are copied from ``before_text`` instead of generated."""
     if not module.has_trailing_newline:  # libcst then drops the last token: do it its way
         return code_for(module, module)
-    parts = [_piece(node, module) for node in (*module.header, *module.body, *module.footer)]
-    return "".join(parts) if parts else module.default_newline
+    pieces = _pieces(module)
+    if not pieces:
+        return module.default_newline
+    if before is not None and before_text is not None:
+        spliced = _splice(module, pieces, before, before_text)
+        if spliced is not None:
+            return spliced
+    return "".join(_piece(node, module) for node in pieces)
+
+
+class _Bounds:
+    """Where the top-level nodes of ``before`` start in ``text`` (its code), found only as far
+    as asked. Top-level nodes' codes follow one another, so a node whose code is found exactly
+    once in the text starts there; otherwise a start is the end of the node before."""
+
+    def __init__(self, before: cst.Module, pieces: tuple, text: str) -> None:
+        self.before, self.pieces, self.text = before, pieces, text
+        self.starts: Dict[int, int] = {0: 0, len(pieces): len(text)}  # piece index -> offset
+
+    def _locate(self, k: int) -> bool:
+        code = _piece(self.pieces[k], self.before)
+        at = self.text.find(code)
+        if at < 0 or self.text.find(code, at + 1) >= 0:
+            return False  # not there, or not only there: it says nothing
+        self.starts[k], self.starts[k + 1] = at, at + len(code)
+        return True
+
+    def start(self, k: int) -> int:
+        if k in self.starts:
+            return self.starts[k]
+        if self._locate(k) or self._locate(k - 1):
+            return self.starts[k]
+        # add up the codes from the nearest start known before
+        known = max(i for i in self.starts if i < k)
+        offset = self.starts[known]
+        for i in range(known, k):
+            offset += len(_piece(self.pieces[i], self.before))
+            self.starts[i + 1] = offset
+        return offset
+
+
+def _splice(module: cst.Module, pieces: tuple, before: cst.Module, before_text: str) -> Optional[str]:
+    if not before.has_trailing_newline or (before.default_indent, before.default_newline) != \
+            (module.default_indent, module.default_newline):
+        return None
+    old = _pieces(before)
+    where = {id(node): k for k, node in enumerate(old)}  # both trees are alive: ids are their own
+    bounds = _Bounds(before, old, before_text)
+    out: List[str] = []
+    j = 0
+    while j < len(pieces):
+        first = where.get(id(pieces[j]))
+        if first is None or old[first] is not pieces[j]:
+            out.append(_piece(pieces[j], module))
+            j += 1
+            continue
+        last = first  # the longest run of nodes kept in their order, copied in one slice
+        while j + 1 < len(pieces) and last + 1 < len(old) and pieces[j + 1] is old[last + 1]:
+            last += 1
+            j += 1
+        out.append(before_text[bounds.start(first):bounds.start(last + 1)])
+        j += 1
+    return "".join(out)
 
 
 # --- positions ----------------------------------------------------------------------------------

@@ -352,12 +352,18 @@ def remember_text(module: cst.Module, text: str) -> None:
     _TEXTS[id(module)] = (module, text)
 
 
-def module_text(module: cst.Module) -> str:
-    """``module.code``, without generating it again for a module whose code is known."""
+def module_text(module: cst.Module, before: Optional[cst.Module] = None) -> str:
+    """``module.code``, without generating it again for a module whose code is known (or the
+    top-level statements it shares with ``before``, a module it was made from whose code is
+    known)."""
     hit = _TEXTS.get(id(module))
     if hit is not None and hit[0] is module:
         return hit[1]
-    text = module_code(module)
+    known = _TEXTS.get(id(before)) if before is not None else None
+    if known is not None and known[0] is before:
+        text = module_code(module, before, known[1])
+    else:
+        text = module_code(module)
     remember_text(module, text)
     return text
 

@@ -92,3 +92,55 @@ def test_module_positions_piece_by_piece_are_node_starts():
         assert lazy.start(first) == node_starts(module)[id(first)]
         assert module.has_trailing_newline is False or len(lazy.done) <= len(module.header) + 1  # only so far
     assert checked > 20_000
+
+
+def _edits(module: cst.Module):
+    """Modules made from ``module`` by the edits rules make at the top level: a statement
+    inserted, removed, replaced or moved, the header or footer changed."""
+    body = list(module.body)
+    new = cst.parse_statement("import inserted_here\n")
+    yield module.with_changes(body=[new, *body])
+    yield module.with_changes(body=[*body, new])
+    if body:
+        yield module.with_changes(body=body[1:])
+        yield module.with_changes(body=[*body[:-1], new])
+        yield module.with_changes(body=[*body[: len(body) // 2], new, *body[len(body) // 2:]])
+        yield module.with_changes(body=[body[-1], *body[:-1]])
+        yield module.with_changes(body=[*body, body[0]])  # a kept statement twice
+    yield module.with_changes(header=[cst.EmptyLine(comment=cst.Comment("# new header"))], footer=[])
+
+
+# Top-level statements whose code repeats, so that a copied statement cannot be found by its
+# code alone; CRLF and tabs kept.
+REPEATS = (
+    "x = 1\nx = 1\n\nx = 1\nif a:\n    pass\nx = 1\n",
+    "# c\n\n# c\nimport a\r\nimport a\r\n\r\nclass C:\r\n\tpass\r\n# c\n",
+)
+
+
+def test_module_code_copied_from_the_module_it_was_made_from_is_libcsts():
+    import lightmigrate.cst_codegen as codegen
+
+    checked = 0
+    for module in [*modules(), *map(cst.parse_module, REPEATS)]:
+        if not module.has_trailing_newline:
+            continue
+        for out in _edits(module):
+            codegen.forget_code()
+            assert module_code(out, module, module.code) == out.code
+            checked += 1
+    assert checked > 150
+
+
+def test_module_code_copies_the_statements_a_rule_kept(monkeypatch):
+    import lightmigrate.cst_codegen as codegen
+
+    module = cst.parse_module((CORPUS / sorted(p.name for p in CORPUS.glob("*.py"))[0]).read_text(encoding="utf-8"))
+    out = module.with_changes(body=[cst.parse_statement("import inserted_here\n"), *module.body])
+    generated = []
+    real = codegen.code_for
+    monkeypatch.setattr(codegen, "code_for", lambda node, mod=None: (generated.append(node), real(node, mod))[1])
+    codegen.forget_code()
+    assert module_code(out, module, module.code) == out.code
+    # the new statement, and the one after it to find where the kept ones start
+    assert len(generated) <= 2 < len(module.body)

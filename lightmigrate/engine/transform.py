@@ -239,7 +239,7 @@ def transform_text(
                 if same_tree(module, before):  # rebuilt but equal: keep the tree, skip codegen
                     module = before
                 else:
-                    new_text = module_text(module)
+                    new_text = module_text(module, before)  # copies what the rule kept
         except RecursionError as exc:
             message = f"{rule.code}: code too deeply nested to rewrite (RecursionError); file left unchanged"
             raise RuleCrash(rule.code, message) from exc
