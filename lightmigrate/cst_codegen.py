@@ -228,21 +228,46 @@ def node_starts(module: cst.Module) -> Dict[int, Tuple[int, int]]:
 
 
 # Per top-level node: (the node, indent, newline, its nodes' starts relative to its own first
-# line, the number of lines its code takes). Kept like _PIECES, dropped with them.
-_PIECE_STARTS: Dict[int, Tuple[cst.CSTNode, str, str, Dict[int, Tuple[int, int]], int]] = {}
+# line, the number of lines its code takes, its code). Kept like _PIECES, dropped with them.
+_PIECE_STARTS: Dict[int, Tuple[cst.CSTNode, str, str, Dict[int, Tuple[int, int]], int, str]] = {}
 
 
-def _piece_starts(node: cst.CSTNode, module: cst.Module) -> Tuple[Dict[int, Tuple[int, int]], int]:
+def _piece_starts(node: cst.CSTNode, module: cst.Module) -> Tuple[Dict[int, Tuple[int, int]], int, str]:
     hit = _PIECE_STARTS.get(id(node))
     if hit is not None and hit[0] is node and hit[1] == module.default_indent and hit[2] == module.default_newline:
-        return hit[3], hit[4]
+        return hit[3], hit[4], hit[5]
     state = _PositionState(module.default_indent, module.default_newline)
     node._codegen(state)
-    found = (state.starts, state.line - 1)  # a top-level node's code ends with its line break
+    # a top-level node's code ends with its line break
+    found = (state.starts, state.line - 1, "".join(state.tokens))
     if len(_PIECE_STARTS) >= _MAX_PIECES:
         _PIECE_STARTS.clear()
     _PIECE_STARTS[id(node)] = (node, module.default_indent, module.default_newline, *found)
     return found
+
+
+def _holder(pieces: tuple, node: cst.CSTNode) -> Optional[int]:
+    """The index of the first of ``pieces`` whose subtree holds ``node`` (None when none
+    does). Subtrees whose type masks are known and lack ``node``'s type are not entered."""
+    from lightmigrate.cst_walk import _MASKS, _bit, children
+
+    bit = _bit(type(node))
+    for k, piece in enumerate(pieces):
+        todo = [piece]
+        while todo:
+            current = todo.pop()
+            if current is node:
+                return k
+            mask = _MASKS.get(id(current))  # known only for nodes of live trees: their own
+            if mask is None or mask & bit:
+                todo.extend(children(current))
+    return None
+
+
+def _lines_before(text: str, end: int) -> int:
+    """How many line ends ``text[:end]`` holds (``\r\n``, ``\r`` and ``\n`` each one)."""
+    head = text[:end]
+    return head.count("\n") + head.count("\r") - head.count("\r\n")
 
 
 class ModulePositions:
@@ -250,12 +275,16 @@ class ModulePositions:
     node and only as far as a node asked about: a top-level node always starts a line, so its
     nodes' starts are its own, shifted by the lines before it; those of a top-level node an
     earlier version of the module had (a rule keeps the statements it does not change) are
-    not worked out again."""
+    not worked out again. With the module's code known (``text``), the lines before the
+    top-level node holding the one asked about are counted in the text, where its code is
+    found exactly once; otherwise the nodes before it are worked out too."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, text: Optional[str] = None) -> None:
         self.module = module
+        self.text = text
         self.pieces = (*module.header, *module.body, *module.footer)
         self.done: List[Tuple[Dict[int, Tuple[int, int]], int]] = []  # (starts, line offset) per piece
+        self.placed: List[Tuple[Dict[int, Tuple[int, int]], int]] = []  # the same, of pieces found in text
         self.next_line = 0  # lines taken by the pieces done
         self.whole: Optional[Dict[int, Tuple[int, int]]] = None
         if not module.has_trailing_newline or not self.pieces:  # the last line break is dropped
@@ -268,12 +297,23 @@ class ModulePositions:
         if node is self.module:
             return (1, 0)
         key = id(node)
-        for starts, offset in self.done:
+        for starts, offset in (*self.done, *self.placed):
             found = starts.get(key)
             if found is not None:
                 return (found[0] + offset, found[1])
+        if self.text is not None:
+            k = _holder(self.pieces[len(self.done):], node)
+            if k is None:
+                return None
+            starts, _, code = _piece_starts(self.pieces[len(self.done) + k], self.module)
+            at = self.text.find(code)
+            if at >= 0 and self.text.find(code, at + 1) < 0:
+                offset = _lines_before(self.text, at)
+                self.placed.append((starts, offset))
+                found = starts.get(key)
+                return None if found is None else (found[0] + offset, found[1])
         while len(self.done) < len(self.pieces):
-            starts, lines = _piece_starts(self.pieces[len(self.done)], self.module)
+            starts, lines, _ = _piece_starts(self.pieces[len(self.done)], self.module)
             offset = self.next_line
             self.done.append((starts, offset))
             self.next_line += lines
@@ -281,3 +321,22 @@ class ModulePositions:
             if found is not None:
                 return (found[0] + offset, found[1])
         return None
+
+
+# The code of the last few modules, by identity (each held, so its id stays its own): the
+# engine knows the text of the module it hands a rule, and generating it again costs.
+_TEXTS: Dict[int, Tuple[cst.Module, str]] = {}
+_TEXTS_SIZE = 4
+
+
+def remember_text(module: cst.Module, text: str) -> None:
+    """Record that ``module.code`` is ``text``."""
+    if id(module) not in _TEXTS and len(_TEXTS) >= _TEXTS_SIZE:
+        _TEXTS.pop(next(iter(_TEXTS)))
+    _TEXTS[id(module)] = (module, text)
+
+
+def known_text(module: cst.Module) -> Optional[str]:
+    """``module.code`` when it is known (``remember_text``), else None."""
+    hit = _TEXTS.get(id(module))
+    return hit[1] if hit is not None and hit[0] is module else None

@@ -14,7 +14,7 @@ import libcst as cst
 from lightmigrate.matchers import m
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst_codegen import code_for, module_code
+from lightmigrate.cst_codegen import code_for, known_text, module_code, remember_text  # noqa: F401 (remember_text: for callers)
 from lightmigrate.cst_walk import walk
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
@@ -339,31 +339,15 @@ def code_of(node: cst.CSTNode) -> str:
     return code_for(node)
 
 
-# The code of the last few modules, by identity (each held, so its id stays its own): the
-# engine knows the text of the module it hands a rule, and ``module.code`` generates it anew.
-_TEXTS: Dict[int, Tuple[cst.Module, str]] = {}
-_TEXTS_SIZE = 4
-
-
-def remember_text(module: cst.Module, text: str) -> None:
-    """Record that ``module.code`` is ``text``."""
-    if id(module) not in _TEXTS and len(_TEXTS) >= _TEXTS_SIZE:
-        _TEXTS.pop(next(iter(_TEXTS)))
-    _TEXTS[id(module)] = (module, text)
-
-
 def module_text(module: cst.Module, before: Optional[cst.Module] = None) -> str:
     """``module.code``, without generating it again for a module whose code is known (or the
     top-level statements it shares with ``before``, a module it was made from whose code is
     known)."""
-    hit = _TEXTS.get(id(module))
-    if hit is not None and hit[0] is module:
-        return hit[1]
-    known = _TEXTS.get(id(before)) if before is not None else None
-    if known is not None and known[0] is before:
-        text = module_code(module, before, known[1])
-    else:
-        text = module_code(module)
+    text = known_text(module)
+    if text is not None:
+        return text
+    known = known_text(before) if before is not None else None
+    text = module_code(module, before, known) if known is not None else module_code(module)
     remember_text(module, text)
     return text
 

@@ -144,3 +144,28 @@ def test_module_code_copies_the_statements_a_rule_kept(monkeypatch):
     assert module_code(out, module, module.code) == out.code
     # the new statement, and the one after it to find where the kept ones start
     assert len(generated) <= 2 < len(module.body)
+
+
+def test_module_positions_found_through_the_text_are_node_starts():
+    import random
+    import lightmigrate.cst_codegen as codegen
+    from lightmigrate.cst_codegen import ModulePositions
+    from lightmigrate.cst_walk import type_masks
+
+    checked = placed = 0
+    for module in [*modules(), *map(cst.parse_module, REPEATS)]:
+        codegen.forget_code()
+        expected = node_starts(module)
+        nodes = list(_all_nodes(module))
+        random.Random(len(nodes)).shuffle(nodes)  # any order: pieces far apart first
+        for masked in (False, True):
+            if masked:
+                type_masks(module)  # the holder search then skips subtrees without the type
+            positions = ModulePositions(module, module.code)
+            for n in nodes:
+                assert positions.start(n) == expected[id(n)]
+            assert positions.start(cst.Name("elsewhere")) is None
+            placed += len(positions.placed)
+            checked += len(nodes)
+    assert checked > 20_000
+    assert placed > 100  # most pieces were found in the text, not worked out in order

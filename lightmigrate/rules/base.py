@@ -13,7 +13,7 @@ from typing import ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_codegen import ModulePositions
+from lightmigrate.cst_codegen import ModulePositions, known_text
 from lightmigrate.findings import Finding, Kind
 from lightmigrate.project import ProjectIndex
 
@@ -53,7 +53,7 @@ class RuleContext:
     def position(self, module: cst.Module, node: cst.CSTNode) -> Tuple[int, int]:
         """Line and 1-based column of ``node`` inside ``module`` (0, 0 when unknown)."""
         if self._positions is None or self._positions[0] is not module:
-            self._positions = (module, ModulePositions(module))
+            self._positions = (module, ModulePositions(module, known_text(module)))
         pos = self._positions[1].start(node)
         if pos is None:
             return (0, 0)
