@@ -15,7 +15,7 @@ machinery. Tests compare both with libcst's own results.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -167,12 +167,27 @@ class _Syntactic:
 
     def __enter__(self) -> None:
         self.start = (self.state.line, self.state.column)
+        state = self.state
+        if self.node is state.target:  # its start is known now, or once start_node's is
+            if self.start_node is None:
+                state.starts[id(self.node)] = self.start
+                state.found()
+            else:
+                state.aliases.append((self.node, self.start_node))
+                state.target = self.start_node
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, kind: object, *exc: object) -> bool:
+        if kind is not None:  # on the way out of an early stop: the block did not finish
+            return False
         starts = self.state.starts
         start = starts[id(self.start_node)] if self.start_node is not None else self.start
         starts[id(self.node)] = start
         return False
+
+
+class _Found(Exception):
+    """Raised by a ``_PositionState`` with a ``target`` at the end of the line where the
+    target's start became known."""
 
 
 class _PositionState(CodegenState):
@@ -185,6 +200,14 @@ class _PositionState(CodegenState):
         self.column = 0
         self.starts: Dict[int, Tuple[int, int]] = {}  # id(node) -> start (the tree is alive meanwhile)
         self.stack: List[Tuple[int, int]] = []
+        # With a target: stop (raise _Found) at the end of the line where its start is known
+        self.target: Optional[cst.CSTNode] = None
+        self.aliases: List[Tuple[cst.CSTNode, cst.CSTNode]] = []  # (node, the node it starts with)
+        self.stop_line: Optional[int] = None
+
+    def found(self) -> None:
+        self.target = None
+        self.stop_line = self.line
 
     def _advance(self, value: str) -> None:
         if "\n" not in value and "\r" not in value:
@@ -195,6 +218,8 @@ class _PositionState(CodegenState):
         self.line += ends
         last = max(value.rfind("\n"), value.rfind("\r"))
         self.column = len(value) - last - 1
+        if self.stop_line is not None and self.line > self.stop_line:
+            raise _Found
 
     def add_token(self, value: str) -> None:
         self.tokens.append(value)
@@ -213,6 +238,8 @@ class _PositionState(CodegenState):
         key = id(node)
         if key not in self.starts:  # a syntactic start recorded inside wins
             self.starts[key] = start
+        if node is self.target:
+            self.found()
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
         return _Syntactic(self, node, start_node)
@@ -246,22 +273,71 @@ def _piece_starts(node: cst.CSTNode, module: cst.Module) -> Tuple[Dict[int, Tupl
     return found
 
 
-def _holder(pieces: tuple, node: cst.CSTNode) -> Optional[int]:
-    """The index of the first of ``pieces`` whose subtree holds ``node`` (None when none
-    does). Subtrees whose type masks are known and lack ``node``'s type are not entered."""
+def _starts_until(statement: cst.CSTNode, module: cst.Module, node: cst.CSTNode,
+                  indents: Sequence[str] = ()) -> Tuple[Dict[int, Tuple[int, int]], str]:
+    """The starts of the nodes of ``statement`` (a top-level node, or a statement of an
+    indented block inside blocks indented by ``indents``) relative to its first line, and its
+    code as it is in the module, both only as far as generating it goes until the end of the
+    line where ``node``'s start is known (a class's header line, not its body)."""
+    if not indents:
+        hit = _PIECE_STARTS.get(id(statement))
+        if hit is not None and hit[0] is statement and hit[1] == module.default_indent \
+                and hit[2] == module.default_newline:
+            return hit[3], hit[5]
+    state = _PositionState(module.default_indent, module.default_newline)
+    state.indent_tokens.extend(indents)  # as the blocks around it leave the state
+    state.target = node
+    try:
+        statement._codegen(state)
+    except _Found:
+        pass
+    for node_, via in reversed(state.aliases):  # a node that starts where a child does
+        if id(via) in state.starts:
+            state.starts[id(node_)] = state.starts[id(via)]
+    return state.starts, "".join(state.tokens)
+
+
+def _path(pieces: tuple, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
+    """The nodes from the first of ``pieces`` whose subtree holds ``node`` down to ``node``
+    (None when none does). Subtrees whose type masks are known and lack ``node``'s type are
+    not entered."""
     from lightmigrate.cst_walk import _MASKS, _bit, children
 
     bit = _bit(type(node))
-    for k, piece in enumerate(pieces):
-        todo = [piece]
-        while todo:
-            current = todo.pop()
-            if current is node:
-                return k
-            mask = _MASKS.get(id(current))  # known only for nodes of live trees: their own
+    for piece in pieces:
+        if piece is node:
+            return [piece]
+        mask = _MASKS.get(id(piece))  # known only for nodes of live trees: their own
+        if mask is not None and not mask & bit:
+            continue
+        path = [piece]
+        stack = [iter(children(piece))]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                path.pop()
+                continue
+            if child is node:
+                return [*path, child]
+            mask = _MASKS.get(id(child))
             if mask is None or mask & bit:
-                todo.extend(children(current))
+                path.append(child)
+                stack.append(iter(children(child)))
     return None
+
+
+def _statements_around(path: List[cst.CSTNode], module: cst.Module) -> List[Tuple[cst.CSTNode, Tuple[str, ...]]]:
+    """The statements of ``path`` that start a line of their own (the top-level one, and those
+    of indented blocks), innermost first, each with the indents of the blocks around it."""
+    found: List[Tuple[cst.CSTNode, Tuple[str, ...]]] = [(path[0], ())]
+    indents: Tuple[str, ...] = ()
+    for parent, child in zip(path, path[1:]):
+        if type(parent) is cst.IndentedBlock:
+            indents = (*indents, module.default_indent if parent.indent is None else parent.indent)
+            if any(child is s for s in parent.body):
+                found.append((child, indents))
+    return found[::-1]
 
 
 def _lines_before(text: str, end: int) -> int:
@@ -275,9 +351,10 @@ class ModulePositions:
     node and only as far as a node asked about: a top-level node always starts a line, so its
     nodes' starts are its own, shifted by the lines before it; those of a top-level node an
     earlier version of the module had (a rule keeps the statements it does not change) are
-    not worked out again. With the module's code known (``text``), the lines before the
-    top-level node holding the one asked about are counted in the text, where its code is
-    found exactly once; otherwise the nodes before it are worked out too."""
+    not worked out again. With the module's code known (``text``), a statement around the
+    node asked about (the innermost that starts a line) is generated only up to the line
+    where the node starts, and the lines before it are counted in the text, where that code
+    occurs exactly once; otherwise the top-level nodes before it are worked out too."""
 
     def __init__(self, module: cst.Module, text: Optional[str] = None) -> None:
         self.module = module
@@ -302,16 +379,20 @@ class ModulePositions:
             if found is not None:
                 return (found[0] + offset, found[1])
         if self.text is not None:
-            k = _holder(self.pieces[len(self.done):], node)
-            if k is None:
+            path = _path(self.pieces[len(self.done):], node)
+            if path is None:
                 return None
-            starts, _, code = _piece_starts(self.pieces[len(self.done) + k], self.module)
-            at = self.text.find(code)
-            if at >= 0 and self.text.find(code, at + 1) < 0:
-                offset = _lines_before(self.text, at)
-                self.placed.append((starts, offset))
-                found = starts.get(key)
-                return None if found is None else (found[0] + offset, found[1])
+            # The code of a statement around the node, up to the end of the line where the
+            # node starts, is enough when it occurs once in the text: the statement starts
+            # there. The innermost such statement is tried first (a method, not its class).
+            for statement, indents in _statements_around(path, self.module):
+                starts, code = _starts_until(statement, self.module, node, indents)
+                at = self.text.find(code)
+                if at >= 0 and self.text.find(code, at + 1) < 0:
+                    offset = _lines_before(self.text, at)
+                    self.placed.append((starts, offset))
+                    found = starts.get(key)
+                    return None if found is None else (found[0] + offset, found[1])
         while len(self.done) < len(self.pieces):
             starts, lines, _ = _piece_starts(self.pieces[len(self.done)], self.module)
             offset = self.next_line

@@ -115,6 +115,9 @@ def _edits(module: cst.Module):
 REPEATS = (
     "x = 1\nx = 1\n\nx = 1\nif a:\n    pass\nx = 1\n",
     "# c\n\n# c\nimport a\r\nimport a\r\n\r\nclass C:\r\n\tpass\r\n# c\n",
+    # nested statements repeated, in blocks indented by spaces and tabs
+    "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 1\n"
+    "if x:\n\tif y:\n\t\tz = call(1,\n\t\t\t2)\n\tz = call(1,\n\t\t\t2)\n",
 )
 
 
