@@ -69,12 +69,22 @@ def test_bad_file_is_a_located_per_file_error(tmp_path, name, data, message, pos
 
 
 def test_deeply_nested_expression_fails_its_file_without_crashing(tmp_path):
-    # Python parses this; libcst's recursive code generation cannot: a per-file error, not a crash.
-    data = (HOOK + "x = " + "+".join(["1"] * 1200) + "\n").encode()
+    # Python parses this; libcst's recursive code generation cannot, when the rule changed the
+    # statement holding it (the hook's class): a per-file error, not a crash.
+    data = (HOOK + "        x = " + "+".join(["1"] * 1200) + "\n").encode()
     report = run_one(tmp_path, "chain.py", data)
     problem = problem_of(report, "chain.py")
     assert problem is not None and "too deeply nested" in problem.message
     assert (tmp_path / "chain.py").read_bytes() == data
+
+
+def test_deeply_nested_statement_a_rule_keeps_is_copied(tmp_path):
+    # A statement no rule changed is copied from the text, not generated again: the file
+    # migrates whatever its depth.
+    deep = "x = " + "+".join(["1"] * 1200) + "\n"
+    report = run_one(tmp_path, "chain.py", (HOOK + deep).encode())
+    assert problem_of(report, "chain.py") is None
+    assert (tmp_path / "chain.py").read_text() == MIGRATED + deep
 
 
 def test_bracket_depth_is_an_upper_bound_and_strings_do_not_cause_false_errors(tmp_path):
