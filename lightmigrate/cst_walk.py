@@ -338,17 +338,20 @@ def mask_of(node: cst.CSTNode) -> int:
 
 
 def _add_masks(root: cst.CSTNode) -> None:
-    masks = _MASKS
-    stack: List[Tuple[cst.CSTNode, Optional[List[cst.CSTNode]]]] = [(root, None)]
-    while stack:
-        node, kids = stack.pop()
-        if kids is None:
-            if id(node) not in masks:
-                kids = children(node)
-                stack.append((node, kids))
-                stack.extend((k, None) for k in kids)
-            continue
-        mask = _bit(type(node))
+    masks, bits = _MASKS, _BITS
+    # Every node not masked yet, parents before children (breadth first), then the masks
+    # from the last node back: a node's children are done before it.
+    order: List[Tuple[cst.CSTNode, List[cst.CSTNode]]] = []
+    todo = [root]
+    for node in todo:  # the list grows as it is read
+        if id(node) not in masks:
+            kids = children(node)
+            order.append((node, kids))
+            todo.extend(kids)
+    for node, kids in reversed(order):
+        mask = bits.get(type(node))
+        if mask is None:
+            mask = _bit(type(node))
         for k in kids:
             mask |= masks[id(k)]
         masks[id(node)] = mask
