@@ -63,11 +63,26 @@ def forget_code() -> None:
     _PIECE_STARTS.clear()
 
 
+def _kept(cache: Dict[int, tuple], node: cst.CSTNode, module: cst.Module) -> Optional[tuple]:
+    """What ``cache`` (``_PIECES`` or ``_PIECE_STARTS``) holds for ``node`` generated in
+    ``module``'s style, or None."""
+    hit = cache.get(id(node))
+    if hit is not None and hit[0] is node and hit[1] == module.default_indent and hit[2] == module.default_newline:
+        return hit
+    return None
+
+
+def _only_place(text: str, code: str) -> Optional[int]:
+    """Where ``code`` occurs in ``text``, when it occurs there exactly once; else None."""
+    at = text.find(code)
+    return at if at >= 0 and text.find(code, at + 1) < 0 else None
+
+
 def _piece(node: cst.CSTNode, module: cst.Module) -> str:
     """The code of a top-level node of ``module`` (header line, statement or footer line):
     at the top level the state is always the same (no indentation), so it is the node's own."""
-    hit = _PIECES.get(id(node))
-    if hit is not None and hit[0] is node and hit[1] == module.default_indent and hit[2] == module.default_newline:
+    hit = _kept(_PIECES, node, module)
+    if hit is not None:
         return hit[3]
     code = code_for(node, module)
     if len(_PIECES) >= _MAX_PIECES:
@@ -107,8 +122,8 @@ class _Bounds:
 
     def _locate(self, k: int) -> bool:
         code = _piece(self.pieces[k], self.before)
-        at = self.text.find(code)
-        if at < 0 or self.text.find(code, at + 1) >= 0:
+        at = _only_place(self.text, code)
+        if at is None:
             return False  # not there, or not only there: it says nothing
         self.starts[k], self.starts[k + 1] = at, at + len(code)
         return True
@@ -260,8 +275,8 @@ _PIECE_STARTS: Dict[int, Tuple[cst.CSTNode, str, str, Dict[int, Tuple[int, int]]
 
 
 def _piece_starts(node: cst.CSTNode, module: cst.Module) -> Tuple[Dict[int, Tuple[int, int]], int, str]:
-    hit = _PIECE_STARTS.get(id(node))
-    if hit is not None and hit[0] is node and hit[1] == module.default_indent and hit[2] == module.default_newline:
+    hit = _kept(_PIECE_STARTS, node, module)
+    if hit is not None:
         return hit[3], hit[4], hit[5]
     state = _PositionState(module.default_indent, module.default_newline)
     node._codegen(state)
@@ -279,11 +294,9 @@ def _starts_until(statement: cst.CSTNode, module: cst.Module, node: cst.CSTNode,
     indented block inside blocks indented by ``indents``) relative to its first line, and its
     code as it is in the module, both only as far as generating it goes until the end of the
     line where ``node``'s start is known (a class's header line, not its body)."""
-    if not indents:
-        hit = _PIECE_STARTS.get(id(statement))
-        if hit is not None and hit[0] is statement and hit[1] == module.default_indent \
-                and hit[2] == module.default_newline:
-            return hit[3], hit[5]
+    hit = None if indents else _kept(_PIECE_STARTS, statement, module)
+    if hit is not None:
+        return hit[3], hit[5]
     state = _PositionState(module.default_indent, module.default_newline)
     state.indent_tokens.extend(indents)  # as the blocks around it leave the state
     state.target = node
@@ -341,7 +354,7 @@ def _statements_around(path: List[cst.CSTNode], module: cst.Module) -> List[Tupl
 
 
 def _lines_before(text: str, end: int) -> int:
-    """How many line ends ``text[:end]`` holds (``\r\n``, ``\r`` and ``\n`` each one)."""
+    """How many line ends ``text[:end]`` holds (``\\r\\n``, ``\\r`` and ``\\n`` each one)."""
     head = text[:end]
     return head.count("\n") + head.count("\r") - head.count("\r\n")
 
@@ -359,7 +372,7 @@ class ModulePositions:
     def __init__(self, module: cst.Module, text: Optional[str] = None) -> None:
         self.module = module
         self.text = text
-        self.pieces = (*module.header, *module.body, *module.footer)
+        self.pieces = _pieces(module)
         self.done: List[Tuple[Dict[int, Tuple[int, int]], int]] = []  # (starts, line offset) per piece
         self.placed: List[Tuple[Dict[int, Tuple[int, int]], int]] = []  # the same, of pieces found in text
         self.next_line = 0  # lines taken by the pieces done
@@ -387,8 +400,8 @@ class ModulePositions:
             # there. The innermost such statement is tried first (a method, not its class).
             for statement, indents in _statements_around(path, self.module):
                 starts, code = _starts_until(statement, self.module, node, indents)
-                at = self.text.find(code)
-                if at >= 0 and self.text.find(code, at + 1) < 0:
+                at = _only_place(self.text, code)
+                if at is not None:
                     offset = _lines_before(self.text, at)
                     self.placed.append((starts, offset))
                     found = starts.get(key)

@@ -14,7 +14,7 @@ import libcst as cst
 from lightmigrate.matchers import m
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst_codegen import code_for, known_text, module_code, remember_text  # noqa: F401 (remember_text: for callers)
+from lightmigrate.cst_codegen import code_for, known_text, module_code, remember_text
 from lightmigrate.cst_walk import walk
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]

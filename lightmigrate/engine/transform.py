@@ -11,8 +11,8 @@ from typing import List, Optional, Sequence
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst_helpers import module_text, remember_text
-from lightmigrate.cst_codegen import forget_code
+from lightmigrate.cst_codegen import forget_code, remember_text
+from lightmigrate.cst_helpers import module_text
 from lightmigrate.cst_walk import forget_masks, same_tree
 from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
