@@ -85,10 +85,14 @@ def _piece(node: cst.CSTNode, module: cst.Module) -> str:
     if hit is not None:
         return hit[3]
     code = code_for(node, module)
+    _remember_piece(node, module, code)
+    return code
+
+
+def _remember_piece(node: cst.CSTNode, module: cst.Module, code: str) -> None:
     if len(_PIECES) >= _MAX_PIECES:
         _PIECES.clear()
     _PIECES[id(node)] = (node, module.default_indent, module.default_newline, code)
-    return code
 
 
 def _pieces(module: cst.Module) -> tuple:
@@ -128,11 +132,26 @@ class _Bounds:
         self.starts[k], self.starts[k + 1] = at, at + len(code)
         return True
 
+    def _cost(self, k: int) -> int:
+        """How much generating piece ``k``'s code may cost, roughly: nothing when it is known,
+        little for a simple statement line, more for a compound statement."""
+        node = self.pieces[k]
+        return 0 if _kept(_PIECES, node, self.before) is not None else 1 if isinstance(node, cst.SimpleStatementLine) else 2
+
+    def _sides(self, k: int, avoid: int = -1) -> Optional[int]:
+        """The start of piece ``k`` found from the code of the piece before it or its own
+        (cheaper first; never ``avoid``'s), or None."""
+        for i in sorted((i for i in (k - 1, k) if i != avoid), key=self._cost):
+            if self._locate(i):
+                return self.starts[k]
+        return None
+
     def start(self, k: int) -> int:
         if k in self.starts:
             return self.starts[k]
-        if self._locate(k) or self._locate(k - 1):
-            return self.starts[k]
+        found = self._sides(k)
+        if found is not None:
+            return found
         # add up the codes from the nearest start known before
         known = max(i for i in self.starts if i < k)
         offset = self.starts[known]
@@ -140,6 +159,13 @@ class _Bounds:
             offset += len(_piece(self.pieces[i], self.before))
             self.starts[i + 1] = offset
         return offset
+
+    def code_of(self, k: int) -> Optional[str]:
+        """Piece ``k``'s code, cut from the text when the pieces around it say where it is
+        (without generating it), else None."""
+        start = self.starts[k] if k in self.starts else self._sides(k, avoid=k)
+        end = self.starts[k + 1] if k + 1 in self.starts else self._sides(k + 1, avoid=k)
+        return None if start is None or end is None or end < start else self.text[start:end]
 
 
 def _splice(module: cst.Module, pieces: tuple, before: cst.Module, before_text: str) -> Optional[str]:
@@ -151,10 +177,13 @@ def _splice(module: cst.Module, pieces: tuple, before: cst.Module, before_text: 
     bounds = _Bounds(before, old, before_text)
     out: List[str] = []
     j = 0
+    after = 0  # the old piece after the last one kept: what a changed piece may have been
     while j < len(pieces):
         first = where.get(id(pieces[j]))
         if first is None or old[first] is not pieces[j]:
-            out.append(_piece(pieces[j], module))
+            out.append(_changed_piece(pieces[j], module, old, after, bounds))
+            if after < len(old) and type(old[after]) is type(pieces[j]):
+                after += 1
             j += 1
             continue
         last = first  # the longest run of nodes kept in their order, copied in one slice
@@ -162,8 +191,142 @@ def _splice(module: cst.Module, pieces: tuple, before: cst.Module, before_text: 
             last += 1
             j += 1
         out.append(before_text[bounds.start(first):bounds.start(last + 1)])
+        after = last + 1
         j += 1
     return "".join(out)
+
+
+_BLOCK_OWNERS = (cst.ClassDef, cst.FunctionDef)
+
+
+def _changed_piece(node: cst.CSTNode, module: cst.Module, old: tuple, k: int, bounds: _Bounds) -> str:
+    """The code of ``node``, a top-level piece that is not one of ``old``: when it is a class or
+    function made from ``old[k]`` by changing some statements of its body, the statements the
+    two share are copied from ``old[k]``'s code; otherwise (or when that code is not known
+    without generating it) it is generated."""
+    if _kept(_PIECES, node, module) is None and k < len(old) and type(old[k]) is type(node) \
+            and isinstance(node, _BLOCK_OWNERS):
+        old_code = bounds.code_of(k)
+        code = None if old_code is None else _block_code(node, old[k], old_code, module)
+        if code is not None:
+            _remember_piece(node, module, code)
+            return code
+    return _piece(node, module)
+
+
+class _Copy:
+    """Stands in for a run of statements of an indented block while the code around it is
+    generated: it writes their code, copied from the text they came from."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def _codegen(self, state: CodegenState) -> None:
+        state.add_token(self.code)
+
+
+class _Gap:
+    """Stands in for a run of statements of an indented block while the code around it is
+    generated: it records where in the tokens their code would be."""
+
+    __slots__ = ("at",)
+
+    def __init__(self) -> None:
+        self.at = -1
+
+    def _codegen(self, state: CodegenState) -> None:
+        self.at = len(state.tokens)
+
+
+def _shared_runs(new_body: Sequence[cst.CSTNode], old_body: Sequence[cst.CSTNode]) -> List[Tuple[int, int, int]]:
+    """``(start in new_body, start in old_body, length)`` of the runs of statements the two
+    share in the same order, each old statement in one run at most, and no two runs next to
+    each other in ``old_body`` (the code between two runs is what shows where one ends)."""
+    where = {id(s): k for k, s in enumerate(old_body)}
+    runs: List[Tuple[int, int, int]] = []
+    used = set()
+    i = 0
+    while i < len(new_body):
+        k = where.get(id(new_body[i]))
+        if k is None or old_body[k] is not new_body[i] or k in used:
+            i += 1
+            continue
+        n = 1
+        while i + n < len(new_body) and k + n < len(old_body) and new_body[i + n] is old_body[k + n] \
+                and k + n not in used:
+            n += 1
+        used.update(range(k, k + n))
+        runs.append((i, k, n))
+        i += n
+    ends = {k + n for _, k, n in runs}
+    return [r for r in runs if r[1] not in ends]
+
+
+def _block_code(new: cst.CSTNode, old: cst.CSTNode, old_code: str, module: cst.Module) -> Optional[str]:
+    """The code of ``new``, a top-level class or function made from ``old`` (whose code is
+    ``old_code``): the runs of body statements the two share are copied from ``old_code``, the
+    rest is generated. The code around the runs in ``old`` (generated, with the statements of
+    the runs left out) must match ``old_code`` exactly, and tell where each run is; else None."""
+    new_block, old_block = new.body, old.body  # type: ignore[attr-defined]
+    if not isinstance(new_block, cst.IndentedBlock) or not isinstance(old_block, cst.IndentedBlock) \
+            or new_block.indent != old_block.indent:
+        return None
+    runs = _shared_runs(new_block.body, old_block.body)
+    if not runs:
+        return None
+    # ``old`` with a gap for each run: the code around the gaps, and where the runs are
+    by_old = {k: n for _, k, n in runs}
+    skeleton: list = []
+    gaps: List[_Gap] = []
+    k = 0
+    while k < len(old_block.body):
+        if k in by_old:
+            gaps.append(_Gap())
+            skeleton.append(gaps[-1])
+            k += by_old[k]
+        else:
+            skeleton.append(old_block.body[k])
+            k += 1
+    state = _PlainState(default_indent=module.default_indent, default_newline=module.default_newline)
+    old.with_changes(body=old_block.with_changes(body=tuple(skeleton)))._codegen(state)
+    tokens = state.tokens
+    cuts = [0, *(g.at for g in gaps), len(tokens)]
+    around = ["".join(tokens[a:b]) for a, b in zip(cuts, cuts[1:])]  # len(gaps) + 1 pieces
+    if not old_code.startswith(around[0]) or not old_code.endswith(around[-1]):
+        return None
+    copied: List[str] = []
+    at = len(around[0])
+    for i in range(1, len(around)):
+        if i == len(around) - 1:
+            end = len(old_code) - len(around[-1])
+        else:
+            found = _only_place(old_code, around[i])
+            if found is None or not around[i]:
+                return None
+            end = found
+        if end < at:
+            return None
+        copied.append(old_code[at:end])
+        at = end + len(around[i])
+    if at != len(old_code):
+        return None
+    # ``new`` with the runs copied
+    by_new = {i: (n, code) for (i, _, n), code in zip(sorted(runs, key=lambda r: r[1]), copied)}
+    body: list = []
+    i = 0
+    while i < len(new_block.body):
+        if i in by_new:
+            n, code = by_new[i]
+            body.append(_Copy(code))
+            i += n
+        else:
+            body.append(new_block.body[i])
+            i += 1
+    state = _PlainState(default_indent=module.default_indent, default_newline=module.default_newline)
+    new.with_changes(body=new_block.with_changes(body=tuple(body)))._codegen(state)
+    return "".join(state.tokens)
 
 
 # --- positions ----------------------------------------------------------------------------------

@@ -149,6 +149,67 @@ def test_module_code_copies_the_statements_a_rule_kept(monkeypatch):
     assert len(generated) <= 2 < len(module.body)
 
 
+# Classes whose body statements repeat (so a changed one cannot be found by its code alone),
+# indented by spaces, tabs, with CRLF, with comments in the block's footer.
+BLOCKS = (
+    "class B:\n    x = 1\n    y = 2\n    x = 1\n    y = 2\n    x = 1\n",
+    "import a\r\n\r\nclass C(a.Base):\r\n\tdef f(self):\r\n\t\treturn 1\r\n\r\n\tdef g(self):\r\n"
+    "\t\treturn 1\r\n\t# footer\r\n\r\ndef h():\r\n\tpass\r\n",
+    "@dec\nclass D:  # trailing\n    \"doc\"\n\n    # lead\n    def f(self): return 1\n    def f(self): return 1\n"
+    "        # deeper footer\n",
+)
+
+
+def _block_edits(module: cst.Module):
+    """Modules made from ``module`` by the edits rules make inside a top-level class or function:
+    a body statement inserted, removed, replaced, moved or kept twice."""
+    new = cst.parse_statement("def inserted(self):\n    return 1\n")
+    for at, piece in enumerate(module.body):
+        if not isinstance(piece, (cst.ClassDef, cst.FunctionDef)) or not isinstance(piece.body, cst.IndentedBlock):
+            continue
+        body = list(piece.body.body)
+        half = len(body) // 2
+        for edited in ([new, *body], [*body, new], body[1:], [*body[:-1], new], [*body[:half], new, *body[half:]],
+                       [*body[:half], new, *body[half + 1:]], [body[-1], *body[:-1]], [*body, body[0]]):
+            changed = piece.with_changes(body=piece.body.with_changes(body=edited))
+            yield module.with_changes(body=[*module.body[:at], changed, *module.body[at + 1:]])
+
+
+def test_module_code_of_a_class_a_rule_changed_is_libcsts():
+    import lightmigrate.cst_codegen as codegen
+
+    checked = 0
+    for module in [*modules(), *map(cst.parse_module, REPEATS + BLOCKS)]:
+        if not module.has_trailing_newline:
+            continue
+        for out in _block_edits(module):
+            codegen.forget_code()
+            assert module_code(out, module, module.code) == out.code
+            checked += 1
+    assert checked > 500
+
+
+def test_module_code_copies_the_methods_a_rule_kept_in_a_class_it_changed(monkeypatch):
+    import lightmigrate.cst_codegen as codegen
+
+    text = "import torch\n\nclass M(Base):\n" + "".join(
+        f"    def m{i}(self, x):\n        return x * {i}  # {i}\n\n" for i in range(6)) + "print(M)\n"
+    module = cst.parse_module(text)
+    cls = module.body[1]
+    methods = list(cls.body.body)
+    new = methods[3].with_changes(name=cst.Name("renamed"))
+    out = module.with_changes(body=[module.body[0], cls.with_changes(body=cls.body.with_changes(
+        body=[*methods[:3], new, *methods[4:]])), module.body[2]])
+    expected = out.code
+    generated = []
+    real = cst.FunctionDef._codegen_impl
+    monkeypatch.setattr(cst.FunctionDef, "_codegen_impl", lambda self, state: (generated.append(self), real(self, state))[1])
+    codegen.forget_code()
+    assert module_code(out, module, text) == expected
+    # the changed method, old and new, and no other
+    assert sorted(f.name.value for f in generated) == ["m3", "renamed"]
+
+
 def test_module_positions_found_through_the_text_are_node_starts():
     import random
     import lightmigrate.cst_codegen as codegen
