@@ -125,7 +125,10 @@ class _Bounds:
         self.starts: Dict[int, int] = {0: 0, len(pieces): len(text)}  # piece index -> offset
 
     def _locate(self, k: int) -> bool:
-        code = _piece(self.pieces[k], self.before)
+        try:
+            code = _piece(self.pieces[k], self.before)
+        except RecursionError:  # too deep to generate: the other side may tell
+            return False
         at = _only_place(self.text, code)
         if at is None:
             return False  # not there, or not only there: it says nothing
@@ -206,8 +209,11 @@ def _changed_piece(node: cst.CSTNode, module: cst.Module, old: tuple, k: int, bo
     without generating it) it is generated."""
     if _kept(_PIECES, node, module) is None and k < len(old) and type(old[k]) is type(node) \
             and isinstance(node, _BLOCK_OWNERS):
-        old_code = bounds.code_of(k)
-        code = None if old_code is None else _block_code(node, old[k], old_code, module)
+        try:
+            old_code = bounds.code_of(k)
+            code = None if old_code is None else _block_code(node, old[k], old_code, module)
+        except RecursionError:  # some statement too deep to generate: as a whole, or not at all
+            code = None
         if code is not None:
             _remember_piece(node, module, code)
             return code

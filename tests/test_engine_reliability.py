@@ -79,9 +79,15 @@ def test_deeply_nested_expression_fails_its_file_without_crashing(tmp_path):
 
 
 def test_deeply_nested_statement_a_rule_keeps_is_copied(tmp_path):
-    # A statement no rule changed is copied from the text, not generated again: the file
-    # migrates whatever its depth.
+    # A statement no rule changed (at the top level, or in the body of a class the rule
+    # changed) is copied from the text, not generated again: the file migrates whatever its
+    # depth.
     deep = "x = " + "+".join(["1"] * 1200) + "\n"
+    report = run_one(tmp_path, "chain.py", (HOOK + deep).encode())
+    assert problem_of(report, "chain.py") is None
+    assert (tmp_path / "chain.py").read_text() == MIGRATED + deep
+    # also inside the class the rule changed, beside the method it changed
+    deep = "    y = " + "+".join(["1"] * 1200) + "\n"
     report = run_one(tmp_path, "chain.py", (HOOK + deep).encode())
     assert problem_of(report, "chain.py") is None
     assert (tmp_path / "chain.py").read_text() == MIGRATED + deep
