@@ -232,3 +232,38 @@ def test_index_is_built_only_when_some_file_needs_rules(tmp_path, monkeypatch):
     write(tmp_path, {"c.py": HOOK})
     run([str(tmp_path)], TOYS)
     assert sorted(map(os.path.basename, indexed)) == ["a.py", "b.py", "c.py"]  # all files, not just c.py
+
+
+def test_each_gate_is_asked_once_per_text(tmp_path, monkeypatch):
+    # The run asks the gates about a file's text before sending it to be transformed; the
+    # transform reuses those answers, and asks only the gates not asked yet, or asked about
+    # text a rule changed. The outcome is that of a transform asking every gate itself.
+    import importlib
+
+    from lightmigrate.engine import transform
+    from lightmigrate.rules import select_rules
+
+    run_module = importlib.import_module("lightmigrate.engine.run")
+    corpus = Path(__file__).resolve().parent.parent / "corpus"
+    names = sorted(p.name for p in corpus.glob("*.py"))[:12]
+    write(tmp_path, {n: (corpus / n).read_bytes() for n in names})
+    rules = select_rules()
+
+    def outcome():
+        report = run([str(tmp_path)], rules, Mode.DIFF, jobs=1)
+        return [(f.path, f.diff, f.findings, f.changes, f.markers) for f in report.files]
+
+    asked = []
+    real = transform.rule_gate
+    monkeypatch.setattr(transform, "rule_gate", lambda rule, text, ctx: (asked.append((rule.code, ctx.path, text)),
+                                                                          real(rule, text, ctx))[1])
+    reused = outcome()
+    assert sum(1 for _, diff, *_ in reused if diff) >= 6
+    assert len(asked) > 50 and len(set(asked)) == len(asked)
+
+    real_transform = run_module.transform_text
+    monkeypatch.setattr(run_module, "transform_text",
+                        lambda text, rules, path, project, verdicts=None: real_transform(text, rules, path, project))
+    asked.clear()
+    assert outcome() == reused
+    assert len(set(asked)) < len(asked)  # without the answers, the transform asks again

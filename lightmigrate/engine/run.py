@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
 
 from lightmigrate import matchers
 from lightmigrate.engine.discovery import discover
@@ -45,10 +45,12 @@ def unified_diff(before: str, after: str, path: str) -> str:
 
 
 def process_source(
-    source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode
+    source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode,
+    verdicts: Optional[Dict[str, bool]] = None,
 ) -> FileResult:
     """All the work for one file, writing included. Top-level and free of shared state, so a
-    process pool can run it."""
+    process pool can run it. ``verdicts``: gates already asked about the file's text (rule
+    code -> needed), for the transform not to ask them again."""
     result = FileResult(source.path)
     yaml = is_yaml(source.path)  # a LightningCLI config (engine/yaml_config.py)
     if not yaml and not needs_transform(source.text, rules):
@@ -59,7 +61,7 @@ def process_source(
         elif notebook.is_notebook(source.path):
             out = notebook.transform_notebook(source.text, rules, source.path, project)
         else:
-            out = transform_text(source.text, rules, source.path, project)
+            out = transform_text(source.text, rules, source.path, project, verdicts)
         result.findings = out.findings
         result.markers = out.markers
         result.changes = out.changes
@@ -83,15 +85,15 @@ def process_source(
 
 def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
     """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes,
-    facts, hook facts)``); the rule objects travel to each worker once, the per-file codes with
-    every file, and with them what the survey found out about it (so the gates need not parse
-    it again)."""
-    source, codes, facts, hooks = item
+    facts, hook facts, gate verdicts)``); the rule objects travel to each worker once, the
+    per-file codes with every file, and with them what the survey and the gates found out
+    about it (so the gates need not parse it, or answer, again)."""
+    source, codes, facts, hooks, verdicts = item
     if facts is not None:
         remember(source.text, facts)
     if hooks is not None:
         remember_hook_facts(source.text, hooks)
-    return process_source(source, [r for r in rules if r.code in codes], project, mode)
+    return process_source(source, [r for r in rules if r.code in codes], project, mode, verdicts)
 
 
 def run(
@@ -153,11 +155,12 @@ def run(
         # found needed so far. A file no gate needs is None: nothing to do, nothing to report.
         for i in todo:
             source = sources[i]
+            verdicts: Dict[str, bool] = {}
             if i in gated and not needs_rules(source.text, source.path, file_rules[i], facts.get(i), project,
-                                              passed[i], hooks.get(i)):
+                                              passed[i], hooks.get(i), verdicts):
                 yield None
             else:
-                yield (source, tuple(r.code for r in file_rules[i]), facts.get(i), hooks.get(i))
+                yield (source, tuple(r.code for r in file_rules[i]), facts.get(i), hooks.get(i), verdicts)
 
     matchers.loaded()  # no process is forked in the middle of that import
     results = map_in_order(_process_selected, work(), jobs, (rules, project, mode), progress, TRANSFORM_STAGE,

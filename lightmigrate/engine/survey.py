@@ -136,16 +136,26 @@ def build_index(files: Sequence[Tuple[str, str]], jobs: int = 1, progress: Optio
 
 
 def needs_rules(text: str, path: str, rules: Sequence[Rule], facts: Optional[FileFacts], project: ProjectIndex,
-                matched: Optional[FrozenSet[str]] = None, hooks: Optional[HookFacts] = None) -> bool:
+                matched: Optional[FrozenSet[str]] = None, hooks: Optional[HookFacts] = None,
+                verdicts: Optional[Dict[str, bool]] = None) -> bool:
     """Whether transforming ``text`` could change it or report anything: it has markers to
     count, it did not parse (the transform reports the error), or some rule's gate says the
     rule is needed (``matched``: the codes whose text triggers match, when the prefilter has
-    them). False means the transform would return it unchanged with nothing to say."""
+    them). False means the transform would return it unchanged with nothing to say.
+    ``verdicts``, when given, gets each gate's answer asked here (rule code -> needed), in
+    rule order up to the first rule needed: the transform need not ask them again."""
     if MARKER_PREFIX in text or facts is None or not facts.parsed:
         return True
     remember(text, facts)
     if hooks is not None:
         remember_hook_facts(text, hooks)
     ctx = RuleContext(path=path, project=project)
-    return any((rule.code in matched if matched is not None else rule.may_apply(text))
-               and transform.rule_gate(rule, text, ctx) for rule in rules)
+    for rule in rules:
+        if not (rule.code in matched if matched is not None else rule.may_apply(text)):
+            continue
+        needed = transform.rule_gate(rule, text, ctx)
+        if verdicts is not None:
+            verdicts[rule.code] = needed
+        if needed:
+            return True
+    return False

@@ -6,7 +6,7 @@ import ast
 import itertools
 import warnings
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import libcst as cst
 
@@ -190,16 +190,19 @@ def transform_text(
     rules: Sequence[Rule],
     path: str = "<string>",
     project: Optional[ProjectIndex] = None,
+    verdicts: Optional[Dict[str, bool]] = None,
 ) -> TransformResult:
     """Apply ``rules`` in order to ``text``; a rule runs only when its ``may_apply`` accepts
-    the text as the rules before it left it.
+    the text as the rules before it left it, and its gate (``rule_gate``) says it is needed.
+    ``verdicts`` (rule code -> needed) are gates' answers already known for ``text`` itself:
+    they stand while the text is unchanged.
 
     Raises SourceSyntaxError when ``text`` does not parse, RuleCrash when a rule raises, and
     InvalidOutput when the result does not parse or compile. Unchanged input comes back
     byte-identical with ``changed`` False.
     """
     if text.startswith(BOM):  # libcst drops a leading BOM; keep it outside the tree
-        out = transform_text(text[1:], rules, path, project)
+        out = transform_text(text[1:], rules, path, project)  # (verdicts were for the text with its BOM)
         out.text = BOM + out.text
         return out
     changes: List[Finding] = []
@@ -223,8 +226,12 @@ def transform_text(
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
+    known = verdicts or {}
     for rule in rules:
-        if not rule.may_apply(new_text) or not rule_gate(rule, new_text, ctx):
+        if not rule.may_apply(new_text):
+            continue
+        needed = known.get(rule.code) if new_text == text else None
+        if not (needed if needed is not None else rule_gate(rule, new_text, ctx)):
             continue
         if module is None:
             module = parse_source(text, path)
