@@ -64,10 +64,10 @@ def test_a_worker_given_the_surveys_facts_does_not_parse_the_file_with_ast_again
     real = transform_module._python_tree
     monkeypatch.setattr(transform_module, "_python_tree", lambda t, p: (parsed.append(p), real(t, p))[1])
     codes = tuple(r.code for r in ALL_RULES)
-    with_facts = _process_selected((source, codes, facts[0], hooks[0]), ALL_RULES, project, Mode.CHECK)
+    with_facts = _process_selected((source, codes, facts[0], hooks[0], None), ALL_RULES, project, Mode.CHECK)
     assert parsed == [] and with_facts.changed
     facts_module._CACHE.clear()  # a worker that was not given them parses
-    without = _process_selected((source, codes, None, None), ALL_RULES, project, Mode.CHECK)
+    without = _process_selected((source, codes, None, None, None), ALL_RULES, project, Mode.CHECK)
     assert parsed == [str(path)]
     assert (without.changed, without.findings, without.changes) == (with_facts.changed, with_facts.findings,
                                                                    with_facts.changes)
