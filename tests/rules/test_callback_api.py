@@ -1,5 +1,7 @@
 """LM307: callback/datamodule API changes of 1.9 -> 2.x."""
 
+import pytest
+
 from lightmigrate.rules.callback_api import CallbackApiRule
 
 from .conftest import check_rewrite, run_rule
@@ -89,3 +91,18 @@ class Bar(ProgressBarBase):
     def step(self):
         return self.train_batch_idx
 ''', None)
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("qat = QuantizationAwareTraining()", "`QuantizationAwareTraining` was removed"),
+    ("DM.add_argparse_args(parser)", "LightningDataModule `add_argparse_args`"),
+    ("dm = DM.from_argparse_args(args)", "LightningDataModule `from_argparse_args`"),
+    ("trainer.tuner.scale_batch_size(model)", "Lightning 2.6 shrinks"),
+    ("finder = BatchSizeFinder()", "Lightning 2.6 shrinks"),
+    ('loss = get_standard_metrics(trainer)["loss"]', "`get_standard_metrics` no longer returns"),
+])
+def test_each_marker_alone(line, reason):
+    # Each reason on its own in a file, the statement holding it marked.
+    out, _ = run_rule(RULE, f"import pytorch_lightning as pl\n\n\nclass DM(pl.LightningDataModule):\n    pass\n\n\n{line}\n")
+    lines = out.splitlines()
+    assert f"LM307 {reason}" in lines[lines.index(line) - 1]
