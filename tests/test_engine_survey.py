@@ -71,3 +71,17 @@ def test_a_worker_given_the_surveys_facts_does_not_parse_the_file_with_ast_again
     assert parsed == [str(path)]
     assert (without.changed, without.findings, without.changes) == (with_facts.changed, with_facts.findings,
                                                                    with_facts.changes)
+
+
+def test_sized_spans_cover_the_items_in_order_in_runs_of_about_equal_size():
+    from lightmigrate.engine.survey import sized_spans
+
+    sizes = [(i * 37) % 101 + 1 for i in range(500)]
+    for jobs in (1, 2, 3):
+        spans = sized_spans(sizes, lambda n: n, jobs)
+        assert spans[0][0] == 0 and spans[-1][1] == len(sizes)
+        assert all(a < b for a, b in spans) and all(spans[k][1] == spans[k + 1][0] for k in range(len(spans) - 1))
+        target = sum(sizes) / (8 * jobs)
+        assert 8 * jobs - 1 <= len(spans) <= 8 * jobs + 1
+        assert all(sum(sizes[a:b]) < target + 102 for a, b in spans)
+    assert sized_spans([], len, 2) == [(0, 0)]

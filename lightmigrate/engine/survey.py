@@ -11,7 +11,6 @@ nothing reported), so skipping it changes no output.
 
 from __future__ import annotations
 
-import itertools
 
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -46,23 +45,26 @@ def _survey_one(item: SurveyItem) -> Found:
     return part, (file_facts(text, tree, nodes) if want else None), hooks
 
 
-def _survey_chunk(chunk: Sequence[SurveyItem]) -> List[Found]:
-    return [_survey_one(item) for item in chunk]
+def _survey_span(span: Tuple[int, int], items: Sequence[SurveyItem]) -> List[Found]:
+    return [_survey_one(items[i]) for i in range(*span)]
 
 
-def sized_chunks(items: Sequence, size: Callable[[object], int], jobs: int) -> List[list]:
-    """``items`` cut, in order, into about eight runs per process of about equal ``size``, so
-    the processes finish together."""
+def sized_spans(items: Sequence, size: Callable[[object], int], jobs: int) -> List[Tuple[int, int]]:
+    """``(start, end)`` index ranges cutting ``items``, in order, into about eight runs per
+    process of about equal ``size``, so the processes finish together. The processes get the
+    items themselves once, when they start (``map_in_order``'s ``shared``: a forked process
+    shares them with this one), and then only the ranges: the texts are not copied through a
+    pipe for every run."""
     target = sum(size(item) for item in items) // (8 * jobs) + 1
-    chunks: List[list] = [[]]
-    filled = 0
-    for item in items:
+    spans: List[Tuple[int, int]] = []
+    start = filled = 0
+    for i, item in enumerate(items):
         if filled >= target:
-            chunks.append([])
-            filled = 0
-        chunks[-1].append(item)
+            spans.append((start, i))
+            start, filled = i, 0
         filled += size(item)
-    return chunks
+    spans.append((start, len(items)))
+    return spans
 
 
 def survey(
@@ -76,11 +78,12 @@ def survey(
     if jobs > 1 and sum(len(files[i][0]) for i in heavy) >= PARALLEL_MIN_CHARS:
         # Files go to the processes in chunks: one file's parse is too short to be worth a
         # round trip of its own.
-        chunks = sized_chunks([files[i] for i in heavy], lambda item: len(item[0]), jobs)
-        ends = list(itertools.accumulate(len(c) for c in chunks))  # files done after k chunks
+        heavy_items = [files[i] for i in heavy]
+        spans = sized_spans(heavy_items, lambda item: len(item[0]), jobs)
         by_files = None if progress is None else \
-            (lambda stage, done, total: progress(stage, ends[done - 1] if done else 0, len(heavy)))
-        results = [r for part in map_in_order(_survey_chunk, chunks, jobs, (), by_files, INDEX_STAGE, started=started)
+            (lambda stage, done, total: progress(stage, spans[done - 1][1] if done else 0, len(heavy)))
+        results = [r for part in map_in_order(_survey_span, spans, jobs, (heavy_items,), by_files, INDEX_STAGE,
+                                              started=started)
                    for r in part]
     else:
         results = map_in_order(_survey_one, [files[i] for i in heavy], 1, (), progress, INDEX_STAGE)
@@ -109,10 +112,12 @@ def survey(
 Matched = Optional[FrozenSet[str]]
 
 
-def _prefilter_chunk(chunk: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule]) -> List[Matched]:
+def _prefilter_span(span: Tuple[int, int], items: Sequence[Tuple[str, Tuple[str, ...]]],
+                    rules: Sequence[Rule]) -> List[Matched]:
     by_code = {r.code: r for r in rules}
     out: List[Matched] = []
-    for text, codes in chunk:
+    for i in range(*span):
+        text, codes = items[i]
         matched = frozenset(c for c in codes if by_code[c].may_apply(text))
         out.append(matched if matched or MARKER_PREFIX in text else None)
     return out
@@ -125,9 +130,9 @@ def prefilter(items: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule
     seconds, so they are spread like the rest, and done once (the gates reuse the answer)."""
     total = sum(len(text) for text, _ in items)
     if jobs <= 1 or total < PARALLEL_MIN_CHARS:
-        return _prefilter_chunk(items, rules)
-    chunks = sized_chunks(items, lambda item: len(item[0]), jobs)
-    return [flag for part in map_in_order(_prefilter_chunk, chunks, jobs, (rules,)) for flag in part]
+        return _prefilter_span((0, len(items)), items, rules)
+    spans = sized_spans(items, lambda item: len(item[0]), jobs)
+    return [flag for part in map_in_order(_prefilter_span, spans, jobs, (items, rules)) for flag in part]
 
 
 def build_index(files: Sequence[Tuple[str, str]], jobs: int = 1, progress: Optional[Progress] = None) -> ProjectIndex:
