@@ -85,3 +85,26 @@ def test_sized_spans_cover_the_items_in_order_in_runs_of_about_equal_size():
         assert 8 * jobs - 1 <= len(spans) <= 8 * jobs + 1
         assert all(sum(sizes[a:b]) < target + 102 for a, b in spans)
     assert sized_spans([], len, 2) == [(0, 0)]
+
+
+def test_text_triggers_answer_as_each_rules_may_apply():
+    import random
+
+    from lightmigrate.engine.survey import TextTriggers
+    from lightmigrate.rules import ALL_RULES, OPT_IN_RULES
+
+    rules = [*ALL_RULES, *OPT_IN_RULES]
+    triggers = TextTriggers(rules)
+    words = sorted({t for r in rules for t in r.triggers} | {"super", "dims=3", "self.dims", "x", "\n"})
+    rng = random.Random(7)
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.py"))]
+    texts += ["".join(rng.choice(words) + rng.choice(" .(_") for _ in range(rng.randint(0, 6))) for _ in range(3000)]
+    texts += ["", "lightning", "pytorch_lightning", "lightning.pytorch", "trainer", "trainer.", "super().__init__(dims=(1, 2))"]
+    matched_some = 0
+    for text in texts:
+        expected = frozenset(r.code for r in rules if r.may_apply(text))
+        assert triggers.matched(text) == expected, text
+        some = tuple(sorted(r.code for r in rules)[::2])
+        assert triggers.matched(text, some) == expected & frozenset(some)
+        matched_some += bool(expected)
+    assert 100 < matched_some < len(texts)  # texts that match and texts that do not

@@ -12,7 +12,7 @@ nothing reported), so skipping it changes no output.
 from __future__ import annotations
 
 
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Callable, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
@@ -112,13 +112,37 @@ def survey(
 Matched = Optional[FrozenSet[str]]
 
 
+class TextTriggers:
+    """The text triggers of ``rules`` (``Rule.may_apply``), asked about many texts at once:
+    each distinct trigger is searched once per text, shortest first, and a trigger that holds a
+    shorter one found absent is absent too, so it is not searched. Rules with a ``may_apply``
+    of their own are asked as they are."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.plain = [(r.code, r.triggers) for r in rules if type(r).may_apply is Rule.may_apply]
+        self.custom = [r for r in rules if type(r).may_apply is not Rule.may_apply]
+        distinct = sorted({t for _, triggers in self.plain for t in triggers}, key=len)
+        self.order = [(t, tuple(s for s in distinct[:k] if s in t)) for k, t in enumerate(distinct)]
+
+    def matched(self, text: str, codes: Optional[Collection[str]] = None) -> FrozenSet[str]:
+        """The codes (among ``codes``; all when None) of the rules whose ``may_apply`` accepts ``text``."""
+        wanted = None if codes is None else frozenset(codes)
+        present: Dict[str, bool] = {}
+        for trigger, inside in self.order:
+            present[trigger] = (trigger in text) if not inside or all(present[s] for s in inside) else False
+        found = {code for code, triggers in self.plain
+                 if (wanted is None or code in wanted) and any(present[t] for t in triggers)}
+        found.update(r.code for r in self.custom if (wanted is None or r.code in wanted) and r.may_apply(text))
+        return frozenset(found)
+
+
 def _prefilter_span(span: Tuple[int, int], items: Sequence[Tuple[str, Tuple[str, ...]]],
                     rules: Sequence[Rule]) -> List[Matched]:
-    by_code = {r.code: r for r in rules}
+    triggers = TextTriggers(rules)
     out: List[Matched] = []
     for i in range(*span):
         text, codes = items[i]
-        matched = frozenset(c for c in codes if by_code[c].may_apply(text))
+        matched = triggers.matched(text, codes)
         out.append(matched if matched or MARKER_PREFIX in text else None)
     return out
 
