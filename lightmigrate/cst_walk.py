@@ -63,18 +63,26 @@ def _read_orders() -> Dict[str, Tuple[Tuple[str, str], ...]]:
     return orders
 
 
+def field_orders() -> Dict[str, Tuple[Tuple[str, str], ...]]:
+    """``_read_orders()``, read once per process. (A run on several processes reads them in
+    its main process while the survey's processes work: the processes that migrate, forked
+    after, have them from the start.)"""
+    global _ORDERS
+    if _ORDERS is None:
+        _ORDERS = _read_orders()
+    return _ORDERS
+
+
 def _fields(kind: type) -> Optional[Tuple[Tuple[str, str], ...]]:
     """``(field, visit function)`` pairs of ``kind`` in libcst's visiting order (resolved
     through the MRO), or None when unknown (not a libcst node class)."""
-    global _ORDERS
     if kind in _BY_TYPE:
         return _BY_TYPE[kind]
-    if _ORDERS is None:
-        _ORDERS = _read_orders()
+    orders = field_orders()
     found = None
     for klass in kind.__mro__:
         if "_visit_and_replace_children" in vars(klass):
-            found = _ORDERS.get(klass.__name__) if klass.__module__.startswith("libcst._nodes") else None
+            found = orders.get(klass.__name__) if klass.__module__.startswith("libcst._nodes") else None
             break
     _BY_TYPE[kind] = found
     return found

@@ -8,14 +8,13 @@ prefilter, survey, gates) and commands such as ``lightmigrate rules`` never do. 
 A run on several processes imports it in a thread of the main process while the survey's
 processes work (``preload``), once those are started (a fork must not copy an import half
 done), and waits for it (``loaded``) before it starts the processes that migrate, which then
-have it from the start."""
+have it from the start (and whatever else ``preload`` was asked to make ready)."""
 
 from __future__ import annotations
 
 import importlib
-import sys
 import threading
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 _NAME = "libcst.matchers"
 
@@ -35,13 +34,18 @@ m: Any = _Lazy()
 _loader: Optional[threading.Thread] = None
 
 
-def preload() -> None:
-    """Start importing ``libcst.matchers`` in a thread (once). Call it only when no process
-    will be forked before ``loaded`` returns."""
+def preload(then: Optional[Callable[[], None]] = None) -> None:
+    """Start importing ``libcst.matchers`` in a thread (once), and run ``then`` there after it
+    (more that the migrating processes will need). Call it only when no process will be
+    forked before ``loaded`` returns."""
     global _loader
-    if _loader is None and _NAME not in sys.modules:
-        _loader = threading.Thread(target=importlib.import_module, args=(_NAME,), name="lightmigrate-preload",
-                                   daemon=True)
+    if _loader is None:
+        def load() -> None:
+            importlib.import_module(_NAME)
+            if then is not None:
+                then()
+
+        _loader = threading.Thread(target=load, name="lightmigrate-preload", daemon=True)
         _loader.start()
 
 

@@ -24,11 +24,15 @@ def test_m_is_the_module_once_used():
 def test_preload_imports_it_in_a_thread_and_loaded_waits():
     code = ("import sys, lightmigrate.matchers as lm\n"
             "assert 'libcst.matchers' not in sys.modules\n"
-            "lm.preload(); lm.loaded()\n"
-            "print('libcst.matchers' in sys.modules, lm.m.Call.__module__)")
+            "import threading\n"
+            "done = []\n"
+            "lm.preload(then=lambda: done.append(('libcst.matchers' in sys.modules, threading.current_thread().name)))\n"
+            "lm.loaded()\n"
+            "print('libcst.matchers' in sys.modules, lm.m.Call.__module__, *done[0])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    loaded, module = out.split()
+    loaded, module, loaded_before_then, thread = out.split()
     assert loaded == "True" and module.startswith("libcst.matchers")
+    assert loaded_before_then == "True" and thread == "lightmigrate-preload"  # ``then`` ran after, in the thread
 
 
 def test_a_run_on_two_processes_preloads_during_the_survey(tmp_path, monkeypatch):
@@ -39,11 +43,12 @@ def test_a_run_on_two_processes_preloads_during_the_survey(tmp_path, monkeypatch
 
     monkeypatch.setattr(survey_module, "PARALLEL_MIN_CHARS", 0)  # survey on the pool
     calls = []
-    monkeypatch.setattr(lm, "preload", lambda: calls.append("preload"))
+    monkeypatch.setattr(lm, "preload", lambda then=None: calls.append(("preload", then)))
     monkeypatch.setattr(lm, "loaded", lambda: calls.append("loaded"))
     for k in range(4):
         (tmp_path / f"m{k}.py").write_text("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
                                            "    def training_epoch_end(self, outputs):\n        pass\n")
     report = run([str(tmp_path)], ALL_RULES, Mode.CHECK, jobs=2)
     assert sum(f.changed for f in report.files) == 4
-    assert calls == ["preload", "loaded"]
+    from lightmigrate.cst_walk import field_orders
+    assert calls == [("preload", field_orders), "loaded"]  # libcst's field orders read there too

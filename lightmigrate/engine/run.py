@@ -6,6 +6,7 @@ import difflib
 from typing import Dict, Iterable, List, Optional, Sequence
 
 from lightmigrate import matchers
+from lightmigrate.cst_walk import field_orders
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
 from lightmigrate.engine import notebook
@@ -96,6 +97,13 @@ def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex,
     return process_source(source, [r for r in rules if r.code in codes], project, mode, verdicts)
 
 
+def _prepare_migration() -> None:
+    """Make ready, in a thread of this process while the survey's processes work, what every
+    process that migrates would otherwise build for itself: the matchers module, and libcst's
+    field orders (``cst_walk``). Those processes are forked after ``matchers.loaded()``."""
+    matchers.preload(then=field_orders)
+
+
 def run(
     paths: Iterable[str],
     rules: Sequence[Rule],
@@ -144,7 +152,8 @@ def run(
                   0 if i not in gated else HOOK_FACTS if not hook_codes.isdisjoint(passed[i]) else FACTS)
                  for i in read_at]
         # while the survey's processes work, this one imports what the migrating ones will need
-        project, facts_at, hooks_at = survey(items, jobs, progress, started=matchers.preload if jobs > 1 else None)
+        project, facts_at, hooks_at = survey(items, jobs, progress,
+                                             started=_prepare_migration if jobs > 1 else None)
         facts = {read_at[k]: f for k, f in facts_at.items()}
         hooks = {read_at[k]: h for k, h in hooks_at.items()}
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
