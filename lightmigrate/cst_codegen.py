@@ -20,6 +20,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from lightmigrate.cst_walk import children, known_mask, type_bit
+
 
 class _Nothing:
     __slots__ = ()
@@ -483,13 +485,11 @@ def _path(pieces: tuple, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
     """The nodes from the first of ``pieces`` whose subtree holds ``node`` down to ``node``
     (None when none does). Subtrees whose type masks are known and lack ``node``'s type are
     not entered."""
-    from lightmigrate.cst_walk import _MASKS, _bit, children
-
-    bit = _bit(type(node))
+    bit = type_bit(type(node))
     for piece in pieces:
         if piece is node:
             return [piece]
-        mask = _MASKS.get(id(piece))  # known only for nodes of live trees: their own
+        mask = known_mask(piece)
         if mask is not None and not mask & bit:
             continue
         path = [piece]
@@ -502,7 +502,7 @@ def _path(pieces: tuple, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
                 continue
             if child is node:
                 return [*path, child]
-            mask = _MASKS.get(id(child))
+            mask = known_mask(child)
             if mask is None or mask & bit:
                 path.append(child)
                 stack.append(iter(children(child)))

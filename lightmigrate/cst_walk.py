@@ -339,6 +339,17 @@ def forget_masks() -> None:
     _ROOTS.clear()
 
 
+def known_mask(node: cst.CSTNode) -> Optional[int]:
+    """``mask_of(node)`` when it is known already (``node`` is in a tree whose masks were worked
+    out), else None: no work is done."""
+    return _MASKS.get(id(node))
+
+
+def type_bit(kind: type) -> int:
+    """The bit of node type ``kind`` in the masks (compare with ``mask_of`` / ``known_mask``)."""
+    return _bit(kind)
+
+
 def mask_of(node: cst.CSTNode) -> int:
     """The bitmask (``_bit``) of the node types in ``node``'s subtree, itself included."""
     found = _MASKS.get(id(node))
