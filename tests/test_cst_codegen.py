@@ -122,17 +122,23 @@ REPEATS = (
 
 
 def test_module_code_copied_from_the_module_it_was_made_from_is_libcsts():
+    assert _copied_code_checked(REPEATS, _edits) > 150
+
+
+def _copied_code_checked(texts, edits) -> int:
+    """How many modules ``edits`` made from the test modules and ``texts`` were checked:
+    ``module_code`` of each, copying from the module it was made from, is libcst's code."""
     import lightmigrate.cst_codegen as codegen
 
     checked = 0
-    for module in [*modules(), *map(cst.parse_module, REPEATS)]:
+    for module in [*modules(), *map(cst.parse_module, texts)]:
         if not module.has_trailing_newline:
             continue
-        for out in _edits(module):
+        for out in edits(module):
             codegen.forget_code()
             assert module_code(out, module, module.code) == out.code
             checked += 1
-    assert checked > 150
+    return checked
 
 
 def test_module_code_copies_the_statements_a_rule_kept(monkeypatch):
@@ -176,17 +182,7 @@ def _block_edits(module: cst.Module):
 
 
 def test_module_code_of_a_class_a_rule_changed_is_libcsts():
-    import lightmigrate.cst_codegen as codegen
-
-    checked = 0
-    for module in [*modules(), *map(cst.parse_module, REPEATS + BLOCKS)]:
-        if not module.has_trailing_newline:
-            continue
-        for out in _block_edits(module):
-            codegen.forget_code()
-            assert module_code(out, module, module.code) == out.code
-            checked += 1
-    assert checked > 500
+    assert _copied_code_checked(REPEATS + BLOCKS, _block_edits) > 500
 
 
 def test_module_code_copies_the_methods_a_rule_kept_in_a_class_it_changed(monkeypatch):
