@@ -7,6 +7,11 @@ than most nodes' own work. ``module_code`` and ``code_for`` use a state whose
 ``record_syntactic_position`` returns one shared do-nothing context manager: the same tokens,
 so the same code.
 
+After a rule, ``module_code`` copies what the rule kept from the text before it: the top-level
+statements it did not touch, and, in a top-level class or function it changed, the body
+statements it did not touch (the code generated around those shows where they are). Only
+the changed statements are generated.
+
 ``node_starts`` gives what ``PositionProvider`` gives as ``.start`` for every node (the
 syntactic start where the node records one, else the start of its code with its whitespace),
 from one generation pass that tracks only the line and column, without the metadata
@@ -104,7 +109,9 @@ def _pieces(module: cst.Module) -> tuple:
 def module_code(module: cst.Module, before: Optional[cst.Module] = None, before_text: Optional[str] = None) -> str:
     """``module.code``, put together from the code of its top-level nodes. With ``before``
     (a module ``module`` was made from, e.g. by a rule) and ``before_text`` (its code), the
-    top-level nodes the two share are copied from ``before_text`` instead of generated."""
+    top-level nodes the two share are copied from ``before_text`` instead of generated, and so
+    are the body statements shared by a top-level class or function and the one it was made
+    from."""
     if not module.has_trailing_newline:  # libcst then drops the last token: do it its way
         return code_for(module, module)
     pieces = _pieces(module)
