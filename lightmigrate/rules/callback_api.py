@@ -20,7 +20,7 @@ Marked: C9 ``QuantizationAwareTraining`` (no replacement), C12 DataModule
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, FrozenSet, List, Optional
 
 import libcst as cst
 from lightmigrate.matchers import m
@@ -50,7 +50,7 @@ from lightmigrate.rules.class_edit import (
     may_have_kind,
 )
 from lightmigrate.rules.epoch_end import _predict_results
-from lightmigrate.rules.gates import imports_pl_root
+from lightmigrate.rules.gates import attribute_read, imports_pl_root
 from lightmigrate.rules.marking import StatementMarker
 from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
@@ -78,13 +78,11 @@ _FIXED_OR_MARKED_CALLS = frozenset({"get_standard_metrics", "LearningRateFinder"
 _ARGPARSE_CALLS = frozenset({"from_argparse_args", "add_argparse_args"})
 
 
-def _names_a_datamodule(ctx: RuleContext, names) -> bool:
-    """Some name of ``names`` is ``LightningDataModule`` or a class of the project that is one
-    (the names ``apply`` marks ``<name>.from_argparse_args(...)`` calls on)."""
-    if "LightningDataModule" in names:
-        return True
-    return any(ctx.project.is_lightning_module(c, DATAMODULE_NAMES)
-               for name in names for c in ctx.project.classes_named(name))
+def _datamodule_names(ctx: RuleContext, names) -> FrozenSet[str]:
+    """The names of ``names`` that are ``LightningDataModule`` or a class of the project that is
+    one (the names ``apply`` marks ``<name>.from_argparse_args(...)`` calls on)."""
+    return frozenset(name for name in names if name == "LightningDataModule" or any(
+        ctx.project.is_lightning_module(c, DATAMODULE_NAMES) for c in ctx.project.classes_named(name)))
 
 
 def _base_names(ctx: RuleContext, cls: str) -> bool:
@@ -346,8 +344,10 @@ finder = LearningRateFinder(update_attr=True)
         # ProgressBarBase imported from Lightning (or ``callbacks.ProgressBarBase`` used)
         if not _FIXED_OR_MARKED_CALLS.isdisjoint(facts.calls) or "QuantizationAwareTraining" in text:
             return True
-        if not _ARGPARSE_CALLS.isdisjoint(facts.calls) and _names_a_datamodule(ctx, facts.names):
-            return True
+        if not _ARGPARSE_CALLS.isdisjoint(facts.calls):  # marked only as ``<a DataModule>.<call>(...)``
+            receivers = _datamodule_names(ctx, facts.names)
+            if receivers and attribute_read(text, _ARGPARSE_CALLS, receivers):
+                return True
         if "callbacks.ProgressBarBase" in text:
             return True
         if not imports_pl_root(facts):  # _Fix and the import fixes need a Lightning import

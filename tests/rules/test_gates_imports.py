@@ -159,6 +159,12 @@ CASES = [
     ("LM307", "import pytorch_lightning as pl\n\ntrainer = pl.Trainer.from_argparse_args(args)\n", {}, True, False, False),
     ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
      {"data.py": "class MyData:\n    pass\n"}, True, False, False),
+    # ... and only called on such a name: a DataModule named elsewhere in the file does not count
+    ("LM307", "import pytorch_lightning as pl\nfrom data import MyData\n\ndm = MyData()\n"
+              "trainer = pl.Trainer.from_argparse_args(args)\n",
+     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, False, False),
+    ("LM307", "from data import MyData\n\ndm = (MyData  # the data\n      .\\\n      from_argparse_args(args))\n",
+     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, True, True),
     # --- LM203 --------------------------------------------------------------------------------
     ("LM203", "from pytorch_lightning.loggers import CometLogger as Comet\n\nlog = Comet(project_name='p')\n",
      {}, True, True, True),
