@@ -46,15 +46,21 @@ class _PlainState(CodegenState):
         return _NOTHING
 
 
-def code_for(node: cst.CSTNode, module: Optional[cst.Module] = None) -> str:
-    """``module.code_for_node(node)`` (``module``: whose indentation and newline to use; a
+def _tokens(node: cst.CSTNode, module: Optional[cst.Module] = None) -> List[str]:
+    """The tokens of ``node``'s code (``module``: whose indentation and newline to use; a
     default module's when None)."""
     if module is None:
         state = _PlainState(default_indent=" " * 4, default_newline="\n")
     else:
         state = _PlainState(default_indent=module.default_indent, default_newline=module.default_newline)
     node._codegen(state)
-    return "".join(state.tokens)
+    return state.tokens
+
+
+def code_for(node: cst.CSTNode, module: Optional[cst.Module] = None) -> str:
+    """``module.code_for_node(node)`` (``module``: whose indentation and newline to use; a
+    default module's when None)."""
+    return "".join(_tokens(node, module))
 
 
 # The code of top-level nodes generated so far, by identity (each held, so its id stays its
@@ -85,6 +91,14 @@ def _only_place(text: str, code: str) -> Optional[int]:
     return at if at >= 0 and text.find(code, at + 1) < 0 else None
 
 
+def _keep(cache: Dict[int, tuple], node: cst.CSTNode, module: cst.Module, *found: object) -> None:
+    """Make ``found`` what ``_kept(cache, node, module)`` gives back (after the node, indent
+    and newline)."""
+    if len(cache) >= _MAX_PIECES:
+        cache.clear()
+    cache[id(node)] = (node, module.default_indent, module.default_newline, *found)
+
+
 def _piece(node: cst.CSTNode, module: cst.Module) -> str:
     """The code of a top-level node of ``module`` (header line, statement or footer line):
     at the top level the state is always the same (no indentation), so it is the node's own."""
@@ -92,14 +106,8 @@ def _piece(node: cst.CSTNode, module: cst.Module) -> str:
     if hit is not None:
         return hit[3]
     code = code_for(node, module)
-    _remember_piece(node, module, code)
+    _keep(_PIECES, node, module, code)
     return code
-
-
-def _remember_piece(node: cst.CSTNode, module: cst.Module, code: str) -> None:
-    if len(_PIECES) >= _MAX_PIECES:
-        _PIECES.clear()
-    _PIECES[id(node)] = (node, module.default_indent, module.default_newline, code)
 
 
 def _pieces(module: cst.Module) -> tuple:
@@ -224,7 +232,7 @@ def _changed_piece(node: cst.CSTNode, module: cst.Module, old: tuple, k: int, bo
         except RecursionError:  # some statement too deep to generate: as a whole, or not at all
             code = None
         if code is not None:
-            _remember_piece(node, module, code)
+            _keep(_PIECES, node, module, code)
             return code
     return _piece(node, module)
 
@@ -304,9 +312,7 @@ def _block_code(new: cst.CSTNode, old: cst.CSTNode, old_code: str, module: cst.M
         else:
             skeleton.append(old_block.body[k])
             k += 1
-    state = _PlainState(default_indent=module.default_indent, default_newline=module.default_newline)
-    old.with_changes(body=old_block.with_changes(body=tuple(skeleton)))._codegen(state)
-    tokens = state.tokens
+    tokens = _tokens(old.with_changes(body=old_block.with_changes(body=tuple(skeleton))), module)
     cuts = [0, *(g.at for g in gaps), len(tokens)]
     around = ["".join(tokens[a:b]) for a, b in zip(cuts, cuts[1:])]  # len(gaps) + 1 pieces
     if not old_code.startswith(around[0]) or not old_code.endswith(around[-1]):
@@ -339,9 +345,7 @@ def _block_code(new: cst.CSTNode, old: cst.CSTNode, old_code: str, module: cst.M
         else:
             body.append(new_block.body[i])
             i += 1
-    state = _PlainState(default_indent=module.default_indent, default_newline=module.default_newline)
-    new.with_changes(body=new_block.with_changes(body=tuple(body)))._codegen(state)
-    return "".join(state.tokens)
+    return code_for(new.with_changes(body=new_block.with_changes(body=tuple(body))), module)
 
 
 # --- positions ----------------------------------------------------------------------------------
@@ -460,9 +464,7 @@ def _piece_starts(node: cst.CSTNode, module: cst.Module) -> Tuple[Dict[int, Tupl
     node._codegen(state)
     # a top-level node's code ends with its line break
     found = (state.starts, state.line - 1, "".join(state.tokens))
-    if len(_PIECE_STARTS) >= _MAX_PIECES:
-        _PIECE_STARTS.clear()
-    _PIECE_STARTS[id(node)] = (node, module.default_indent, module.default_newline, *found)
+    _keep(_PIECE_STARTS, node, module, *found)
     return found
 
 

@@ -8,7 +8,7 @@ user's own indentation and line endings.
 from __future__ import annotations
 
 import textwrap
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from lightmigrate.matchers import m

@@ -4,8 +4,8 @@ A rule's walk over the libcst tree is the expensive part of a run; most files th
 rule's text triggers turn out to need nothing from it. Before the engine parses a file with
 libcst it asks each rule whether it is needed, and a rule answers from the text itself and
 from these facts: what Python's own ``ast`` (C speed, about ten times faster than libcst)
-says the code names, calls, defines and imports. A gate must be conservative: it may say "needed" for nothing, never "not needed"
-when ``apply`` would change or report something.
+says the code names, calls, defines and imports. A gate must be conservative: it may say
+"needed" for nothing, never "not needed" when ``apply`` would change or report something.
 
 When the text does not parse with ``ast`` (``parsed`` is False) the sets are empty and gates
 must answer "needed"; the engine reports the syntax error anyway.
@@ -18,7 +18,6 @@ import warnings
 from operator import attrgetter
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Optional
-
 
 
 @dataclass(frozen=True)

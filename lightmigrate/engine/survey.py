@@ -11,7 +11,6 @@ nothing reported), so skipping it changes no output.
 
 from __future__ import annotations
 
-
 from typing import Callable, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from lightmigrate import MARKER_PREFIX

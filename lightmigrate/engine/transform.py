@@ -226,11 +226,11 @@ def transform_text(
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
-    known = verdicts or {}
+    answered = verdicts or {}
     for rule in rules:
         if not rule.may_apply(new_text):
             continue
-        needed = known.get(rule.code) if new_text == text else None
+        needed = answered.get(rule.code) if new_text == text else None
         if not (needed if needed is not None else rule_gate(rule, new_text, ctx)):
             continue
         if module is None:
