@@ -14,7 +14,7 @@ Lightning 2.x and every ``old`` 1.9 name on pytorch-lightning 1.9.5.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
 
@@ -249,6 +249,28 @@ ENTRIES: List[Entry] = [
 ]
 
 
+# Names under a removed module (R25, A8-imports) that 2.x still has at the same path: the loop
+# internals kept a few helpers and closure classes of 1.9 (``loops.utilities._parse_loop_limits``,
+# ``loops.optimization.closure.OutputResult``), and 2.x code imports the protected classes that
+# replaced the 1.x ones (``loops.loop._Loop``). They import on 2.x, so no rule marks them. The
+# names every module under ``pl.loops.loop``, ``pl.loops.optimization`` and ``pl.loops.utilities``
+# binds in Lightning 2.6.6 (tests/rules/test_import_table.py reads them off the installed package).
+KEPT: FrozenSet[str] = frozenset({
+    "pl.loops.loop._Loop", "pl.loops.optimization._AutomaticOptimization",
+    "pl.loops.optimization._ManualOptimization", "pl.loops.optimization.automatic",
+    "pl.loops.optimization.automatic.Closure", "pl.loops.optimization.automatic.ClosureResult",
+    "pl.loops.optimization.automatic._AutomaticOptimization", "pl.loops.optimization.automatic._OUTPUTS_TYPE",
+    "pl.loops.optimization.closure", "pl.loops.optimization.closure.AbstractClosure",
+    "pl.loops.optimization.closure.OutputResult", "pl.loops.optimization.closure.T",
+    "pl.loops.optimization.manual", "pl.loops.optimization.manual.ManualResult",
+    "pl.loops.optimization.manual._ManualOptimization", "pl.loops.optimization.manual._OUTPUTS_TYPE",
+    "pl.loops.utilities._block_parallel_sync_behavior", "pl.loops.utilities._is_max_limit_reached",
+    "pl.loops.utilities._no_grad_context", "pl.loops.utilities._parse_loop_limits",
+    "pl.loops.utilities._reset_progress", "pl.loops.utilities._select_data_fetcher",
+    "pl.loops.utilities._verify_dataloader_idx_requirement", "pl.loops.utilities.check_finite_loss"
+})
+
+
 # Names that a package's ``__init__`` does not import: a dotted use ``root.<module>.X`` of
 # these needs its own import (checked by tests/rules/test_import_table.py).
 LAZY_MODULES = ("pl.cli",)
@@ -276,10 +298,14 @@ BY_OLD: Dict[str, Entry] = _index()
 
 def lookup(rel: str) -> Optional[Tuple[Entry, str]]:
     """The entry for a root-relative dotted name, by longest prefix, and the name's part after
-    the entry's ``old`` ("" for an exact match)."""
+    the entry's ``old`` ("" for an exact match); None when no entry covers it, or when the name
+    (or the name it is an attribute of) is ``KEPT``."""
     parts = rel.split(".")
     for n in range(len(parts), 1, -1):
-        entry = BY_OLD.get(".".join(parts[:n]))
+        prefix = ".".join(parts[:n])
+        if prefix in KEPT:  # (every kept name is longer than the removal entry it sits under)
+            return None
+        entry = BY_OLD.get(prefix)
         if entry is not None:
             return entry, ".".join(parts[n:])
     return None

@@ -3,7 +3,7 @@ what to do instead."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import FrozenSet, List, Optional
 
 import libcst as cst
 
@@ -19,14 +19,19 @@ from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_
 CODE = "LM202"
 
 # R44/R45: methods of custom accelerator / strategy / precision-plugin subclasses that 2.x no
-# longer calls, or calls with other arguments.
-_PLUGIN_PACKAGES = (".accelerators", ".strategies", ".plugins")
+# longer calls, or calls with other arguments, each with the packages whose classes had it in
+# 1.9. ``Strategy.setup_environment(self)`` is another method, which 2.x still calls: only an
+# accelerator's ``setup_environment(self, root_device)`` became ``setup_device``.
+_ACCELERATORS, _STRATEGIES, _PLUGINS = ".accelerators", ".strategies", ".plugins"
+_PLUGIN_PACKAGES = (_ACCELERATORS, _STRATEGIES, _PLUGINS)
 _PLUGIN_METHODS = {
     "setup_environment": ("R44", "2.x calls `setup_device(self, device)` instead of `setup_environment(self, root_device)`: "
-                                 "rename it and check the super() call"),
-    "dispatch": ("R45", "2.x no longer calls `dispatch`: move the code to `setup` or `on_fit_start`"),
+                                 "rename it and check the super() call", (_ACCELERATORS,)),
+    "dispatch": ("R45", "2.x no longer calls `dispatch`: move the code to `setup` or `on_fit_start`",
+                 (_STRATEGIES, _PLUGINS)),
 }
 _OPT_IDX_METHODS = frozenset({"optimizer_step", "backward", "pre_backward", "post_backward"})
+_OPT_IDX_PACKAGES = (_STRATEGIES, _PLUGINS)
 
 
 def removed(entry: Entry) -> bool:
@@ -35,31 +40,35 @@ def removed(entry: Entry) -> bool:
 
 # For the gate: the removed names (root-relative).
 REMOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if removed(e))  # every ``old`` starts with "pl."
-_PLUGIN_PACKAGE_WORDS = tuple(p.lstrip(".") for p in _PLUGIN_PACKAGES)
 
 
 def _may_mark_plugin_methods(facts, words) -> bool:
     """A method ``_PluginMethods`` marks is defined, and a base of its class can be reached
-    under a Lightning root through a module whose name contains accelerators/strategies/plugins."""
-    if facts.defs.isdisjoint(_PLUGIN_METHODS) and (
-            facts.defs.isdisjoint(_OPT_IDX_METHODS) or "optimizer_idx" not in facts.params):
-        return False
-    return any(p in w for w in words for p in _PLUGIN_PACKAGE_WORDS)
+    under a Lightning root through a module whose name contains the package of that method
+    (accelerators for ``setup_environment``; strategies or plugins for the others)."""
+    packages = set()
+    for name in facts.defs.intersection(_PLUGIN_METHODS):
+        packages.update(_PLUGIN_METHODS[name][2])
+    if "optimizer_idx" in facts.params and not facts.defs.isdisjoint(_OPT_IDX_METHODS):
+        packages.update(_OPT_IDX_PACKAGES)
+    return any(p.lstrip(".") in w for w in words for p in packages)
 
 
-def _is_plugin_base(expr: cst.BaseExpression, paths) -> bool:
+def _plugin_packages(expr: cst.BaseExpression, paths) -> FrozenSet[str]:
+    """The plugin packages (``_PLUGIN_PACKAGES``) in the Lightning path of the base ``expr``;
+    empty when it is not reached through a Lightning or Fabric import."""
     path = dotted(expr)
     if path is None:
-        return False
+        return frozenset()
     head, _, rest = path.partition(".")
     full = paths.get(head)
     if full is None:
-        return False
+        return frozenset()
     full = full + ("." + rest if rest else "")
     if not (full.startswith("pytorch_lightning.") or full.startswith("lightning.pytorch.")
             or full.startswith("lightning_fabric.") or full.startswith("lightning.fabric.")):
-        return False
-    return any(p in full for p in _PLUGIN_PACKAGES)
+        return frozenset()
+    return frozenset(p for p in _PLUGIN_PACKAGES if p in full)
 
 
 class _PluginMethods(PrunedTransformer):
@@ -67,20 +76,21 @@ class _PluginMethods(PrunedTransformer):
         self.paths = paths
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        if not any(_is_plugin_base(b.value, self.paths) for b in updated.bases):
-            return updated
-        if not isinstance(updated.body, cst.IndentedBlock):
+        packages = frozenset().union(*(_plugin_packages(b.value, self.paths) for b in updated.bases))
+        if not packages or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         items = list(updated.body.body)
         for i, item in enumerate(items):
             if not isinstance(item, cst.FunctionDef):
                 continue
             why: Optional[str] = None
-            if item.name.value in _PLUGIN_METHODS:
-                row, what = _PLUGIN_METHODS[item.name.value]
-                why = f"`{item.name.value}` ({row}): {what}; see {GUIDE}"
-            elif item.name.value in _OPT_IDX_METHODS and "optimizer_idx" in param_names(item):
-                why = (f"`{item.name.value}` (R45): 2.x plugins and strategies no longer pass `optimizer_idx`: "
+            name = item.name.value
+            if name in _PLUGIN_METHODS and not packages.isdisjoint(_PLUGIN_METHODS[name][2]):
+                row, what, _ = _PLUGIN_METHODS[name]
+                why = f"`{name}` ({row}): {what}; see {GUIDE}"
+            elif (name in _OPT_IDX_METHODS and not packages.isdisjoint(_OPT_IDX_PACKAGES)
+                  and "optimizer_idx" in param_names(item)):
+                why = (f"`{name}` (R45): 2.x plugins and strategies no longer pass `optimizer_idx`: "
                        f"remove the parameter; see {GUIDE}")
             if why:
                 items[i] = add_marker(item, CODE, why)
@@ -102,8 +112,11 @@ class RemovedApisRule(Rule):
         "FairScale, Horovod, IPU, HPU and apex classes, the loop internals, `LoggerCollection`, "
         "`NeptuneLogger` (now raises), ... There is no mechanical replacement, so the rule changes no "
         "code: it puts `# TODO(lightmigrate): LM202 <what to do>` above each import (or dotted use) "
-        "of such a name. It also marks methods of custom accelerators, strategies and precision plugins "
-        "that 2.x no longer calls (`setup_environment`, `dispatch`) or calls without `optimizer_idx`."
+        "of such a name. Names that 2.x still has under a removed module (the loop helpers it kept, such "
+        "as `loops.utilities._parse_loop_limits`, and its protected loop classes) are left alone. It also "
+        "marks methods that 2.x no longer calls: a custom accelerator's `setup_environment(self, "
+        "root_device)` (a strategy's `setup_environment(self)` is still called), a strategy's or precision "
+        "plugin's `dispatch`, and their hooks that still take `optimizer_idx`."
     )
     examples = (
         Example(

@@ -68,8 +68,13 @@ CASES = [
     # --- LM202 --------------------------------------------------------------------------------
     ("LM202", "from pytorch_lightning.lite import LightningLite\n", {}, True, True, True),
     ("LM202", "import pytorch_lightning as pl\n\nx = pl.utilities.distributed.sync_ddp(1)\n", {}, True, True, True),
+    ("LM202", "from pytorch_lightning.accelerators import Accelerator\n\n\nclass A(Accelerator):\n"
+              "    def setup_environment(self, root_device):\n        pass\n", {}, True, True, True),
+    # a strategy's setup_environment(self) is another method, which 2.x still calls
     ("LM202", "from pytorch_lightning.strategies import DDPStrategy\n\n\nclass S(DDPStrategy):\n"
-              "    def setup_environment(self):\n        pass\n", {}, True, True, True),
+              "    def setup_environment(self):\n        pass\n", {}, True, False, False),
+    ("LM202", "from pytorch_lightning.accelerators import Accelerator\n\n\nclass A(Accelerator):\n"
+              "    def dispatch(self, trainer):\n        pass\n", {}, True, False, False),
     ("LM202", "from lightning_fabric.plugins import Precision as P\n\n\nclass MyPrecision(P):\n"
               "    def backward(self, tensor, model, optimizer_idx):\n        pass\n", {}, True, True, True),
     ("LM202", "from pytorch_lightning.utilities.seed import isolate_rng\n", {}, True, False, False),

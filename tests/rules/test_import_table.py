@@ -1,14 +1,17 @@
 """The import table is checked against the real packages: every ``new`` name imports on
 Lightning 2.x (both roots), every ``old`` 1.9 name existed in pytorch-lightning 1.9.5."""
 
+import ast
+import importlib
 import json
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from lightmigrate.import_table import ENTRIES, LAZY_MODULES, lookup, mapped
+from lightmigrate.import_table import ENTRIES, KEPT, LAZY_MODULES, lookup, mapped
 
 ROOT = Path(__file__).resolve().parents[2]
 PL19 = ROOT / ".venv-pl19" / "bin" / "python"
@@ -98,6 +101,64 @@ def test_removed_names_are_really_gone_on_2x():
     names = sorted({absolute(e.old, "pytorch_lightning", "lightning_fabric") for e in ENTRIES if e.new is None})
     present = set(names) - set(missing_names(sys.executable, names))
     assert present <= still_there, sorted(present - still_there)
+
+
+def bound_names(module: str, rel: str) -> set:
+    """``rel.NAME`` for each name the installed ``module`` binds at top level (defs, classes,
+    assignments, re-exports from its own submodules), and the same for its submodules."""
+    found = importlib.import_module(module)
+    tree = ast.parse(Path(found.__file__).read_text(encoding="utf-8"))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(module + ".")):
+            names.update(a.asname or a.name for a in node.names)
+    out = {f"{rel}.{n}" for n in names if not n.startswith("__")}
+    for info in pkgutil.iter_modules(getattr(found, "__path__", [])):
+        out.add(f"{rel}.{info.name}")
+        out |= bound_names(f"{module}.{info.name}", f"{rel}.{info.name}")
+    return out
+
+
+def test_kept_names_are_what_2x_binds_under_the_removed_loop_modules():
+    """``KEPT`` is exactly what Lightning 2.x still has under the loop modules the table removes:
+    a name missing from it would be marked as removed although it imports, and an extra one
+    would hide a removal."""
+    found = set()
+    for rel in ("pl.loops.loop", "pl.loops.optimization", "pl.loops.utilities"):
+        entry, rest = lookup(rel)  # the module itself stays a removal
+        assert entry.new is None and rest == ""
+        found |= bound_names("lightning.pytorch" + rel[2:], rel)
+    assert "pl.loops.loop._Loop" in found and "pl.loops.utilities._parse_loop_limits" in found
+    assert found == set(KEPT)
+
+
+@pytest.mark.parametrize("pl_root,fabric_root", ROOTS)
+def test_kept_names_import_on_2x(pl_root, fabric_root):
+    assert missing_names(sys.executable, sorted(absolute(n, pl_root, fabric_root) for n in KEPT)) == []
+
+
+@pytest.mark.skipif(not PL19.exists(), reason="needs .venv-pl19 (real pytorch-lightning 1.9.5)")
+def test_19_names_that_2x_dropped_under_the_loop_modules_stay_removed():
+    gone = ["pl.loops.utilities._get_active_optimizers", "pl.loops.loop.Loop",
+            "pl.loops.optimization.optimizer_loop.OptimizerLoop", "pl.loops.optimization.manual_loop.ManualOptimization"]
+    assert missing_names(PL19, [absolute(n, "pytorch_lightning", "lightning_fabric") for n in gone]) == []
+    assert sorted(missing_names(sys.executable, [absolute(n, "lightning.pytorch", "lightning.fabric") for n in gone])) \
+        == sorted(absolute(n, "lightning.pytorch", "lightning.fabric") for n in gone)
+    for name in gone:
+        assert mapped(name) is not None and mapped(name)[0] is None, name
+
+
+def test_lookup_leaves_kept_names_and_their_attributes_alone():
+    assert lookup("pl.loops.utilities._parse_loop_limits") is None
+    assert lookup("pl.loops.optimization.closure.OutputResult.loss") is None
+    assert lookup("pl.loops.utilities._get_active_optimizers")[0].row == "R25"
+    assert lookup("pl.loops.loop.Loop")[0].row == "A8-imports"
 
 
 REACH = r'''

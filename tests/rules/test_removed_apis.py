@@ -86,9 +86,78 @@ def test_custom_accelerator_and_precision_plugin_methods_are_marked():
     assert "(R45)" in found[2]
 
 
+def test_methods_are_marked_only_in_the_classes_that_lost_them():
+    # 1.9's Strategy.setup_environment(self) is still called by 2.x (only the accelerator's
+    # setup_environment(self, root_device) became setup_device); accelerators had no dispatch
+    # and were never passed optimizer_idx.
+    check_rewrite(RULE, '''\
+    from pytorch_lightning.strategies import DDPStrategy
+    from pytorch_lightning.accelerators import CPUAccelerator
+    from pytorch_lightning.plugins import PrecisionPlugin
+
+
+    class MyStrategy(DDPStrategy):
+        def setup_environment(self):
+            super().setup_environment()
+
+
+    class MyPrecision(PrecisionPlugin):
+        def setup_environment(self):
+            pass
+
+
+    class MyAccelerator(CPUAccelerator):
+        def dispatch(self, trainer):
+            pass
+
+        def optimizer_step(self, optimizer, model, optimizer_idx, closure):
+            pass
+    ''', None)
+
+
+def test_a_class_with_an_accelerator_and_a_strategy_base_is_marked_for_each():
+    out, _ = run_rule(RULE, textwrap.dedent('''\
+    from pytorch_lightning.strategies import Strategy
+    from pytorch_lightning.accelerators import Accelerator
+
+
+    class Both(Accelerator, Strategy):
+        def setup_environment(self, root_device):
+            pass
+
+        def dispatch(self, trainer):
+            pass
+    '''))
+    found = markers(out)
+    assert len(found) == 2
+    assert "(R44)" in found[0] and "(R45)" in found[1]
+
+
 def test_kept_names_and_other_packages_are_left_alone():
     check_rewrite(RULE, '''\
     from pytorch_lightning.utilities.seed import isolate_rng
     from pytorch_lightning.utilities.rank_zero import rank_zero_only
     from mypkg.utilities.distributed import sync_ddp
     ''', None)
+
+
+def test_names_2x_still_has_under_the_loop_modules_are_left_alone():
+    # 1.9 helpers that 2.x kept, and the protected classes 2.x code imports
+    check_rewrite(RULE, '''\
+    from lightning.pytorch.loops.utilities import _parse_loop_limits, _block_parallel_sync_behavior
+    from lightning.pytorch.loops.loop import _Loop
+    from pytorch_lightning.loops.optimization.closure import OutputResult
+    from lightning.pytorch.loops.optimization import _AutomaticOptimization
+    ''', None)
+
+
+def test_19_names_the_loop_modules_lost_are_marked_beside_kept_ones():
+    out, _ = run_rule(RULE, textwrap.dedent('''\
+    from pytorch_lightning.loops.utilities import _parse_loop_limits, _get_active_optimizers
+    from pytorch_lightning.loops.loop import Loop
+    '''))
+    found = markers(out)
+    assert len(found) == 2
+    assert "`loops.utilities._get_active_optimizers` was removed (R25)" in found[0]
+    assert "`loops.loop.Loop` was removed (A8-imports)" in found[1]
+    assert "_parse_loop_limits" not in "".join(found)
