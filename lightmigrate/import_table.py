@@ -249,27 +249,30 @@ ENTRIES: List[Entry] = [
 ]
 
 
-# Names under a removed module (R25, A8-imports) that 2.x still has at the same path: the loop
-# internals kept a few helpers and closure classes of 1.9 (``loops.utilities._parse_loop_limits``,
-# ``loops.optimization.closure.OutputResult``), and 2.x code imports the protected classes that
-# replaced the 1.x ones (``loops.loop._Loop``). They import on 2.x, so no rule marks them. The
-# names every module under ``pl.loops.loop``, ``pl.loops.optimization`` and ``pl.loops.utilities``
-# binds in Lightning 2.6.6 (tests/rules/test_import_table.py reads them off the installed package).
+# The loop modules the table removes (R25, A8-imports) still exist in 2.x, with fewer names.
+# Importing one of them works, so only the names used from it are looked up (``KEPT_MODULES``:
+# those modules and their 2.x submodules). ``KEPT``: the names they still bind, which no rule
+# marks, nor any attribute of them: 1.9 helpers and closure classes 2.x kept with the same
+# signatures (``loops.utilities._parse_loop_limits``, ``loops.optimization.closure.OutputResult``),
+# and the protected classes 2.x code imports instead of the 1.x ones (``loops.loop._Loop``).
+# Both are read off Lightning 2.6.6 by tests/rules/test_import_table.py.
+KEPT_MODULES: FrozenSet[str] = frozenset({
+    "pl.loops.loop", "pl.loops.optimization", "pl.loops.optimization.automatic",
+    "pl.loops.optimization.closure", "pl.loops.optimization.manual", "pl.loops.utilities"
+})
 KEPT: FrozenSet[str] = frozenset({
     "pl.loops.loop._Loop", "pl.loops.optimization._AutomaticOptimization",
-    "pl.loops.optimization._ManualOptimization", "pl.loops.optimization.automatic",
-    "pl.loops.optimization.automatic.Closure", "pl.loops.optimization.automatic.ClosureResult",
-    "pl.loops.optimization.automatic._AutomaticOptimization", "pl.loops.optimization.automatic._OUTPUTS_TYPE",
-    "pl.loops.optimization.closure", "pl.loops.optimization.closure.AbstractClosure",
+    "pl.loops.optimization._ManualOptimization", "pl.loops.optimization.automatic.Closure",
+    "pl.loops.optimization.automatic.ClosureResult", "pl.loops.optimization.automatic._AutomaticOptimization",
+    "pl.loops.optimization.automatic._OUTPUTS_TYPE", "pl.loops.optimization.closure.AbstractClosure",
     "pl.loops.optimization.closure.OutputResult", "pl.loops.optimization.closure.T",
-    "pl.loops.optimization.manual", "pl.loops.optimization.manual.ManualResult",
-    "pl.loops.optimization.manual._ManualOptimization", "pl.loops.optimization.manual._OUTPUTS_TYPE",
-    "pl.loops.utilities._block_parallel_sync_behavior", "pl.loops.utilities._is_max_limit_reached",
-    "pl.loops.utilities._no_grad_context", "pl.loops.utilities._parse_loop_limits",
-    "pl.loops.utilities._reset_progress", "pl.loops.utilities._select_data_fetcher",
-    "pl.loops.utilities._verify_dataloader_idx_requirement", "pl.loops.utilities.check_finite_loss"
+    "pl.loops.optimization.manual.ManualResult", "pl.loops.optimization.manual._ManualOptimization",
+    "pl.loops.optimization.manual._OUTPUTS_TYPE", "pl.loops.utilities._block_parallel_sync_behavior",
+    "pl.loops.utilities._is_max_limit_reached", "pl.loops.utilities._no_grad_context",
+    "pl.loops.utilities._parse_loop_limits", "pl.loops.utilities._reset_progress",
+    "pl.loops.utilities._select_data_fetcher", "pl.loops.utilities._verify_dataloader_idx_requirement",
+    "pl.loops.utilities.check_finite_loss"
 })
-
 
 # Names that a package's ``__init__`` does not import: a dotted use ``root.<module>.X`` of
 # these needs its own import (checked by tests/rules/test_import_table.py).
@@ -298,8 +301,10 @@ BY_OLD: Dict[str, Entry] = _index()
 
 def lookup(rel: str) -> Optional[Tuple[Entry, str]]:
     """The entry for a root-relative dotted name, by longest prefix, and the name's part after
-    the entry's ``old`` ("" for an exact match); None when no entry covers it, or when the name
-    (or the name it is an attribute of) is ``KEPT``."""
+    the entry's ``old`` ("" for an exact match); None when no entry covers it, when it is one
+    of the ``KEPT_MODULES``, or when the name (or the name it is an attribute of) is ``KEPT``."""
+    if rel in KEPT_MODULES:
+        return None
     parts = rel.split(".")
     for n in range(len(parts), 1, -1):
         prefix = ".".join(parts[:n])

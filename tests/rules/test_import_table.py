@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lightmigrate.import_table import ENTRIES, KEPT, LAZY_MODULES, lookup, mapped
+from lightmigrate.import_table import BY_OLD, ENTRIES, KEPT, KEPT_MODULES, LAZY_MODULES, lookup, mapped
 
 ROOT = Path(__file__).resolve().parents[2]
 PL19 = ROOT / ".venv-pl19" / "bin" / "python"
@@ -88,7 +88,7 @@ def test_removed_names_are_really_gone_on_2x():
     pl = "pytorch_lightning."
     still_there = {  # old names 2.6.6 still imports: each a stub that raises, a deprecated shim or internals
         pl + "loggers.NeptuneLogger", pl + "loggers.neptune",  # raises on construction (L1)
-        pl + "loops.loop", pl + "loops.optimization", pl + "loops.utilities",  # internals: only protected classes
+        pl + "loops.loop", pl + "loops.optimization", pl + "loops.utilities",  # KEPT_MODULES: fewer names in 2.x
         # graveyard stubs: importable, raise when used (the classes moved to lightning-habana)
         pl + "accelerators.HPUAccelerator", pl + "accelerators.hpu", pl + "plugins.HPUPrecisionPlugin",
         pl + "plugins.precision.HPUPrecisionPlugin", pl + "plugins.precision.hpu", pl + "plugins.HPUCheckpointIO",
@@ -103,44 +103,53 @@ def test_removed_names_are_really_gone_on_2x():
     assert present <= still_there, sorted(present - still_there)
 
 
-def bound_names(module: str, rel: str) -> set:
-    """``rel.NAME`` for each name the installed ``module`` binds at top level (defs, classes,
-    assignments, re-exports from its own submodules), and the same for its submodules."""
+def bound_names(module: str, rel: str) -> tuple:
+    """``(modules, names)`` of the installed ``module`` as root-relative paths: the module and
+    its submodules, and ``rel.NAME`` for each name one of them binds at top level (defs,
+    classes, assignments, re-exports from its own submodules)."""
     found = importlib.import_module(module)
     tree = ast.parse(Path(found.__file__).read_text(encoding="utf-8"))
-    names = set()
+    bound = set()
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.add(node.name)
+            bound.add(node.name)
         elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            bound.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
+            bound.add(node.target.id)
         elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(module + ".")):
-            names.update(a.asname or a.name for a in node.names)
-    out = {f"{rel}.{n}" for n in names if not n.startswith("__")}
-    for info in pkgutil.iter_modules(getattr(found, "__path__", [])):
-        out.add(f"{rel}.{info.name}")
-        out |= bound_names(f"{module}.{info.name}", f"{rel}.{info.name}")
-    return out
+            bound.update(a.asname or a.name for a in node.names)
+    modules = {rel}
+    subs = {info.name for info in pkgutil.iter_modules(getattr(found, "__path__", []))}
+    names = {f"{rel}.{n}" for n in bound - subs if not n.startswith("__")}
+    for sub in subs:
+        more_modules, more_names = bound_names(f"{module}.{sub}", f"{rel}.{sub}")
+        modules |= more_modules
+        names |= more_names
+    return modules, names
 
 
 def test_kept_names_are_what_2x_binds_under_the_removed_loop_modules():
-    """``KEPT`` is exactly what Lightning 2.x still has under the loop modules the table removes:
-    a name missing from it would be marked as removed although it imports, and an extra one
-    would hide a removal."""
-    found = set()
+    """``KEPT_MODULES`` and ``KEPT`` are exactly what Lightning 2.x still has under the loop
+    modules the table removes: a name missing would be marked as removed although it imports,
+    and an extra one would hide a removal."""
+    modules, names = set(), set()
     for rel in ("pl.loops.loop", "pl.loops.optimization", "pl.loops.utilities"):
-        entry, rest = lookup(rel)  # the module itself stays a removal
-        assert entry.new is None and rest == ""
-        found |= bound_names("lightning.pytorch" + rel[2:], rel)
-    assert "pl.loops.loop._Loop" in found and "pl.loops.utilities._parse_loop_limits" in found
-    assert found == set(KEPT)
+        entry = BY_OLD[rel]  # the table's entry for the module: a removal...
+        assert entry.new is None and mapped(rel + ".Anything")[1] is entry
+        assert lookup(rel) is None  # ...whose module still imports
+        more_modules, more_names = bound_names("lightning.pytorch" + rel[2:], rel)
+        modules |= more_modules
+        names |= more_names
+    assert "pl.loops.loop._Loop" in names and "pl.loops.utilities._parse_loop_limits" in names
+    assert modules == set(KEPT_MODULES)
+    assert names == set(KEPT)
 
 
 @pytest.mark.parametrize("pl_root,fabric_root", ROOTS)
 def test_kept_names_import_on_2x(pl_root, fabric_root):
-    assert missing_names(sys.executable, sorted(absolute(n, pl_root, fabric_root) for n in KEPT)) == []
+    kept = sorted(absolute(n, pl_root, fabric_root) for n in KEPT | KEPT_MODULES)
+    assert missing_names(sys.executable, kept) == []
 
 
 @pytest.mark.skipif(not PL19.exists(), reason="needs .venv-pl19 (real pytorch-lightning 1.9.5)")
@@ -154,12 +163,14 @@ def test_19_names_that_2x_dropped_under_the_loop_modules_stay_removed():
         assert mapped(name) is not None and mapped(name)[0] is None, name
 
 
-def test_lookup_leaves_kept_names_and_their_attributes_alone():
+def test_lookup_leaves_kept_names_their_attributes_and_kept_modules_alone():
     assert lookup("pl.loops.utilities._parse_loop_limits") is None
     assert lookup("pl.loops.optimization.closure.OutputResult.loss") is None
+    assert lookup("pl.loops.utilities") is None
     assert lookup("pl.loops.utilities._get_active_optimizers")[0].row == "R25"
     assert lookup("pl.loops.loop.Loop")[0].row == "A8-imports"
-
+    # a kept module's other names are still removals
+    assert lookup("pl.loops.optimization.closure.Gone")[0].row == "R25"
 
 REACH = r'''
 import importlib, json, sys, warnings

@@ -161,3 +161,24 @@ def test_19_names_the_loop_modules_lost_are_marked_beside_kept_ones():
     assert "`loops.utilities._get_active_optimizers` was removed (R25)" in found[0]
     assert "`loops.loop.Loop` was removed (A8-imports)" in found[1]
     assert "_parse_loop_limits" not in "".join(found)
+
+
+def test_a_loop_module_that_2x_kept_is_marked_where_a_lost_name_is_used():
+    out, _ = run_rule(RULE, textwrap.dedent('''\
+    import pytorch_lightning as pl
+    import pytorch_lightning.loops.utilities as lu
+    from pytorch_lightning.loops import loop
+
+    a = lu._parse_loop_limits
+    b = lu._get_active_optimizers
+
+
+    class MyLoop(loop.Loop):
+        pass
+
+
+    c = pl.loops.utilities._reset_progress
+    '''))
+    lines = out.splitlines()
+    marked = [lines[i + 1] for i, line in enumerate(lines) if "TODO(lightmigrate): LM202" in line]
+    assert marked == ["b = lu._get_active_optimizers", "class MyLoop(loop.Loop):"]
