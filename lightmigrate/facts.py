@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import warnings
 from operator import attrgetter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Optional
 
 
@@ -44,11 +44,36 @@ class FileFacts:
     give ``a`` and ``a.b``; ``from a.b import c`` also gives ``a.b.c`` (it may be a module)."""
     imported: FrozenSet[str]
     """Every name an import binds or fetches: the imported name and its alias."""
+    reached: FrozenSet[str] = frozenset()
+    """Every dotted name the file reaches through an absolute import from a Lightning package
+    (``pytorch_lightning``, ``lightning``, ``lightning_fabric``), as the import rules resolve
+    them: each module an ``import`` names, ``module.name`` of each ``from`` import, and each
+    dotted use ``local.a.b`` of a name such an import binds, with the import's path in place of
+    ``local`` (every import of that name, and every chain inside a longer one, counts)."""
+    lightning_bindings: Dict[str, FrozenSet[str]] = field(default_factory=dict)
+    """Local name -> the dotted paths the absolute imports from a Lightning package that bind
+    it give it (``import lightning.pytorch as pl``: ``pl`` -> ``lightning.pytorch``;
+    ``import lightning.pytorch``: ``lightning`` -> ``lightning``)."""
+    bases: FrozenSet[str] = frozenset()
+    """Every base of every class defined, at any depth, that is a dotted name (``Base``,
+    ``pl.LightningModule``), as written."""
 
 
 def _parents(dotted: str) -> list:
     parts = dotted.split(".")
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
 
 
 def _last(node: ast.expr) -> Optional[str]:
@@ -125,10 +150,34 @@ def nodes_of(tree: ast.AST) -> list:
     return nodes
 
 
+_LIGHTNING_HEADS = frozenset({"pytorch_lightning", "lightning", "lightning_fabric"})
+
+
+def _reached(nodes: list, bound: Dict[str, set], reached: set) -> None:
+    """Add to ``reached`` the dotted uses of the names in ``bound`` (local name -> the paths
+    imports bind it to), expanded to those paths."""
+    for node in nodes:
+        if type(node) is not ast.Attribute:
+            continue
+        parts = [node.attr]  # type: ignore[attr-defined]
+        value = node.value  # type: ignore[attr-defined]
+        while type(value) is ast.Attribute:
+            parts.append(value.attr)  # type: ignore[attr-defined]
+            value = value.value  # type: ignore[attr-defined]
+        if type(value) is ast.Name and value.id in bound:  # type: ignore[attr-defined]
+            rest = ".".join(reversed(parts))
+            reached.update(f"{path}.{rest}" for path in bound[value.id])  # type: ignore[attr-defined]
+
+
 def _from_tree(tree: ast.AST, nodes: Optional[list] = None) -> FileFacts:
     names, attributes, calls, keywords, defs, params, classes, modules, imported = (set() for _ in range(9))
     call_keywords: Dict[str, set] = {}
-    for node in (ast_nodes(tree) if nodes is None else nodes):
+    bound: Dict[str, set] = {}  # local name -> the Lightning paths imports bind it to
+    bases: set = set()
+    reached: set = set()
+    if nodes is None:
+        nodes = ast_nodes(tree)
+    for node in nodes:
         kind = type(node)
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
@@ -147,26 +196,42 @@ def _from_tree(tree: ast.AST, nodes: Optional[list] = None) -> FileFacts:
             defs.add(node.name)  # type: ignore[attr-defined]
         elif kind is ast.ClassDef:
             classes.add(node.name)  # type: ignore[attr-defined]
+            for base in node.bases:  # type: ignore[attr-defined]
+                name = _dotted(base)
+                if name is not None:
+                    bases.add(name)
         elif kind is ast.Import:
             for alias in node.names:  # type: ignore[attr-defined]
                 modules.update(_parents(alias.name))
+                head = alias.name.split(".")[0]
                 imported.update(alias.name.split("."))
                 if alias.asname:
                     imported.add(alias.asname)
+                if head in _LIGHTNING_HEADS:
+                    reached.add(alias.name)
+                    local, path = (alias.asname, alias.name) if alias.asname else (head, head)
+                    bound.setdefault(local, set()).add(path)
         elif kind is ast.ImportFrom:
             base = node.module or ""  # type: ignore[attr-defined]
             if base:
                 modules.update(_parents(base))
+            lightning = not node.level and base.split(".")[0] in _LIGHTNING_HEADS  # type: ignore[attr-defined]
             for alias in node.names:  # type: ignore[attr-defined]
                 imported.add(alias.name)
                 if alias.asname:
                     imported.add(alias.asname)
                 if base:
                     modules.add(f"{base}.{alias.name}")
+                if lightning and alias.name != "*":
+                    reached.add(f"{base}.{alias.name}")
+                    bound.setdefault(alias.asname or alias.name, set()).add(f"{base}.{alias.name}")
+    if bound:
+        _reached(nodes, bound, reached)
     return FileFacts(
         True, frozenset(names), frozenset(attributes), frozenset(calls), frozenset(keywords),
         {k: frozenset(v) for k, v in call_keywords.items()}, frozenset(defs), frozenset(params),
-        frozenset(classes), frozenset(modules), frozenset(imported),
+        frozenset(classes), frozenset(modules), frozenset(imported), frozenset(reached),
+        {k: frozenset(v) for k, v in bound.items()}, frozenset(bases),
     )
 
 

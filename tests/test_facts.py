@@ -78,3 +78,38 @@ def test_facts_of_a_module():
 def test_text_python_cannot_parse_has_no_facts():
     f = file_facts("def broken(:\n    training_epoch_end\n")
     assert not f.parsed and not f.names and not f.defs and not f.calls
+
+
+def test_names_reached_through_lightning_imports():
+    text = (
+        "import pytorch_lightning as pl\n"
+        "import lightning.pytorch\n"
+        "import torch.nn as nn\n"
+        "from lightning_fabric.accelerators import Accelerator as Acc\n"
+        "from . import local\n"
+        "from .sibling import thing\n"
+        "class A(Acc, pl.core.module.LightningModule, nn.Module, Generic[T], make()):\n"
+        "    def f(self):\n"
+        "        import pytorch_lightning.loops.utilities as lu\n"
+        "        return pl.utilities.distributed.sync_ddp(self.x.y), lu._reset_progress, nn.Linear, pl\n"
+        "y = lightning.pytorch.profiler.SimpleProfiler().start.now\n"
+    )
+    f = file_facts(text)
+    assert f.lightning_bindings == {"pl": {"pytorch_lightning"}, "lightning": {"lightning"},
+                                    "Acc": {"lightning_fabric.accelerators.Accelerator"},
+                                    "lu": {"pytorch_lightning.loops.utilities"}}
+    # imports, then dotted uses through a Lightning binding, inner chains included
+    assert f.reached == {
+        "pytorch_lightning", "lightning.pytorch", "lightning_fabric.accelerators.Accelerator",
+        "pytorch_lightning.loops.utilities", "pytorch_lightning.core", "pytorch_lightning.core.module",
+        "pytorch_lightning.core.module.LightningModule", "pytorch_lightning.utilities",
+        "pytorch_lightning.utilities.distributed", "pytorch_lightning.utilities.distributed.sync_ddp",
+        "pytorch_lightning.loops.utilities._reset_progress", "lightning.pytorch.profiler",
+        "lightning.pytorch.profiler.SimpleProfiler",
+    }
+    assert f.bases == {"Acc", "pl.core.module.LightningModule", "nn.Module"}
+
+
+def test_a_file_without_lightning_imports_reaches_nothing():
+    f = file_facts("import torch\nfrom .lightning import pytorch as pl\nx = pl.profiler.SimpleProfiler\n")
+    assert f.reached == frozenset() and f.lightning_bindings == {}

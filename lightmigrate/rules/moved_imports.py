@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from lightmigrate.facts import file_facts
-from lightmigrate.import_rewrite import ImportRewriter, drop_unused
+from lightmigrate.import_rewrite import ImportRewriter, drop_unused, reaches
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_root
@@ -137,7 +137,9 @@ class MovedImportsRule(Rule):
         # A rewrite or marker needs a name the file reaches through an import of a Lightning
         # root (an imported module, then attributes) that starts with a name the table moves,
         # or a call of one of the CALL_FIXES names through any import (``CombinedLoader`` only
-        # changes with ``loaders=``). NON_CALL_WHYS names are in _ALWAYS_FIXED.
+        # changes with ``loaders=``). NON_CALL_WHYS names are in _ALWAYS_FIXED. The table's
+        # words are a cheap first test; then each name the file reaches is looked up as the
+        # rewrite looks it up.
         facts = file_facts(text)
         if not facts.parsed:
             return True
@@ -146,7 +148,7 @@ class MovedImportsRule(Rule):
             return True
         if "CombinedLoader" in words and "loaders" in facts.keywords:
             return True
-        return imports_pl_root(facts) and MOVED_TABLE.may_reach(facts)
+        return imports_pl_root(facts) and MOVED_TABLE.may_reach(facts) and reaches(facts, moved)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES, NON_CALL_WHYS)

@@ -11,7 +11,7 @@ from lightmigrate.cst_walk import transform, PrunedTransformer
 
 from lightmigrate.cst_helpers import add_marker, param_names
 from lightmigrate.facts import file_facts
-from lightmigrate.import_rewrite import ImportRewriter, dotted
+from lightmigrate.import_rewrite import ImportRewriter, dotted, reaches
 from lightmigrate.import_table import ENTRIES, GUIDE, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import RootedTable, import_path_words, imports_pl_root
@@ -43,15 +43,23 @@ REMOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if removed(e))  # every `
 
 
 def _may_mark_plugin_methods(facts, words) -> bool:
-    """A method ``_PluginMethods`` marks is defined, and a base of its class can be reached
-    under a Lightning root through a module whose name contains the package of that method
-    (accelerators for ``setup_environment``; strategies or plugins for the others)."""
+    """A method ``_PluginMethods`` marks is defined, and a base of some class of the file is
+    reached through an import from a Lightning package, on a path that contains the package of
+    that method (accelerators for ``setup_environment``; strategies or plugins for the others)."""
     packages = set()
     for name in facts.defs.intersection(_PLUGIN_METHODS):
         packages.update(_PLUGIN_METHODS[name][2])
     if "optimizer_idx" in facts.params and not facts.defs.isdisjoint(_OPT_IDX_METHODS):
         packages.update(_OPT_IDX_PACKAGES)
-    return any(p.lstrip(".") in w for w in words for p in packages)
+    if not any(p.lstrip(".") in w for w in words for p in packages):
+        return False
+    for base in facts.bases:
+        head, _, rest = base.partition(".")
+        for path in facts.lightning_bindings.get(head, ()):
+            full = path + ("." + rest if rest else "")
+            if any(p in full for p in packages):
+                return True
+    return False
 
 
 def _plugin_packages(expr: cst.BaseExpression, paths) -> FrozenSet[str]:
@@ -141,12 +149,13 @@ class RemovedApisRule(Rule):
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # Markers go on names reached through an import of a Lightning root that the table
-        # lists as removed, and on some methods of classes based on Lightning plugins.
+        # lists as removed (the words first, then each name looked up as the rewrite does),
+        # and on some methods of classes based on Lightning plugins.
         facts = file_facts(text)
         if not facts.parsed:
             return True
         words = import_path_words(facts)
-        if imports_pl_root(facts) and REMOVED_TABLE.may_reach(facts):
+        if imports_pl_root(facts) and REMOVED_TABLE.may_reach(facts) and reaches(facts, removed):
             return True
         # (the plugin bases may also come from ``lightning_fabric``)
         return (imports_pl_root(facts) or "lightning_fabric" in facts.modules) and _may_mark_plugin_methods(facts, words)

@@ -65,8 +65,27 @@ CASES = [
     ("LM201", "from mylib.profiler import SimpleProfiler\n\nprofiler = SimpleProfiler()\n", {}, True, False, False),
     ("LM201", "from lightning.pytorch.core.module import LightningModule\nimport lightning.pytorch as pl\n\n"
               "def f(model):\n    return model.layer, pl.core\n", {}, True, False, False),
+    # the table's words are all there, but no name the file reaches starts with a moved one
+    ("LM201", "import lightning.pytorch as pl\n\n\ndef f(model):\n    return model.profiler, pl.Trainer\n",
+     {}, True, False, False),
+    ("LM201", "import pytorch_lightning.utilities.apply_func as af\n\nx = af.move_data_to_device\n",
+     {}, True, True, True),
+    ("LM201", "import pytorch_lightning as pl\n\n\ndef f():\n    import mylib as pl\n    return pl.profiler.X\n",
+     {}, True, True, True),
     # --- LM202 --------------------------------------------------------------------------------
     ("LM202", "from pytorch_lightning.lite import LightningLite\n", {}, True, True, True),
+    # names 2.x kept under the loop modules: the words match, the names do not
+    ("LM202", "from lightning.pytorch.loops.utilities import _parse_loop_limits\n", {}, True, False, False),
+    ("LM202", "import pytorch_lightning.loops.utilities as lu\n\nx = lu._get_active_optimizers\n",
+     {}, True, True, True),
+    # the accelerators package is imported, but the class with setup_environment is a strategy
+    ("LM202", "from lightning.fabric.accelerators import Accelerator\nfrom lightning.fabric.strategies import "
+              "DDPStrategy\n\n\nclass S(DDPStrategy):\n    def setup_environment(self):\n        pass\n\n"
+              "    def device(self, a: Accelerator):\n        pass\n", {}, True, False, False),
+    ("LM202", "import lightning.pytorch as pl\n\n\nclass A(pl.accelerators.Accelerator):\n"
+              "    def setup_environment(self, root_device):\n        pass\n", {}, True, True, True),
+    ("LM202", "from lightning.fabric.accelerators import Accelerator as Acc\n\n\nclass A(Acc):\n"
+              "    def setup_environment(self, root_device):\n        pass\n", {}, True, True, True),
     ("LM202", "import pytorch_lightning as pl\n\nx = pl.utilities.distributed.sync_ddp(1)\n", {}, True, True, True),
     ("LM202", "from pytorch_lightning.accelerators import Accelerator\n\n\nclass A(Accelerator):\n"
               "    def setup_environment(self, root_device):\n        pass\n", {}, True, True, True),

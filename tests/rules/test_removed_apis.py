@@ -182,3 +182,22 @@ def test_a_loop_module_that_2x_kept_is_marked_where_a_lost_name_is_used():
     lines = out.splitlines()
     marked = [lines[i + 1] for i, line in enumerate(lines) if "TODO(lightmigrate): LM202" in line]
     assert marked == ["b = lu._get_active_optimizers", "class MyLoop(loop.Loop):"]
+
+
+def test_a_base_renamed_by_lm201_is_still_seen_by_the_gate():
+    # LM201 turns TPUAccelerator into XLAAccelerator before LM202 runs: LM202's gate reads the
+    # bases of the text it is given, so the accelerator method is still marked.
+    from lightmigrate.engine.transform import transform_text
+    from lightmigrate.rules import select_rules
+
+    text = textwrap.dedent('''\
+    from pytorch_lightning.accelerators import TPUAccelerator
+
+
+    class A(TPUAccelerator):
+        def setup_environment(self, root_device):
+            pass
+    ''')
+    out = transform_text(text, select_rules())
+    assert "class A(XLAAccelerator):" in out.text
+    assert [f.code for f in out.findings] == ["LM202"] and "(R44)" in out.findings[0].message
