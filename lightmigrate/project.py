@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import insort
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
@@ -205,64 +206,164 @@ def yaml_trainer_settings(text: str) -> Dict[str, object]:
     return found
 
 
+# A class statement's header as a text search can find it: at the start of a line (a compound
+# statement begins a logical line), ``class``, the name, then ``(`` or ``:`` (a line continuation
+# may stand between the tokens). It finds every class a text defines, and some text in strings.
+# Used on ASCII texts only (Python normalizes non-ASCII identifiers, which a text search misses).
+_GAP = r"(?:[ \t\f]|\\\r?\n|\\\r)"
+_CLASS_NAME = re.compile(rf"^[ \t\f]*class{_GAP}+([A-Za-z_]\w*){_GAP}*[(:]", re.M)
+
+
+def header_base_names(text: str) -> Optional[FrozenSet[str]]:
+    """The last components of the bases of every class ``text`` may define (a superset, read
+    from each ``class NAME(...):`` header found by a text search and parsed alone), or None
+    when some header cannot be read that way."""
+    found: set = set()
+    for match in _CLASS_NAME.finditer(text):
+        start = match.start(0) + match.group(0).index("class")
+        at = match.end() - 1  # the ``(`` or ``:`` the search ended on
+        tried = 0
+        while True:
+            colon = text.find(":", at)
+            if colon < 0 or tried == 20:
+                return None  # the word ``class`` in a string, or a header too odd to read alone
+            tried += 1
+            try:
+                header = ast.parse(text[start:colon + 1] + " pass").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                at = colon + 1
+                continue
+            if len(header) != 1 or type(header[0]) is not ast.ClassDef:
+                return None
+            found.update(b.rsplit(".", 1)[-1] for b in (_dotted(x) for x in header[0].bases) if b)
+            break
+    return frozenset(found)
+
+
+def may_index_lazily(text: str) -> bool:
+    """Whether ``ProjectIndex.add_source(..., lazy=True)`` may keep ``text`` unparsed until a
+    question needs its classes: the text searches must find every name it could matter under,
+    so it is ASCII and its lines end in ``\n`` or ``\r\n`` (the searches look at line starts)."""
+    return text.isascii() and ("\r" not in text or "\r" not in text.replace("\r\n", ""))
+
+
 class ProjectIndex:
-    """Class name -> definitions, for every file of a run."""
+    """Class name -> definitions, for every file of a run.
+
+    Files can be indexed lazily (``add_source(..., lazy=True)``): their text is kept and parsed
+    only when a question may concern one of their classes, i.e. when it names a class the text
+    may define (``class NAME``) or a word every answer's file must contain (the base name of a
+    subclass, a method name). Every answer is the same as if every file had been parsed at once,
+    in run order: the index's order ("index order") is the files' run order, then the classes'
+    order in their file, however late a file was parsed."""
 
     def __init__(self, classes: Iterable[ClassInfo] = ()) -> None:
-        self._by_name: Dict[str, List[ClassInfo]] = {}
-        self._paths: set = set()
+        self._by_name: Dict[str, List[ClassInfo]] = {}  # each list in index order
         self.uses_dp = False  # some file selects the DataParallel strategy (gone in 2.x)
         # path -> Trainer arguments that raise under manual optimization, as given in that file
         # (literal values; "<expr>" for anything else). Only files that mention them.
         self.trainer_settings: Dict[str, Dict[str, object]] = {}
-        # base name -> classes that list it among their bases, in index order (built on demand
-        # by ``subclasses``, dropped whenever a class is added).
+        # path -> its place among the files indexed (in run order); class -> (its file's
+        # place, how many classes were added before it): index order is the order of these
+        self._rank: Dict[str, int] = {}
+        self._place: Dict[ClassInfo, Tuple[int, int]] = {}
+        # files indexed lazily and not parsed yet: path -> text; class name -> the paths of
+        # those whose text may define a class so named; path -> the base names its classes may
+        # have (None: unknown)
+        self._lazy: Dict[str, str] = {}
+        self._lazy_names: Dict[str, List[str]] = {}
+        self._lazy_bases: Dict[str, Optional[FrozenSet[str]]] = {}  # path -> ``header_base_names``
+        # Caches, dropped whenever a class is added: the class names in index order (of their
+        # first class); base name -> the classes that list it among their bases, in index
+        # order (``subclasses``); path -> the classes defined in it (``classes_in``).
+        self._names: Optional[List[str]] = None
         self._children: Optional[Dict[str, List[ClassInfo]]] = None
-        # path -> the classes defined in it, in index order (built on demand by ``classes_in``,
-        # dropped whenever a class is added).
         self._by_path: Optional[Dict[str, List[ClassInfo]]] = None
         for c in classes:
             self.add(c)
 
-    def classes(self) -> List[ClassInfo]:
-        return [c for bucket in self._by_name.values() for c in bucket]
+    # --- what is indexed -------------------------------------------------------------------------
+
+    def classes(self, mentioning: Optional[str] = None) -> List[ClassInfo]:
+        """Every class, in index order. With ``mentioning``: at least every class whose file's
+        text contains that word (the lazily indexed files that do not are left unparsed), for
+        a caller that looks only for classes whose definition holds the word."""
+        if mentioning is None:
+            self._load(list(self._lazy))
+        else:
+            self._load([p for p, text in self._lazy.items() if mentioning in text])
+        return self._loaded()
+
+    def _loaded(self) -> List[ClassInfo]:
+        """The classes of the files parsed so far, in index order."""
+        if self._names is None:
+            self._names = sorted(self._by_name, key=lambda n: self._place[self._by_name[n][0]])
+        return [c for name in self._names for c in self._by_name[name]]
+
+    def kind_classes(self, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> List[ClassInfo]:
+        """The classes ``is_lightning_module(c, names)`` is True for, in index order. A lazily
+        indexed file is parsed only when one of its classes may have a base among ``names`` or
+        the classes found so far, or when a question on the way needs it; the answer is final
+        once a pass parses nothing more."""
+        searched: set = set()
+        while True:
+            waiting = len(self._lazy)
+            found = [c for c in self._loaded() if self.is_lightning_module(c, names)]
+            words = ({c.name for c in found} | set(names)) - searched
+            searched |= words
+            if words:
+                self._load(self._lazy_with_bases(words))
+            if len(self._lazy) == waiting:
+                return found
 
     def classes_in(self, path: str) -> List[ClassInfo]:
         """The classes defined in ``path``, in index order (``[c for c in classes() if
         c.path == path]``, without a pass over every class of the project)."""
+        if path in self._lazy:
+            self._load([path])
         if self._by_path is None:
             by_path: Dict[str, List[ClassInfo]] = {}
-            for c in self.classes():
+            for c in self._loaded():
                 by_path.setdefault(c.path, []).append(c)
             self._by_path = by_path
         return list(self._by_path.get(path, ()))
 
     def has_path(self, path: str) -> bool:
-        return path in self._paths
+        return path in self._rank
 
     def classes_named(self, name: str) -> List[ClassInfo]:
         """Every indexed class called ``name`` (however many files define one)."""
+        self._load(self._lazy_names.get(name, ()))
         return list(self._by_name.get(name, ()))
 
-    def add(self, info: ClassInfo) -> None:
-        self._paths.add(info.path)
+    def add(self, info: ClassInfo, rank: Optional[int] = None) -> None:
+        """Index ``info``, after the classes added so far from files of the same place (``rank``:
+        the place of its file in the run; by default the place its path was first given)."""
+        if rank is None:
+            rank = self._rank.setdefault(info.path, len(self._rank))
         bucket = self._by_name.setdefault(info.name, [])
-        if info not in bucket:
-            bucket.append(info)
-            self._children = None
-            self._by_path = None
+        if info in bucket:
+            return
+        self._place[info] = (rank, len(self._place))
+        insort(bucket, info, key=self._place.__getitem__)
+        self._names = self._children = self._by_path = None
 
     def merge(self, other: "ProjectIndex") -> None:
-        """Add everything ``other`` indexed, as if its files had been added here (the engine
-        indexes files on several processes and merges the parts in file order). Every
-        attribute is merged by its type, so a new one cannot be dropped silently."""
+        """Add everything ``other`` indexed, as if its files had been added here after this
+        index's own (the engine indexes files on several processes and merges the parts in file
+        order). Every attribute is merged by its type, so a new one cannot be dropped silently."""
+        for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
+            self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name in ("_children", "_by_path"):  # caches, rebuilt on demand
-                continue
+            if name in ("_rank", "_place", "_names", "_children", "_by_path"):
+                continue  # done above, or with the classes; or caches
             if name == "_by_name":
-                for info in other.classes():
-                    self.add(info)
+                for info in other._loaded():  # in their order: each gets a place after all of ours
+                    self.add(info, self._rank[info.path])
+            elif name == "_lazy_names":
+                for class_name, paths in theirs.items():
+                    mine.setdefault(class_name, []).extend(paths)
             elif isinstance(mine, bool):
                 setattr(self, name, mine or theirs)
             elif isinstance(mine, set):
@@ -274,11 +375,13 @@ class ProjectIndex:
             else:
                 raise TypeError(f"ProjectIndex.merge does not know how to merge {name!r}")
 
-    def add_source(self, text: str, path: str, tree: Optional[ast.AST] = None, nodes: Optional[list] = None) -> None:
+    def add_source(self, text: str, path: str, tree: Optional[ast.AST] = None, nodes: Optional[list] = None,
+                   lazy: bool = False) -> None:
         """Index the classes of ``text`` (``tree``: its ``ast`` tree, and ``nodes``:
         ``ast_nodes(tree)``, when the caller has them already) and the run-wide settings it
-        makes."""
-        self._paths.add(path)
+        makes. ``lazy``: keep the text and parse it only when a question needs its classes
+        (only for a text ``may_index_lazily`` accepts)."""
+        self._rank.setdefault(path, len(self._rank))
         if ("dp" in text or "DataParallel" in text) and _DP.search(text):
             self.uses_dp = True
         is_yaml = path.lower().endswith((".yaml", ".yml"))
@@ -288,17 +391,41 @@ class ProjectIndex:
                 self.trainer_settings[path] = settings
         if is_yaml or not worth_indexing(text):
             return
+        if lazy and tree is None and may_index_lazily(text):
+            self._lazy[path] = text
+            self._lazy_bases[path] = header_base_names(text)
+            for name in dict.fromkeys(_CLASS_NAME.findall(text)):
+                self._lazy_names.setdefault(name, []).append(path)
+            return
+        self._index_tree(text, path, tree, nodes)
+
+    def _index_tree(self, text: str, path: str, tree: Optional[ast.AST], nodes: Optional[list]) -> None:
         if tree is None:
             try:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return
         for c in classes_in_source(tree, path, nodes):
-            self.add(c)
+            self.add(c, self._rank[path])
+
+    def _lazy_with_bases(self, names: set) -> List[str]:
+        """The lazily indexed files (not parsed yet) where a class may have a base called one of
+        ``names`` (its last component)."""
+        return [p for p in self._lazy if self._lazy_bases[p] is None or not self._lazy_bases[p].isdisjoint(names)]
+
+    def _load(self, paths: Iterable[str]) -> None:
+        """Parse and index the lazily indexed files among ``paths``."""
+        for path in list(paths):
+            text = self._lazy.pop(path, None)
+            if text is not None:
+                del self._lazy_bases[path]
+                self._index_tree(text, path, None, None)
 
     def resolve(self, name: str, prefer_path: str = "") -> Optional[ClassInfo]:
         """The one class called ``name``; a definition in ``prefer_path`` wins over others."""
-        found = self._by_name.get(name.rsplit(".", 1)[-1], [])
+        last = name.rsplit(".", 1)[-1]
+        self._load(self._lazy_names.get(last, ()))
+        found = self._by_name.get(last, [])
         local = [c for c in found if c.path == prefer_path]
         if len(local) == 1:
             return local[0]
@@ -306,12 +433,12 @@ class ProjectIndex:
 
     def subclasses(self, info: ClassInfo) -> List[ClassInfo]:
         """Direct subclasses of ``info`` anywhere in the project."""
+        self._load(self._lazy_with_bases({info.name}))
         if self._children is None:
             children: Dict[str, List[ClassInfo]] = {}
-            for bucket in self._by_name.values():
-                for c in bucket:
-                    for base in dict.fromkeys(c.base_names):
-                        children.setdefault(base, []).append(c)
+            for c in self._loaded():
+                for base in dict.fromkeys(c.base_names):
+                    children.setdefault(base, []).append(c)
             self._children = children
         return [c for c in self._children.get(info.name, ()) if self.resolve(info.name, c.path) == info]
 

@@ -45,7 +45,12 @@ def corpus_files():
 
 
 def index_state(project: ProjectIndex):
-    return {name: value for name, value in vars(project).items()}
+    """What every question to ``project`` is answered from, with the files it indexed lazily
+    parsed (``classes()`` parses them): each class with all its fields, in index order, the
+    paths and the run-wide settings."""
+    classes = [(c, c.super_calls, c.params, c.attributes, c.self_calls) for c in project.classes()]
+    return {"classes": classes, "paths": sorted(p for p in project._rank), "uses_dp": project.uses_dp,
+            "trainer_settings": project.trainer_settings}
 
 
 def test_map_in_order_takes_a_generator_and_skips_none_items():

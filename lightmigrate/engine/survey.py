@@ -1,8 +1,9 @@
 """The survey: one cheap pass over a run's files before any rule runs.
 
-Each file that matters is parsed once with Python's ``ast`` (C speed; libcst costs about ten
-times more). That one tree gives the file's part of the project class index and, for a file
-that passed the text prefilter, its facts (``lightmigrate.facts``). With the whole index
+Each file that passed the text prefilter is parsed once with Python's ``ast`` (C speed; libcst
+costs about ten times more). That one tree gives the file's part of the project class index and
+its facts (``lightmigrate.facts``). A file only the index reads is indexed lazily: it is parsed
+when a question about the project's classes may concern it, which in most runs is never. With the whole index
 built, the engine asks every rule's gate (``Rule.needed``) about each prefiltered file, in the
 main process: only files that some rule needs are sent on to be parsed with libcst and
 transformed. A file no rule needs comes out exactly as a transform would leave it (unchanged,
@@ -17,7 +18,7 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
 from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
-from lightmigrate.project import ProjectIndex, worth_indexing
+from lightmigrate.project import ProjectIndex, may_index_lazily, worth_indexing
 from lightmigrate.rules.base import Rule, RuleContext
 from lightmigrate.rules.gates import HookFacts, hook_facts_of_tree, remember_hook_facts
 
@@ -73,7 +74,10 @@ def survey(
     """The class index of ``files`` (in run order, as one process would build it), and the
     facts and hook facts of the files that asked for them (by position in ``files``). Files
     that need a parse are handled on ``jobs`` processes; the parts are merged in run order."""
-    heavy = [i for i, (text, _, want) in enumerate(files) if want or worth_indexing(text)]
+    # A file only the index reads is indexed lazily (parsed when a question needs its classes),
+    # unless a text search could miss one of its names.
+    heavy = [i for i, (text, _, want) in enumerate(files)
+             if want or (worth_indexing(text) and not may_index_lazily(text))]
     if jobs > 1 and sum(len(files[i][0]) for i in heavy) >= PARALLEL_MIN_CHARS:
         # Files go to the processes in chunks: one file's parse is too short to be worth a
         # round trip of its own.
@@ -93,7 +97,7 @@ def survey(
     for i, (text, path, _) in enumerate(files):
         found = by_position.get(i)
         if found is None:
-            project.add_source(text, path)
+            project.add_source(text, path, lazy=True)
             continue
         part, file_facts_, hook_facts_ = found
         project.merge(part)

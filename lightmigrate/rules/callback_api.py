@@ -369,8 +369,8 @@ finder = LearningRateFinder(update_attr=True)
 
         def datamodules() -> frozenset:  # the project's DataModule classes, found when first asked
             if not found:
-                found.append(frozenset(c.name for c in ctx.project.classes()
-                                       if ctx.project.is_lightning_module(c, DATAMODULE_NAMES)) | {"LightningDataModule"})
+                found.append(frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES))
+                             | {"LightningDataModule"})
             return found[0]
 
         return transform(out, StatementMarker(CODE, _why(datamodules), (cst.Name, cst.Call, cst.Subscript)))

@@ -167,7 +167,7 @@ class _ClassMigration(ClassEditor):
         """Spec B.2: 2.x runs user callbacks' epoch-end hooks before the module's, so a callback
         that reads what this body computes now sees the previous epoch's value."""
         callbacks = sorted(
-            c.name for c in self.index.classes()
+            c.name for c in self.index.classes(mentioning=stage.new)
             if stage.new in c.methods and self.index.in_lightning_hierarchy(c, CALLBACK_NAMES)
         )
         if callbacks:

@@ -291,8 +291,7 @@ best = Net.load_from_checkpoint("best.ckpt")
         out = module
         if "dataloader_iter" in module_text(module):
             out = transform(out, _Steps(ctx, module))
-        classes = set(LIGHTNING_MODULE_NAMES) | {c.name for c in ctx.project.classes()
-                                                  if ctx.project.is_lightning_module(c)}
+        classes = set(LIGHTNING_MODULE_NAMES) | {c.name for c in ctx.project.kind_classes()}
         calls = _Calls(ctx, _bound_names(module), classes, out, imports_lightning(module))
         out = transform(out, calls)
         for name in sorted(calls.needs):

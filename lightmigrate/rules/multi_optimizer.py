@@ -760,7 +760,7 @@ def _multi_optimizer_classes(ctx: RuleContext) -> List:
 
 
 def _multi_classes(project: ProjectIndex) -> List:
-    return [c for c in project.classes() if "optimizer_idx" in c.params.get("training_step", ())]
+    return [c for c in project.classes(mentioning="optimizer_idx") if "optimizer_idx" in c.params.get("training_step", ())]
 
 
 def _trainer_scripts(ctx: RuleContext) -> List[str]:
@@ -771,7 +771,7 @@ def _scripts(project: ProjectIndex) -> List[str]:
     """Files that give a Trainer accumulation/clipping arguments and define no LightningModule
     of their own: training scripts (and LightningCLI YAML configs), whose Trainer may train a
     module from another file. A file with its own LightningModule(s) is taken to train those."""
-    with_modules = {c.path for c in project.classes() if project.is_lightning_module(c)}
+    with_modules = {c.path for c in project.kind_classes()}
     return sorted(p for p, v in project.trainer_settings.items() if v and p not in with_modules)
 
 

@@ -1,0 +1,170 @@
+"""The class index with files indexed lazily (``ProjectIndex.add_source(..., lazy=True)``): every
+question gets the answer an index that parsed every file at once gives, whatever was asked
+before; and the text searches that decide which lazy files a question needs find every class
+name and every base name a file has."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from lightmigrate.engine.survey import survey
+from lightmigrate.project import (
+    CALLBACK_NAMES,
+    LIGHTNING_MODULE_NAMES,
+    _CLASS_NAME,
+    ProjectIndex,
+    classes_in_source,
+    header_base_names,
+    may_index_lazily,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+DATAMODULE_NAMES = frozenset({"LightningDataModule"})
+
+PROJECT = {
+    "base.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    def training_step(self, b, i):\n"
+               "        pass\n\n\nclass Data(pl.LightningDataModule):\n    pass\n",
+    # a chain of subclasses across files that do not mention Lightning
+    "mid.py": "from base import Base\n\n\nclass Mid(Base):\n    def configure_optimizers(self):\n        pass\n",
+    "leaf.py": "from mid import Mid\n\n\nclass Leaf(Mid):\n    def training_step(self, batch, batch_idx, optimizer_idx):\n"
+               "        pass\n\n\nclass \\\n        Continued(Leaf):\n    def on_train_epoch_end(self):\n        pass\n",
+    # a second class called Mid makes the name ambiguous: nothing resolves to either
+    "other.py": "class Mid:\n    def on_train_epoch_end(self):\n        pass\n",
+    "callbacks.py": "from somewhere import Callback\n\n\nclass Printer(Callback):\n    def on_train_epoch_end(self, t, m):\n"
+                    "        pass\n",
+    "docs.py": '"""An example in a docstring:\n\nclass Fake(Base):\n    pass\n"""\n\n\ndef f():\n'
+               "    class Inner(Base):\n        def training_step(self):\n            pass\n    return Inner\n",
+    "data.py": "from base import Data\n\n\nclass MyData(Data):\n    def setup(self, stage):\n        pass\n",
+    "unicode.py": "# café\nfrom base import Base\n\n\nclass Accented(Base):\n    def training_step(self):\n        pass\n",
+    "plain.py": "class Unrelated(object):\n    def training_step(self):\n        pass\n",
+    # old Mac line ends: the text searches look at line starts, so this one is parsed at once
+    "cr.py": "from base import Base\r\r\rclass OldMac(Base):\r    def training_step(self):\r        pass\r",
+    "crlf.py": "from base import Base\r\n\r\n\r\nclass Windows(Base):\r\n    def training_step(self):\r\n        pass\r\n",
+}
+
+
+def build(files, lazy):
+    index = ProjectIndex()
+    for path, text in files.items():
+        index.add_source(text, path, lazy=lazy)
+    return index
+
+
+def full(c):
+    return (c, c.super_calls, c.params, c.attributes, c.self_calls)
+
+
+def answers(index, questions, then_all=True):
+    """Each question's answer, asked in the order given (classes are compared with all fields),
+    then (``then_all``) every class."""
+    out = []
+    for kind, arg in questions:
+        if kind == "resolve":
+            found = index.resolve(arg)
+            out.append(None if found is None else full(found))
+        elif kind == "named":
+            out.append([full(c) for c in index.classes_named(arg)])
+        elif kind == "in":
+            out.append([full(c) for c in index.classes_in(arg)])
+        elif kind == "kind":
+            out.append([full(c) for c in index.kind_classes(arg)])
+        elif kind == "mentioning":
+            out.append(sorted(c.name for c in index.classes(mentioning=arg) if arg in c.methods))
+        else:
+            found = index.resolve(arg)
+            if found is None:
+                out.append(None)
+            elif kind == "sub":
+                out.append([full(c) for c in index.subclasses(found)])
+            elif kind == "desc":
+                out.append([full(c) for c in index.descendants(found)])
+            elif kind == "anc":
+                ancestors, complete = index.ancestors(found)
+                out.append(([full(c) for c in ancestors], complete))
+            elif kind == "is_lm":
+                out.append(index.is_lightning_module(found))
+            elif kind == "hierarchy":
+                out.append(index.in_lightning_hierarchy(found, CALLBACK_NAMES))
+    if then_all:
+        out.append([full(c) for c in index.classes()])
+    return out
+
+
+def questions_for(files):
+    names = sorted({c.name for path, text in files.items() for c in classes_in_source(ast.parse(text), path)})
+    qs = []
+    for name in names + ["Missing"]:
+        qs += [("resolve", name), ("named", name), ("sub", name), ("desc", name), ("anc", name), ("is_lm", name),
+               ("hierarchy", name)]
+    qs += [("in", path) for path in files] + [("kind", LIGHTNING_MODULE_NAMES), ("kind", DATAMODULE_NAMES),
+                                             ("kind", CALLBACK_NAMES), ("mentioning", "optimizer_idx"),
+                                             ("mentioning", "on_train_epoch_end")]
+    return qs
+
+
+@pytest.mark.parametrize("which", ["project", "corpus"])
+def test_a_lazy_index_answers_like_an_index_that_parsed_everything(which):
+    if which == "project":
+        files = PROJECT
+    else:
+        files = {str(p): p.read_text(encoding="utf-8") for p in sorted((ROOT / "corpus").glob("*.py"))}
+    qs = questions_for(files)
+    eager = answers(build(files, lazy=False), qs)
+    assert len(qs) > 60 and any(eager[:-1]) and len(eager[-1]) > 5
+    # all the questions in turn on one lazy index, and each as the first on a fresh one
+    assert answers(build(files, lazy=True), qs) == eager
+    for i, question in enumerate(qs):
+        assert answers(build(files, lazy=True), [question], then_all=False) == [eager[i]], question
+
+
+def test_a_lazy_index_parses_only_what_a_question_needs():
+    index = build(PROJECT, lazy=True)
+    assert index._lazy and "unicode.py" not in index._lazy  # a non-ASCII text is parsed at once
+    assert "cr.py" not in index._lazy and "crlf.py" in index._lazy
+    index.resolve("Unrelated")
+    assert "plain.py" not in index._lazy and "mid.py" in index._lazy
+    [c.name for c in index.kind_classes(DATAMODULE_NAMES)]
+    assert "data.py" not in index._lazy and "callbacks.py" in index._lazy
+
+
+def test_the_survey_leaves_files_only_the_index_reads_unparsed():
+    files = [(text, path, 0) for path, text in PROJECT.items()]
+    files[0] = (files[0][0], files[0][1], 1)  # base.py passed the prefilter: it is parsed for its facts
+    project, facts, _ = survey(files)
+    assert set(facts) == {0}
+    assert "base.py" not in project._lazy and "leaf.py" in project._lazy
+    eager = build(PROJECT, lazy=False)
+    # (Leaf is not one: the other ``Mid`` makes its base ambiguous)
+    assert {c.name for c in project.descendants(project.resolve("Base"))} == {"Mid", "Inner", "Accented", "OldMac",
+                                                                             "Windows"}
+    assert project.descendants(project.resolve("Base")) == eager.descendants(eager.resolve("Base"))
+
+
+def _texts():
+    for folder in ("corpus", "tests", "lightmigrate"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            yield path.read_text(encoding="utf-8")
+    yield from PROJECT.values()
+
+
+def test_the_text_searches_find_every_class_name_and_base_name():
+    checked = 0
+    for text in _texts():
+        if not may_index_lazily(text):
+            continue
+        classes = classes_in_source(ast.parse(text), "x.py")
+        assert {c.name for c in classes} <= set(_CLASS_NAME.findall(text))
+        bases = header_base_names(text)
+        assert bases is None or {b for c in classes for b in c.base_names} <= bases
+        checked += len(classes)
+    assert checked > 300
+
+
+def test_header_base_names_reads_odd_headers():
+    text = ("class A(B, pkg.C[int], metaclass=M):\n    pass\n\n\nclass E(f(lambda: 0), Base, x[1:2]):\n    pass\n\n\n"
+            "class \\\n    F(  # a comment: with a colon\n        G):\n    pass\n")
+    assert header_base_names(text) == {"B", "C", "Base", "x", "G"}
+    assert header_base_names("class A:\n    pass\n") == frozenset()
+    # ``class`` at the start of a line in a string, which no header parse can read: unknown
+    assert header_base_names('"""\nclass Note(see: below) ' + "x: " * 30 + '\n"""\n') is None
