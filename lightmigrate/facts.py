@@ -64,8 +64,8 @@ def _parents(dotted: str) -> list:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _dotted(node: ast.expr) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
+def ast_dotted(node: ast.AST) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain of ``ast`` nodes, else None."""
     parts = []
     while type(node) is ast.Attribute:
         parts.append(node.attr)  # type: ignore[attr-defined]
@@ -197,7 +197,7 @@ def _from_tree(tree: ast.AST, nodes: Optional[list] = None) -> FileFacts:
         elif kind is ast.ClassDef:
             classes.add(node.name)  # type: ignore[attr-defined]
             for base in node.bases:  # type: ignore[attr-defined]
-                name = _dotted(base)
+                name = ast_dotted(base)
                 if name is not None:
                     bases.add(name)
         elif kind is ast.Import:

@@ -3,8 +3,8 @@
 Each file that passed the text prefilter is parsed once with Python's ``ast`` (C speed; libcst
 costs about ten times more). That one tree gives the file's part of the project class index and
 its facts (``lightmigrate.facts``). A file only the index reads is indexed lazily: it is parsed
-when a question about the project's classes may concern it, which in most runs is never. With the whole index
-built, the engine asks every rule's gate (``Rule.needed``) about each prefiltered file, in the
+when a question about the project's classes may concern it, which in most runs is never. With
+the whole index built, the engine asks every rule's gate (``Rule.needed``) about each prefiltered file, in the
 main process: only files that some rule needs are sent on to be parsed with libcst and
 transformed. A file no rule needs comes out exactly as a transform would leave it (unchanged,
 nothing reported), so skipping it changes no output.

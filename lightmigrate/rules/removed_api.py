@@ -23,7 +23,7 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst_helpers import add_marker, dotted_name, module_text
-from lightmigrate.facts import file_facts, nodes_of, parse_tree
+from lightmigrate.facts import ast_dotted, file_facts, nodes_of, parse_tree
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, imports_pl_root, marker_in_head
@@ -351,17 +351,6 @@ print(trainer.num_devices, trainer.strategy)
 # indentation, which libcst always makes part of that statement's leading lines.
 
 
-def _ast_dotted(node: ast.AST) -> Optional[str]:
-    parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _ast_aliases(tree: ast.AST) -> Dict[str, Set[str]]:
     """Every path each local name may stand for (``_Aliases`` keeps the last; this keeps all)."""
     names: Dict[str, Set[str]] = {}
@@ -397,7 +386,7 @@ def _may_offend_here(node: ast.AST, aliases: Dict[str, Set[str]]) -> bool:
         if node.attr in TRAINER_ATTRS and ((isinstance(value, ast.Name) and value.id == "trainer")
                                            or (isinstance(value, ast.Attribute) and value.attr == "trainer")):
             return True
-        dotted = _ast_dotted(node)
+        dotted = ast_dotted(node)
         if dotted is None:
             return False
         head, _, rest = dotted.partition(".")
