@@ -273,10 +273,10 @@ class ProjectIndex:
         self._lazy: Dict[str, str] = {}
         self._lazy_names: Dict[str, List[str]] = {}
         self._lazy_bases: Dict[str, Optional[FrozenSet[str]]] = {}  # path -> ``header_base_names``
-        # Caches, dropped whenever a class is added: the class names in index order (of their
-        # first class); base name -> the classes that list it among their bases, in index
-        # order (``subclasses``); path -> the classes defined in it (``classes_in``).
-        self._names: Optional[List[str]] = None
+        # Caches, dropped whenever a class is added: every class parsed so far, in index order;
+        # base name -> the classes that list it among their bases, in index order
+        # (``subclasses``); path -> the classes defined in it (``classes_in``).
+        self._ordered: Optional[List[ClassInfo]] = None
         self._children: Optional[Dict[str, List[ClassInfo]]] = None
         self._by_path: Optional[Dict[str, List[ClassInfo]]] = None
         for c in classes:
@@ -296,9 +296,9 @@ class ProjectIndex:
 
     def _loaded(self) -> List[ClassInfo]:
         """The classes of the files parsed so far, in index order."""
-        if self._names is None:
-            self._names = sorted(self._by_name, key=lambda n: self._place[self._by_name[n][0]])
-        return [c for name in self._names for c in self._by_name[name]]
+        if self._ordered is None:
+            self._ordered = sorted((c for bucket in self._by_name.values() for c in bucket), key=self._place.__getitem__)
+        return list(self._ordered)
 
     def kind_classes(self, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> List[ClassInfo]:
         """The classes ``is_lightning_module(c, names)`` is True for, in index order. A lazily
@@ -346,7 +346,7 @@ class ProjectIndex:
             return
         self._place[info] = (rank, len(self._place))
         insort(bucket, info, key=self._place.__getitem__)
-        self._names = self._children = self._by_path = None
+        self._ordered = self._children = self._by_path = None
 
     def merge(self, other: "ProjectIndex") -> None:
         """Add everything ``other`` indexed, as if its files had been added here after this
@@ -356,7 +356,7 @@ class ProjectIndex:
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name in ("_rank", "_place", "_names", "_children", "_by_path"):
+            if name in ("_rank", "_place", "_ordered", "_children", "_by_path"):
                 continue  # done above, or with the classes; or caches
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours
