@@ -5,7 +5,8 @@ the accelerator's `setup_environment(self, root_device)` that 2.x renamed to `se
 2.x still calls the strategy's, so the override must stay as it is (LM202 marks only the
 accelerator's). `pytorch_lightning.loops.utilities._is_max_limit_reached` still exists in 2.x
 with the same signature, so its import stays too. The override counts its calls and the loss
-is scaled by that count: a run where it is not called does not train at all.
+is scaled by that count: a run where it is not called does not train at all. The module's
+`training_epoch_end(outputs)` (M1) is what the migration rewrites.
 """
 import torch
 import torch.nn.functional as F
@@ -38,6 +39,9 @@ class Regressor(pl.LightningModule):
         self.log("environment_calls", float(calls))
         self.log("at_step_limit", float(_is_max_limit_reached(self.global_step, 5)))
         return F.mse_loss(self.layer(x), y) * calls
+
+    def training_epoch_end(self, outputs):
+        self.log("train_loss_epoch", torch.stack([o["loss"] for o in outputs]).mean())
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)
