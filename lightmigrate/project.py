@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from bisect import insort
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
@@ -209,9 +210,9 @@ def yaml_trainer_settings(text: str) -> Dict[str, object]:
 # A class statement's header as a text search can find it: at the start of a line (a compound
 # statement begins a logical line), ``class``, the name, then ``(`` or ``:`` (a line continuation
 # may stand between the tokens). It finds every class a text defines, and some text in strings.
-# Used on ASCII texts only (Python normalizes non-ASCII identifiers, which a text search misses).
+# Used on ``search_text`` (Python reads identifiers NFKC-normalized).
 _GAP = r"(?:[ \t\f]|\\\r?\n|\\\r)"
-_CLASS_NAME = re.compile(rf"^[ \t\f]*class{_GAP}+([A-Za-z_]\w*){_GAP}*[(:]", re.M)
+_CLASS_NAME = re.compile(rf"^[ \t\f]*class{_GAP}+([^\W\d]\w*){_GAP}*[(:]", re.M)
 
 
 def header_base_names(text: str) -> Optional[FrozenSet[str]]:
@@ -243,8 +244,15 @@ def header_base_names(text: str) -> Optional[FrozenSet[str]]:
 def may_index_lazily(text: str) -> bool:
     """Whether ``ProjectIndex.add_source(..., lazy=True)`` may keep ``text`` unparsed until a
     question needs its classes: the text searches must find every name it could matter under,
-    so it is ASCII and its lines end in ``\n`` or ``\r\n`` (the searches look at line starts)."""
-    return text.isascii() and ("\r" not in text or "\r" not in text.replace("\r\n", ""))
+    so its lines end in ``\n`` or ``\r\n`` (the searches look at line starts)."""
+    return "\r" not in text or "\r" not in text.replace("\r\n", "")
+
+
+def search_text(text: str) -> str:
+    """The text the index's searches read for ``text``: itself when it is ASCII, else its NFKC
+    normalization. Python reads every identifier NFKC-normalized, so each class, base and
+    method name of the file is a substring of the result (normalization adds no line break)."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
 class ProjectIndex:
@@ -271,6 +279,7 @@ class ProjectIndex:
         # those whose text may define a class so named; path -> the base names its classes may
         # have (None: unknown)
         self._lazy: Dict[str, str] = {}
+        self._lazy_search: Dict[str, str] = {}  # path -> its ``search_text``, when not the text itself
         self._lazy_names: Dict[str, List[str]] = {}
         self._lazy_bases: Dict[str, Optional[FrozenSet[str]]] = {}  # path -> ``header_base_names``
         # Caches, dropped whenever a class is added: every class parsed so far, in index order;
@@ -279,6 +288,10 @@ class ProjectIndex:
         self._ordered: Optional[List[ClassInfo]] = None
         self._children: Optional[Dict[str, List[ClassInfo]]] = None
         self._by_path: Optional[Dict[str, List[ClassInfo]]] = None
+        # the base-name sets whose hierarchy ``may_define_in_hierarchy`` has walked since the
+        # last class was added (other than by parsing a lazily indexed file)
+        self._walked: set = set()
+        self._unparsable: set = set()  # paths whose text the index could not parse
         for c in classes:
             self.add(c)
 
@@ -291,7 +304,7 @@ class ProjectIndex:
         if mentioning is None:
             self._load(list(self._lazy))
         else:
-            self._load([p for p, text in self._lazy.items() if mentioning in text])
+            self._load([p for p, text in self._lazy.items() if mentioning in self._lazy_search.get(p, text)])
         return self._loaded()
 
     def _loaded(self) -> List[ClassInfo]:
@@ -315,6 +328,39 @@ class ProjectIndex:
                 self._load(self._lazy_with_bases(words))
             if len(self._lazy) == waiting:
                 return found
+
+    def may_define_in_hierarchy(self, path: str, name_sets: Iterable[FrozenSet[str]]) -> bool:
+        """False only when no class defined in ``path`` is ``in_lightning_hierarchy(c, names)``
+        for any ``names`` of ``name_sets``. A lazily indexed ``path`` is parsed only when it may
+        define such a class: every class in such a hierarchy is either a class
+        ``is_lightning_module`` is True for (``kind_classes`` parses the files of all of them) or
+        an ancestor of one (reached from it through ``resolve``, which parses every file that may
+        define the name), so a file that stays unparsed after both walks defines none. True for
+        a file the walks needed and could not parse (so the engine reports its syntax error)."""
+        name_sets = list(name_sets)
+        for names in name_sets:
+            self._walk_hierarchy(names)
+        if path in self._lazy:
+            return False
+        if path in self._unparsable:  # a walk needed its classes and could not read them
+            return True
+        return any(self.in_lightning_hierarchy(c, names) for c in self.classes_in(path) for names in name_sets)
+
+    def _walk_hierarchy(self, names: FrozenSet[str]) -> None:
+        """Parse the files of every class in the hierarchy of ``names`` (once per index: a file
+        parsed later cannot add one, as the walk parsed every file whose headers may)."""
+        if names in self._walked:
+            return
+        todo = self.kind_classes(names)
+        seen = set(todo)
+        while todo:
+            c = todo.pop()
+            for base in c.base_names:
+                found = self.resolve(base, c.path)
+                if found is not None and found not in seen:
+                    seen.add(found)
+                    todo.append(found)
+        self._walked.add(names)
 
     def classes_in(self, path: str) -> List[ClassInfo]:
         """The classes defined in ``path``, in index order (``[c for c in classes() if
@@ -347,16 +393,18 @@ class ProjectIndex:
         self._place[info] = (rank, len(self._place))
         insort(bucket, info, key=self._place.__getitem__)
         self._ordered = self._children = self._by_path = None
+        self._walked = set()
 
     def merge(self, other: "ProjectIndex") -> None:
         """Add everything ``other`` indexed, as if its files had been added here after this
         index's own (the engine indexes files on several processes and merges the parts in file
         order). Every attribute is merged by its type, so a new one cannot be dropped silently."""
+        self._walked = set()
         for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name in ("_rank", "_place", "_ordered", "_children", "_by_path"):
+            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_walked"):
                 continue  # done above, or with the classes; or caches
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours
@@ -392,9 +440,13 @@ class ProjectIndex:
         if is_yaml or not worth_indexing(text):
             return
         if lazy and tree is None and may_index_lazily(text):
+            self._walked = set()
             self._lazy[path] = text
-            self._lazy_bases[path] = header_base_names(text)
-            for name in dict.fromkeys(_CLASS_NAME.findall(text)):
+            searched = search_text(text)
+            if searched is not text:
+                self._lazy_search[path] = searched
+            self._lazy_bases[path] = header_base_names(searched)
+            for name in dict.fromkeys(_CLASS_NAME.findall(searched)):
                 self._lazy_names.setdefault(name, []).append(path)
             return
         self._index_tree(text, path, tree, nodes)
@@ -404,6 +456,7 @@ class ProjectIndex:
             try:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._unparsable.add(path)
                 return
         for c in classes_in_source(tree, path, nodes):
             self.add(c, self._rank[path])
@@ -415,11 +468,14 @@ class ProjectIndex:
 
     def _load(self, paths: Iterable[str]) -> None:
         """Parse and index the lazily indexed files among ``paths``."""
+        walked = self._walked  # the walks counted on these files being parsed when needed
         for path in list(paths):
             text = self._lazy.pop(path, None)
             if text is not None:
                 del self._lazy_bases[path]
+                self._lazy_search.pop(path, None)
                 self._index_tree(text, path, None, None)
+        self._walked = walked
 
     def resolve(self, name: str, prefer_path: str = "") -> Optional[ClassInfo]:
         """The one class called ``name``; a definition in ``prefer_path`` wins over others."""

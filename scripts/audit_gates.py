@@ -3,7 +3,8 @@
     python scripts/audit_gates.py PATH... [--unified-imports]
 
 Runs ``rewrite --diff`` over PATH twice in this process: once as the engine runs it, once
-with every gate open (each rule whose text triggers match walks the tree). Any difference in
+with every gate open (each rule whose text triggers match walks the tree: its text gates
+``may_need`` and ``gate_kinds``, asked by the prefilter, are left out too). Any difference in
 a file's diff, findings, markers or error is a gate that said "not needed" wrongly; the
 differing files are listed and the exit status is 1. Exit 0 means the outputs are equal.
 """
@@ -33,12 +34,14 @@ def outcome(paths, rules) -> dict:
 def audit(paths, rules) -> list:
     """Paths whose outcome differs between gated and ungated runs."""
     gated = outcome(paths, rules)
-    real_gate = transform.rule_gate
+    real = transform.rule_gate, transform.rule_may_need, transform.rule_gate_kinds
     transform.rule_gate = lambda rule, text, ctx: True
+    transform.rule_may_need = lambda rule, text: True
+    transform.rule_gate_kinds = lambda rule, text: None
     try:
         open_ = outcome(paths, rules)
     finally:
-        transform.rule_gate = real_gate
+        transform.rule_gate, transform.rule_may_need, transform.rule_gate_kinds = real
     return sorted(p for p in set(gated) | set(open_) if gated.get(p) != open_.get(p))
 
 

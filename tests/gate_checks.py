@@ -4,12 +4,14 @@ project, and whether its walk, with no gate, changes or reports anything there. 
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, Optional
 
 import libcst as cst
 
-from lightmigrate.project import ProjectIndex
+from lightmigrate.project import ProjectIndex, search_text
 from lightmigrate.rules.base import Rule, RuleContext
+from lightmigrate.rules.gates import path_may_have_kind
 
 
 def project_of(files: Dict[str, str]) -> ProjectIndex:
@@ -21,8 +23,34 @@ def project_of(files: Dict[str, str]) -> ProjectIndex:
 
 
 def gate_says(rule: Rule, text: str, path: str, files: Dict[str, str]) -> bool:
-    """The gate's answer for ``text`` at ``path`` in a project of exactly ``files``."""
-    return rule.needed(text, RuleContext(path, project_of(files)))
+    """The gate's answer for ``text`` at ``path`` in a project of exactly ``files``. When it is
+    "needed", for a file the index has seen and Python parses, the promises of the rule's text
+    gates are checked too: ``may_need`` says True, and a class of the file is of one of the
+    ``gate_kinds`` (asked of an index that holds every file lazily, as the engine's does)."""
+    answer = rule.needed(text, RuleContext(path, project_of(files)))
+    if answer and files.get(path) == text and _parses(text):
+        check_text_gates(rule, text, path, files)
+    return answer
+
+
+def check_text_gates(rule: Rule, text: str, path: str, files: Dict[str, str]) -> None:
+    """The engine skips ``text`` when a text gate says so: assert they do not, here."""
+    searched = search_text(text)
+    assert rule.may_need(searched), f"{rule.code}: may_need said no to a text the gate needs"
+    kinds = rule.gate_kinds(searched)
+    if kinds is not None:
+        lazy = ProjectIndex()
+        for other, other_text in files.items():
+            lazy.add_source(other_text, other, lazy=True)
+        assert path_may_have_kind(lazy, path, kinds), f"{rule.code}: no class of kinds {sorted(kinds)} found"
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def walk_acts(rule: Rule, text: str, path: str, files: Dict[str, str]) -> bool:

@@ -17,6 +17,7 @@ from lightmigrate.project import (
     classes_in_source,
     header_base_names,
     may_index_lazily,
+    search_text,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +38,13 @@ PROJECT = {
                "    class Inner(Base):\n        def training_step(self):\n            pass\n    return Inner\n",
     "data.py": "from base import Data\n\n\nclass MyData(Data):\n    def setup(self, stage):\n        pass\n",
     "unicode.py": "# café\nfrom base import Base\n\n\nclass Accented(Base):\n    def training_step(self):\n        pass\n",
+    # names Python reads NFKC-normalized: Ｗide is Wide, Ｂase is Base, ﬁne is fine, ﬁt_step fit_step
+    "nfkc.py": "class Ｗide(Ｂase):\n    def ﬁt_step(self):\n        pass\n\n\nclass ﬁne(Wide):\n    pass\n",
     "plain.py": "class Unrelated(object):\n    def training_step(self):\n        pass\n",
+    # a mixin of a LightningModule defined elsewhere: in its hierarchy, though not one itself
+    "mixin.py": "class Helper:\n    def on_train_epoch_end(self):\n        pass\n",
+    "mixed.py": "import pytorch_lightning as pl\nfrom mixin import Helper\n\n\nclass Mixed(pl.LightningModule, Helper):\n"
+                "    pass\n",
     # old Mac line ends: the text searches look at line starts, so this one is parsed at once
     "cr.py": "from base import Base\r\r\rclass OldMac(Base):\r    def training_step(self):\r        pass\r",
     "crlf.py": "from base import Base\r\n\r\n\r\nclass Windows(Base):\r\n    def training_step(self):\r\n        pass\r\n",
@@ -71,6 +78,8 @@ def answers(index, questions, then_all=True):
             out.append([full(c) for c in index.kind_classes(arg)])
         elif kind == "mentioning":
             out.append(sorted(c.name for c in index.classes(mentioning=arg) if arg in c.methods))
+        elif kind == "may":
+            out.append(index.may_define_in_hierarchy(*arg))
         else:
             found = index.resolve(arg)
             if found is None:
@@ -99,7 +108,10 @@ def questions_for(files):
                ("hierarchy", name)]
     qs += [("in", path) for path in files] + [("kind", LIGHTNING_MODULE_NAMES), ("kind", DATAMODULE_NAMES),
                                              ("kind", CALLBACK_NAMES), ("mentioning", "optimizer_idx"),
-                                             ("mentioning", "on_train_epoch_end")]
+                                             ("mentioning", "on_train_epoch_end"), ("mentioning", "fit_step")]
+    kinds = [LIGHTNING_MODULE_NAMES, DATAMODULE_NAMES, CALLBACK_NAMES]
+    qs += [("may", (path, sets)) for path in files for sets in ([k] for k in kinds)] + \
+          [("may", (path, kinds)) for path in files]
     return qs
 
 
@@ -120,7 +132,7 @@ def test_a_lazy_index_answers_like_an_index_that_parsed_everything(which):
 
 def test_a_lazy_index_parses_only_what_a_question_needs():
     index = build(PROJECT, lazy=True)
-    assert index._lazy and "unicode.py" not in index._lazy  # a non-ASCII text is parsed at once
+    assert index._lazy and "unicode.py" in index._lazy and "nfkc.py" in index._lazy  # searched NFKC-normalized
     assert "cr.py" not in index._lazy and "crlf.py" in index._lazy
     index.resolve("Unrelated")
     assert "plain.py" not in index._lazy and "mid.py" in index._lazy
@@ -136,8 +148,8 @@ def test_the_survey_leaves_files_only_the_index_reads_unparsed():
     assert "base.py" not in project._lazy and "leaf.py" in project._lazy
     eager = build(PROJECT, lazy=False)
     # (Leaf is not one: the other ``Mid`` makes its base ambiguous)
-    assert {c.name for c in project.descendants(project.resolve("Base"))} == {"Mid", "Inner", "Accented", "OldMac",
-                                                                             "Windows"}
+    assert {c.name for c in project.descendants(project.resolve("Base"))} == {
+        "Mid", "Inner", "Accented", "Wide", "fine", "OldMac", "Windows"}
     assert project.descendants(project.resolve("Base")) == eager.descendants(eager.resolve("Base"))
 
 
@@ -154,8 +166,8 @@ def test_the_text_searches_find_every_class_name_and_base_name():
         if not may_index_lazily(text):
             continue
         classes = classes_in_source(ast.parse(text), "x.py")
-        assert {c.name for c in classes} <= set(_CLASS_NAME.findall(text))
-        bases = header_base_names(text)
+        assert {c.name for c in classes} <= set(_CLASS_NAME.findall(search_text(text)))
+        bases = header_base_names(search_text(text))
         assert bases is None or {b for c in classes for b in c.base_names} <= bases
         checked += len(classes)
     assert checked > 300

@@ -19,12 +19,12 @@ from lightmigrate.engine.source import (
     unchanged_on_disk,
     write_atomic,
 )
-from lightmigrate.engine.survey import FACTS, HOOK_FACTS, needs_rules, prefilter, survey
+from lightmigrate.engine.survey import FACTS, HOOK_FACTS, facts_now, needs_rules, prefilter, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
 from lightmigrate.engine.yaml_config import is_yaml, transform_config
 from lightmigrate.facts import remember
-from lightmigrate.rules.gates import remember_hook_facts
-from lightmigrate.project import ProjectIndex
+from lightmigrate.rules.gates import path_may_have_kind, remember_hook_facts
+from lightmigrate.project import ProjectIndex, may_index_lazily
 from lightmigrate.rules.base import Rule
 
 
@@ -134,13 +134,19 @@ def run(
     # but when no file passes the prefilter nobody will ask, so skip the cost.
     file_rules = [rules if settings is None or s is None else settings.rules_for(s.path, rules) for s in sources]
     plain_py = [i for i, s in enumerate(sources) if s is not None and not is_yaml(s.path)]
-    found = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i])) for i in plain_py], rules, jobs)
-    passed = {i: codes for i, codes in zip(plain_py, found) if codes is not None}
+    found = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i]), not notebook.is_notebook(sources[i].path))
+                       for i in plain_py], rules, jobs)
+    passed = {i: codes for i, (codes, _) in zip(plain_py, found) if codes is not None}
+    # Files whose gates can only need them for a class of some kind (``Rule.gate_kinds``) are
+    # left to the lazy index; each is parsed only when the index finds such a class in it.
+    deferred = {i: kinds for i, (codes, kinds) in zip(plain_py, found)
+                if codes is not None and kinds is not None and may_index_lazily(sources[i].text)}
     todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     project = ProjectIndex()
     facts: dict = {}
     hooks: dict = {}
     gated: set = set()
+    wants: dict = {}
     if todo:
         # One ast parse per file: the index, and the facts the rules' gates read. Only files
         # some rule's gate needs go on to libcst (notebooks and YAML configs always do).
@@ -148,8 +154,9 @@ def run(
         gated = {i for i in passed if not notebook.is_notebook(sources[i].path)}
         # the files some gate reading hook facts may look at get those worked out too
         hook_codes = {r.code for r in rules if r.gate_reads_hook_facts}
+        wants = {i: HOOK_FACTS if not hook_codes.isdisjoint(passed[i]) else FACTS for i in gated}
         items = [(notebook.indexable_text(sources[i].path, sources[i].text), sources[i].path,
-                  0 if i not in gated else HOOK_FACTS if not hook_codes.isdisjoint(passed[i]) else FACTS)
+                  0 if i not in gated or i in deferred else wants[i])
                  for i in read_at]
         # while the survey's processes work, this one imports what the migrating ones will need
         project, facts_at, hooks_at = survey(items, jobs, progress,
@@ -164,6 +171,13 @@ def run(
         # found needed so far. A file no gate needs is None: nothing to do, nothing to report.
         for i in todo:
             source = sources[i]
+            if i in deferred:
+                if not path_may_have_kind(project, source.path, deferred[i]):
+                    yield None
+                    continue
+                facts[i], found_hooks = facts_now(source.text, wants[i])
+                if found_hooks is not None:
+                    hooks[i] = found_hooks
             verdicts: Dict[str, bool] = {}
             if i in gated and not needs_rules(source.text, source.path, file_rules[i], facts.get(i), project,
                                               passed[i], hooks.get(i), verdicts):

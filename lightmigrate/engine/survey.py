@@ -18,7 +18,7 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
 from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
-from lightmigrate.project import ProjectIndex, may_index_lazily, worth_indexing
+from lightmigrate.project import ProjectIndex, may_index_lazily, search_text, worth_indexing
 from lightmigrate.rules.base import Rule, RuleContext
 from lightmigrate.rules.gates import HookFacts, hook_facts_of_tree, remember_hook_facts
 
@@ -41,8 +41,14 @@ def _survey_one(item: SurveyItem) -> Found:
     tree = parse_tree(text) if want or index_tree else None
     nodes = nodes_of(tree) if tree is not None else None  # one pass over the tree serves all
     part.add_source(text, path, tree=tree, nodes=nodes)
+    if not want:
+        return part, None, None
+    return (part, *_facts_of(text, tree, nodes, want))
+
+
+def _facts_of(text: str, tree, nodes: Optional[list], want: int) -> Tuple[FileFacts, Optional[HookFacts]]:
     hooks = hook_facts_of_tree(tree) if want == HOOK_FACTS and tree is not None else None
-    return part, (file_facts(text, tree, nodes) if want else None), hooks
+    return file_facts(text, tree, nodes), hooks
 
 
 def _survey_span(span: Tuple[int, int], items: Sequence[SurveyItem]) -> List[Found]:
@@ -139,27 +145,68 @@ class TextTriggers:
         return frozenset(found)
 
 
-def _prefilter_span(span: Tuple[int, int], items: Sequence[Tuple[str, Tuple[str, ...]]],
-                    rules: Sequence[Rule]) -> List[Matched]:
+# What the prefilter found in one file: ``Matched``, and the kinds some class of the file must
+# have for any gate among them to need it (``Rule.gate_kinds``; None when no such promise).
+Prefiltered = Tuple[Matched, Optional[FrozenSet[str]]]
+
+
+def text_gates(text: str, matched: FrozenSet[str], rules: Dict[str, Rule]) -> Prefiltered:
+    """The gates' text-only first steps (``Rule.may_need``, ``Rule.gate_kinds``) on the codes
+    whose triggers ``matched`` a file, asked about ``text``, its ``search_text``: the codes that
+    may still be needed, and the kinds one of its classes must have for any of them to be (None
+    when some code promises none). A file with markers passes whatever they say (its markers
+    are counted)."""
+    codes = frozenset(c for c in matched if transform.rule_may_need(rules[c], text))
+    if MARKER_PREFIX in text:
+        return codes, None
+    if not codes:
+        return None, None
+    kinds: set = set()
+    for code in codes:
+        needs = transform.rule_gate_kinds(rules[code], text)
+        if needs is None:
+            return codes, None
+        kinds |= needs
+    return codes, frozenset(kinds)
+
+
+def _prefilter_span(span: Tuple[int, int], items: Sequence[Tuple[str, Tuple[str, ...], bool]],
+                    rules: Sequence[Rule]) -> List[Prefiltered]:
     triggers = TextTriggers(rules)
-    out: List[Matched] = []
+    by_code = {r.code: r for r in rules}
+    out: List[Prefiltered] = []
     for i in range(*span):
-        text, codes = items[i]
+        text, codes, refine = items[i]
         matched = triggers.matched(text, codes)
-        out.append(matched if matched or MARKER_PREFIX in text else None)
+        if matched and refine:
+            out.append(text_gates(search_text(text), matched, by_code))
+        else:
+            out.append((matched if matched or MARKER_PREFIX in text else None, None))
     return out
 
 
-def prefilter(items: Sequence[Tuple[str, Tuple[str, ...]]], rules: Sequence[Rule], jobs: int = 1) -> List[Matched]:
-    """For each ``(text, codes of the rules enabled for it)``: the codes whose triggers match
-    (None when ``needs_transform`` is False), on ``jobs`` processes when there is enough text
-    to be worth it. The text triggers are substring searches: on a big tree they cost
-    seconds, so they are spread like the rest, and done once (the gates reuse the answer)."""
-    total = sum(len(text) for text, _ in items)
+def prefilter(items: Sequence[Tuple[str, Tuple[str, ...], bool]], rules: Sequence[Rule],
+              jobs: int = 1) -> List[Prefiltered]:
+    """For each ``(text, codes of the rules enabled for it, refine)``: the codes whose triggers
+    match (None when ``needs_transform`` is False); with ``refine`` (a Python file, not a
+    notebook), only those of them whose text gates pass, and the kinds ``text_gates`` finds.
+    On ``jobs`` processes when there is enough text to be worth it. The text triggers are
+    substring searches: on a big tree they cost seconds, so they are spread like the rest, and
+    done once (the gates reuse the answer). Text gates search for the identifiers Python will
+    read, and Python reads each identifier NFKC-normalized, so they are asked about the text
+    so normalized (``search_text``)."""
+    total = sum(len(item[0]) for item in items)
     if jobs <= 1 or total < PARALLEL_MIN_CHARS:
         return _prefilter_span((0, len(items)), items, rules)
     spans = sized_spans(items, lambda item: len(item[0]), jobs)
     return [flag for part in map_in_order(_prefilter_span, spans, jobs, (items, rules)) for flag in part]
+
+
+def facts_now(text: str, want: int) -> Tuple[FileFacts, Optional[HookFacts]]:
+    """What the survey would have found out about ``text`` with ``want`` (FACTS or HOOK_FACTS),
+    for a file the survey left to the lazy index (one ``ast`` parse, in this process)."""
+    tree = parse_tree(text)
+    return _facts_of(text, tree, nodes_of(tree) if tree is not None else None, want)
 
 
 def build_index(files: Sequence[Tuple[str, str]], jobs: int = 1, progress: Optional[Progress] = None) -> ProjectIndex:

@@ -6,7 +6,7 @@ import ast
 import itertools
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, FrozenSet, List, Optional, Sequence
 
 import libcst as cst
 
@@ -183,6 +183,16 @@ def rule_gate(rule: Rule, text: str, ctx: RuleContext) -> bool:
     """Whether ``rule`` must walk the tree of ``text``: its ``needed`` gate. (A module-level
     function so ``scripts/audit_gates.py`` can open every gate and compare the output.)"""
     return rule.needed(text, ctx)
+
+
+def rule_may_need(rule: Rule, text: str) -> bool:
+    """``rule.may_need(text)``, the first step of its gate (module-level for the same reason)."""
+    return rule.may_need(text)
+
+
+def rule_gate_kinds(rule: Rule, text: str) -> Optional[FrozenSet[str]]:
+    """``rule.gate_kinds(text)`` (module-level for the same reason)."""
+    return rule.gate_kinds(text)
 
 
 def transform_text(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import ClassVar, List, Mapping, Optional, Sequence, Tuple
+from typing import ClassVar, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -100,3 +100,22 @@ class Rule:
         ask the project index. False only when ``apply`` would surely change nothing and report
         nothing, so the engine can skip the walk over the tree."""
         return True
+
+    # The gate's first steps, answered from the text alone. The engine asks them on the pool,
+    # right after the triggers, so that a file no gate can need is never parsed. Each is a
+    # promise about ``needed`` on a text that Python parses, of a file in the index, and holds
+    # for the text NFKC-normalized too (the engine asks them about that when the text is not
+    # ASCII; Python reads identifiers so normalized): see ``scripts/audit_gates.py``, which
+    # checks them by leaving them out.
+
+    def may_need(self, text: str) -> bool:
+        """False only when ``needed(text, ctx)`` is False whatever the project holds."""
+        return True
+
+    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
+        """None, or kinds ("module", "callback", "datamodule"; see ``class_edit.class_kind``)
+        such that ``needed(text, ctx)`` is False unless some class the file defines is in the
+        hierarchy of one of them (``ProjectIndex.in_lightning_hierarchy`` with the kind's base
+        names). The engine then leaves the file to the lazy index and parses it only when the
+        index finds such a class there."""
+        return None

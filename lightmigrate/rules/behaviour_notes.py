@@ -26,7 +26,7 @@ The code is never changed. Each note is reported once per file, at the line that
 from __future__ import annotations
 
 import re
-from typing import Optional, Tuple
+from typing import FrozenSet, Optional, Tuple
 
 import libcst as cst
 from lightmigrate.matchers import m
@@ -35,6 +35,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import class_kind, ensure_indexed, may_have_kind
+from lightmigrate.rules.gates import COMMENT, attribute_read
 from lightmigrate.cst_walk import find_all
 from lightmigrate.cst_helpers import module_text, code_of
 
@@ -62,11 +63,34 @@ _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
 _RUNS = frozenset({"validate", "test", "predict"})
 # Gate tests: a ``seed_everything(`` call whose first argument is none or ``workers=`` (apply
 # notes only calls without a seed), and a ``return`` of nothing or of ``None``.
-_SEED_UNSEEDED = re.compile(r"\bseed_everything(?:[\s\\)]|#[^\n]*)*\((?:[\s\\]|#[^\n]*)*(?:\)|workers\b)")
+_SEED_UNSEEDED = re.compile(rf"\bseed_everything(?:[\s\\)]|{COMMENT})*\((?:[\s\\]|{COMMENT})*(?:\)|workers\b)")
 _RETURN_NONE = re.compile(r"\breturn(?:[\s\\(]*None\b|[ \t]*(?:$|[#;\r\n\\]))", re.M)
 _EPOCH_END = frozenset({"on_train_epoch_end", "training_epoch_end"})
 _LOGS = frozenset({"log", "log_dict"})
 _MODULE = frozenset({"module"})
+_DEF_GET_METRICS = re.compile(r"\bdef[\s\\]+get_metrics\b")
+_FIT = frozenset({"fit"})
+_EVAL = frozenset({"eval"})
+
+
+def _may_note_anywhere(text: str) -> bool:
+    """Whether the text may pass one of the gate's tests that need no LightningModule (each
+    test below is what the gate's test of the same note needs to find in the text)."""
+    if "progress_bar_metrics" in text or "progress_bar_callback" in text or _DEF_GET_METRICS.search(text):
+        return True
+    if "seed_everything" in text or "CSVLogger" in text or "kubeflow" in text.lower():
+        return True
+    if "fit" in text and attribute_read(text, _FIT) and (
+            ("eval" in text and attribute_read(text, _EVAL)) or _SPAWN.search(text)):
+        return True
+    return "signal" in text and any(run in text for run in _RUNS) and attribute_read(text, _RUNS)
+
+
+def _may_note_in_module(text: str) -> bool:
+    """Whether the text may pass one of the two tests that need a LightningModule (DDP, order)."""
+    if "training_step" in text and _DDP.search(text):
+        return True
+    return "monitor" in text and any(hook in text for hook in _EPOCH_END)
 
 
 def _first(module: cst.Module, matcher) -> Optional[cst.CSTNode]:
@@ -140,6 +164,12 @@ pl.seed_everything(42)
             after=None,
         ),
     )
+
+    def may_need(self, text: str) -> bool:
+        return _may_note_anywhere(text) or _may_note_in_module(text)
+
+    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
+        return None if _may_note_anywhere(text) else _MODULE
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # One test per note of apply, from the names each search below needs.

@@ -50,7 +50,7 @@ from lightmigrate.rules.class_edit import (
     may_have_kind,
 )
 from lightmigrate.rules.epoch_end import _predict_results
-from lightmigrate.rules.gates import attribute_read, imports_pl_root
+from lightmigrate.rules.gates import attribute_read, imports_pl_root, may_import_pl_root
 from lightmigrate.rules.marking import StatementMarker
 from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
@@ -76,6 +76,8 @@ _MEMBER_ATTRS = frozenset(BATCH_IDX) | {"main_progress_bar"}
 _FIXED_IMPORTS = frozenset({"ProgressBarBase", "get_standard_metrics"})
 _FIXED_OR_MARKED_CALLS = frozenset({"get_standard_metrics", "LearningRateFinder", "BatchSizeFinder", "scale_batch_size"})
 _ARGPARSE_CALLS = frozenset({"from_argparse_args", "add_argparse_args"})
+_ANYWHERE_WORDS = (*sorted(_FIXED_OR_MARKED_CALLS | _ARGPARSE_CALLS), "QuantizationAwareTraining",
+                   "callbacks.ProgressBarBase")
 
 
 def _datamodule_names(ctx: RuleContext, names) -> FrozenSet[str]:
@@ -335,6 +337,10 @@ finder = LearningRateFinder(update_attr=True)
             after=None,
         ),
     )
+
+    def may_need(self, text: str) -> bool:
+        # Without a Lightning import the gate needs one of these calls or names in the text.
+        return may_import_pl_root(text) or any(word in text for word in _ANYWHERE_WORDS)
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         facts = file_facts(text)

@@ -16,7 +16,7 @@ parameter after it already has one (otherwise LM002 marks the signature).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import FrozenSet, Optional, Sequence
 
 import libcst as cst
 
@@ -28,6 +28,7 @@ from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks
 from lightmigrate.cst_walk import transform
 
 CODE = "LM303"
+_KINDS = frozenset({"module", "callback"})
 EVAL_HOOKS = frozenset(
     {"validation_step", "test_step", "predict_step", "on_validation_batch_start", "on_validation_batch_end",
      "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end"}
@@ -149,6 +150,9 @@ class Other:
             after=None,
         ),
     )
+
+    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
+        return _KINDS  # only hooks of LightningModules and Callbacks change
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # Only hooks of classes the index knows to be LightningModules or Callbacks whose

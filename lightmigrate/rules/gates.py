@@ -15,16 +15,20 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree
-from lightmigrate.project import LIGHTNING_IMPORT_ROOTS, ClassInfo
+from lightmigrate.project import CALLBACK_NAMES, LIGHTNING_IMPORT_ROOTS, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.class_edit import class_kind
+from lightmigrate.rules.class_edit import DATAMODULE_NAMES, class_kind
 
+# A comment, matched only whole (to the end of its line): in a repeated group, a comment that
+# could end anywhere can be split in exponentially many ways, and a failing search over a line
+# of many ``#`` would never end.
+COMMENT = r"#[^\r\n]*(?![^\r\n])"
 # Whitespace, line continuations, closing parentheses and comments: what may stand between two
 # tokens of one expression (a comment only inside brackets, which is fine for a "may" test).
-_GAP = r"(?:[\s\\)]|#[^\n]*)*"
-_DOT = r"\.(?:[\s\\]|#[^\n]*)*"
+_GAP = rf"(?:[\s\\)]|{COMMENT})*"
+_DOT = rf"\.(?:[\s\\]|{COMMENT})*"
 # ``Trainer as NAME`` in an import (brackets allow newlines and comments in between).
-_TRAINER_ALIAS = re.compile(r"\bTrainer(?:[\s\\]|#[^\n]*)+as(?:[\s\\]|#[^\n]*)+([^\W\d]\w*)")
+_TRAINER_ALIAS = re.compile(rf"\bTrainer(?:[\s\\]|{COMMENT})+as(?:[\s\\]|{COMMENT})+([^\W\d]\w*)")
 
 
 def imports_pl_root(facts: FileFacts) -> bool:
@@ -32,6 +36,12 @@ def imports_pl_root(facts: FileFacts) -> bool:
     relative import of a module so named counts too, which only errs on the safe side).
     Without one, LM101/LM102 know no Trainer, and the import rules nothing to rewrite."""
     return not facts.modules.isdisjoint(LIGHTNING_IMPORT_ROOTS)
+
+
+def may_import_pl_root(text: str) -> bool:
+    """What ``imports_pl_root`` needs of the text: the name of every Lightning root contains
+    ``lightning`` (a ``may_need`` for gates that return False without such an import)."""
+    return "lightning" in text
 
 
 def trainer_call_names(text: str) -> FrozenSet[str]:
@@ -110,6 +120,19 @@ def hooks_path_kinds(ctx: RuleContext) -> Optional[FrozenSet[str]]:
         if kind is not None:
             kinds.add(kind)
     return frozenset(kinds)
+
+
+# The base names that make each kind (``class_kind`` asks ``in_lightning_hierarchy`` with them).
+KIND_NAMES: Dict[str, FrozenSet[str]] = {
+    "module": LIGHTNING_MODULE_NAMES, "callback": CALLBACK_NAMES, "datamodule": DATAMODULE_NAMES,
+}
+
+
+def path_may_have_kind(project: ProjectIndex, path: str, kinds: FrozenSet[str]) -> bool:
+    """False only when no class ``path`` defines is in the hierarchy of one of ``kinds`` (what a
+    rule's ``gate_kinds`` promises to need), without parsing the file when the lazy index can
+    tell."""
+    return project.may_define_in_hierarchy(path, [KIND_NAMES[k] for k in sorted(kinds)])
 
 
 @dataclass(frozen=True)

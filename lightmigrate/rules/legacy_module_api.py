@@ -19,7 +19,7 @@ Marked (a human decides):
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import FrozenSet, List, Optional
 
 import libcst as cst
 from lightmigrate.matchers import m
@@ -33,6 +33,7 @@ from lightmigrate.rules.marking import StatementMarker
 from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
 CODE = "LM306"
+_ANY_KIND = frozenset({"module", "callback", "datamodule"})
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
 WHY_CALLBACK_STATE = ("Lightning 2.x passes the whole checkpoint to `on_load_checkpoint`, not this callback's state: "
                       "move the state to `state_dict()` / `load_state_dict(state_dict)`")
@@ -259,6 +260,10 @@ class Counter(Callback):
             after=None,
         ),
     )
+
+    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
+        # get_progress_bar_dict() is marked in any file; the rest only in classes of a kind
+        return None if "get_progress_bar_dict" in text else _ANY_KIND
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         facts = hooks_gate_facts(text, ctx)

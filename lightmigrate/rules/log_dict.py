@@ -15,7 +15,7 @@ names the old key gets a marker too: the monitored key is now one of the flat ke
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set
+from typing import Dict, FrozenSet, List, Optional, Set
 
 import libcst as cst
 from lightmigrate.matchers import m
@@ -27,6 +27,7 @@ from lightmigrate.cst_walk import transform, PrunedTransformer, walk, find_all
 from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
 
 CODE = "LM301"
+_MODULE_KIND = frozenset({"module"})
 # self.log parameters after (name, value), positionally; log_dict takes the same first ten.
 _LOG_POSITIONAL = ("prog_bar", "logger", "on_step", "on_epoch", "reduce_fx", "enable_graph", "sync_dist",
                    "sync_dist_group", "add_dataloader_idx", "batch_size", "metric_attribute", "rank_zero_only")
@@ -335,6 +336,9 @@ class Plain:
             after=None,
         ),
     )
+
+    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
+        return _MODULE_KIND  # calls are rewritten only inside LightningModules
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # Calls are only rewritten (or marked) inside LightningModule classes, when their value

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -14,7 +14,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.gates import import_path_words, imports_pl_root
+from lightmigrate.rules.gates import COMMENT, import_path_words, imports_pl_root, may_import_pl_root
 
 CODE = "LM203"
 
@@ -30,13 +30,14 @@ COMET_NAMES = ("pl.loggers.CometLogger", "pl.loggers.comet.CometLogger")
 CLI_NAMES = ("pl.cli.LightningCLI", "pl.utilities.cli.LightningCLI")
 PROGRESS_NAMES = ("pl.callbacks.ProgressBar", "pl.callbacks.progress.ProgressBar")
 DATAMODULE_NAMES = frozenset({"LightningDataModule"})
+_DATAMODULE_KIND = frozenset({"datamodule"})
 DATAMODULE_REMOVED_KWARGS = ("train_transforms", "val_transforms", "test_transforms", "dims")
 # For the gate: the keywords that make ``cli_args`` regroup or note something.
 _CLI_KEYWORDS = frozenset(CLI_SAVE_CONFIG) | frozenset(CLI_PARSER) | {"trainer_defaults"}
 _DATAMODULE_KWARGS = frozenset(DATAMODULE_REMOVED_KWARGS)
 # ``dims`` as a keyword argument: the name, then ``=`` (not ``==``), with anything Python allows
 # between them inside brackets (spaces, line breaks, comments, a backslash continuation).
-_DIMS_KEYWORD = re.compile(r"\bdims\b(?:\s|\\|#[^\n]*)*=(?!=)")
+_DIMS_KEYWORD = re.compile(rf"\bdims\b(?:\s|\\|{COMMENT})*=(?!=)")
 
 
 def _kw(name: str, value: cst.BaseExpression, like: Optional[cst.Arg] = None) -> cst.Arg:
@@ -207,6 +208,10 @@ class LoggersCliRule(Rule):
             return True
         return "super" in text and (any(t in text for t in self.triggers[5:8])
                                     or ("dims" in text and _DIMS_KEYWORD.search(text) is not None))
+
+    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
+        # Without a Lightning import (or lr_sch_names), only the datamodule checks are left.
+        return None if may_import_pl_root(text) or "lr_sch_names" in text else _DATAMODULE_KIND
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         facts = file_facts(text)

@@ -921,6 +921,11 @@ class Model(pl.LightningModule):
         ),
     )
 
+    def may_need(self, text: str) -> bool:
+        # optimizer_idx as a training_step parameter, or Trainer settings of this file (the
+        # index records them only for a text with one of these words; MOVED_ARGS have them too)
+        return "optimizer_idx" in text or "gradient_clip" in text or "accumulate_grad_batches" in text
+
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # apply acts on the classes of this file whose training_step takes optimizer_idx, and
         # otherwise only marks this file's Trainer settings when some class of the project does.

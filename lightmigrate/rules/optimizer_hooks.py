@@ -62,6 +62,9 @@ STEP_FLAGS = ("optimizer_idx", "optimizer_closure", "on_tpu", "using_native_amp"
 MODULE_HOOKS = frozenset({"optimizer_step", "optimizer_zero_grad", "lr_scheduler_step",
                           "configure_gradient_clipping", "on_before_optimizer_step", "backward"})
 CALLBACK_HOOKS = frozenset({"on_before_optimizer_step", "finetune_function"})
+# A text the gate may need has one of these (see OptimizerHooksRule.may_need).
+_GATE_WORDS = ("optim", *sorted(IDX_NAMES), "training_step", "lr_scheduler_step", "configure_gradient_clipping",
+               *sorted(CALLBACK_HOOKS))
 UNKNOWN_CLASS = ("looks like a Lightning 1.x optimizer hook with `optimizer_idx`, but the class is not "
                  "recognisably a LightningModule; migrate it by hand if it is one")
 AMP_EXPR = 'self.trainer.precision in ("16-mixed", "bf16-mixed")'
@@ -877,6 +880,12 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def may_need(self, text: str) -> bool:
+        # The gate needs a 1.x hook signature (every name in MODULE_HOOKS but backward has
+        # "optim" in it, and backward's plan needs an optimizer or index parameter), a toggle or
+        # manual step (optim), a training_step, or a callback hook of CALLBACK_HOOKS.
+        return any(word in text for word in _GATE_WORDS)
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         facts = hooks_gate_facts(text, ctx)

@@ -14,7 +14,7 @@ which is marked.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Union
+from typing import Dict, FrozenSet, Optional, Union
 
 import libcst as cst
 from lightmigrate.matchers import m
@@ -253,6 +253,9 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
+        return KINDS  # the gate's may_have_kind
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # Only `<param>.precision` inside a LightningModule or Callback class of this file.

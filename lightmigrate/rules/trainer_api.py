@@ -28,11 +28,13 @@ from lightmigrate.facts import file_facts, nodes_of, parse_tree
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.gates import (
+    COMMENT,
     attribute_assigned,
     attribute_compared,
     attribute_read,
     trainer_call_names,
     imports_pl_root,
+    may_import_pl_root,
     trainer_may_call,
 )
 from lightmigrate.rules.trainer_arg_map import GUIDE, PRECISION
@@ -94,7 +96,7 @@ RUN_METHODS = ("fit", "validate", "test", "predict")
 # The two T-prop2 forms the rule leaves alone: ``x = <recv>.val_dataloaders`` with
 # ``isinstance(x, (list, tuple))`` on the next line of the same block (the check is in the same
 # function), and the normalised read ``(<recv>.val_dataloaders if isinstance(...) else [...])``.
-_LOADERS = re.compile(r"\.(?:[\s\\]|#[^\n]*)*(?:val|test)_dataloaders\b")
+_LOADERS = re.compile(rf"\.(?:[\s\\]|{COMMENT})*(?:val|test)_dataloaders\b")
 _GUARDED_ASSIGN = re.compile(
     r"^([ \t]*)([^\W\d]\w*)[ \t]*=[ \t]*[\w.]+\.(?:val|test)_dataloaders[ \t]*\n\1(?=[^\s#])([^\n]*)", re.M)
 _GUARDED_READ = re.compile(r"\(([\w.]+\.(?:val|test)_dataloaders) if isinstance\(\1, \(list, tuple\)\) else \[\1\]\)")
@@ -564,6 +566,9 @@ class TrainerApiRule(Rule):
             "already-2x",
         ),
     )
+
+    def may_need(self, text: str) -> bool:
+        return may_import_pl_root(text)  # the gate's first test
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         facts = file_facts(text)

@@ -22,7 +22,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules import trainer_arg_map as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.gates import imports_pl_root, string_key, trainer_may_call
+from lightmigrate.rules.gates import imports_pl_root, may_import_pl_root, string_key, trainer_may_call
 from lightmigrate.rules.trainer_args import TRAINER_ARGS
 from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
@@ -638,6 +638,9 @@ class TrainerConstructorRule(Rule):
             "another-frameworks-trainer",
         ),
     )
+
+    def may_need(self, text: str) -> bool:
+        return may_import_pl_root(text)  # the gate's first test
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # apply acts only with an import from a Lightning root, and then on: Lightning Trainer

@@ -304,6 +304,34 @@ def test_lm004_unrecognised_class_with_an_old_hook_is_marked():
     check("LM004", "u.py", files, True)
 
 
+def test_lm004_text_gate_lets_through_every_file_the_gate_needs():
+    """The gate may say "needed" where the walk finds nothing (here: a class that inherits
+    training_step from an unrecognisable base, in a file with a ``def training_step``); the
+    engine asks ``may_need`` first, so it must let such a file through too (``needed`` checks
+    it), and the file has no "optim" anywhere."""
+    files = {"base.py": """\
+        from pkg import Unknown
+
+
+        class Base(Unknown):
+            def training_step(self, batch, batch_idx):
+                pass
+        """, "child.py": """\
+        from base import Base
+
+
+        class Child(Base):
+            def backward(self, loss):
+                pass
+
+
+        def training_step(batch):
+            pass
+        """}
+    assert needed("LM004", "child.py", files)
+    assert "optim" not in files["child.py"]
+
+
 # ---------------------------------------------------------------------------------------------
 # LM002 dead hooks
 
