@@ -15,7 +15,7 @@ import re
 import unicodedata
 from bisect import insort
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from lightmigrate.facts import ast_nodes
 
@@ -33,6 +33,7 @@ _INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer")
 
 
 _DP = re.compile(r"""(strategy|accelerator|distributed_backend)\s*=\s*["']dp["']|DataParallelStrategy""")
+_DP_WORDS = ('"dp"', "'dp'", "DataParallelStrategy")  # one is in every text _DP finds something in
 
 
 def worth_indexing(text: str) -> bool:
@@ -215,12 +216,28 @@ _GAP = r"(?:[ \t\f]|\\\r?\n|\\\r)"
 _CLASS_NAME = re.compile(rf"^[ \t\f]*class{_GAP}+([^\W\d]\w*){_GAP}*[(:]", re.M)
 
 
-def header_base_names(text: str) -> Optional[FrozenSet[str]]:
+def class_headers(text: str) -> List["re.Match[str]"]:
+    """What ``_CLASS_NAME.finditer(text)`` finds, found faster: the search runs only at the start
+    of the lines where ``class`` comes first."""
+    out = []
+    find, rfind, match = text.find, text.rfind, _CLASS_NAME.match
+    at = find("class")
+    while at >= 0:
+        start = rfind("\n", 0, at) + 1  # where ``^`` matches, with re.M
+        if not text[start:at].strip(" \t\f"):
+            found = match(text, start)
+            if found is not None:
+                out.append(found)
+        at = find("class", at + 5)
+    return out
+
+
+def header_base_names(text: str, headers: Optional[List["re.Match[str]"]] = None) -> Optional[FrozenSet[str]]:
     """The last components of the bases of every class ``text`` may define (a superset, read
     from each ``class NAME(...):`` header found by a text search and parsed alone), or None
-    when some header cannot be read that way."""
+    when some header cannot be read that way (``headers``: ``class_headers(text)``, if at hand)."""
     found: set = set()
-    for match in _CLASS_NAME.finditer(text):
+    for match in (class_headers(text) if headers is None else headers):
         start = match.start(0) + match.group(0).index("class")
         at = match.end() - 1  # the ``(`` or ``:`` the search ended on
         tried = 0
@@ -255,6 +272,41 @@ def search_text(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
+def _is_yaml(path: str) -> bool:
+    return path.lower().endswith((".yaml", ".yml"))
+
+
+def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None) -> Tuple[bool, Dict[str, object]]:
+    """The run-wide settings a file makes: whether it selects the DataParallel strategy, and
+    its Trainer settings that manual optimization rejects (``tree``: its parse, if at hand)."""
+    uses_dp = any(word in text for word in _DP_WORDS) and _DP.search(text) is not None
+    trainer: Dict[str, object] = {}
+    if "gradient_clip" in text or "accumulate_grad_batches" in text:
+        trainer = yaml_trainer_settings(text) if _is_yaml(path) else _trainer_settings(text, tree)
+    return uses_dp, trainer
+
+
+@dataclass(frozen=True)
+class LazyEntry:
+    """What the index reads from a text it keeps unparsed (``lazy_entry``)."""
+
+    settings: Tuple[bool, Dict[str, object]]  # ``_text_settings``
+    kept: bool  # worth indexing: the index keeps the text, to parse when a question needs it
+    names: Tuple[str, ...]  # the class names the text may define (``_CLASS_NAME``)
+    bases: Optional[FrozenSet[str]]  # ``header_base_names``
+
+
+def lazy_entry(text: str, path: str) -> LazyEntry:
+    """The :class:`LazyEntry` of a text ``may_index_lazily`` accepts (the searches read its
+    ``search_text``)."""
+    if not worth_indexing(text) or _is_yaml(path):
+        return LazyEntry(_text_settings(text, path), False, (), None)
+    searched = search_text(text)
+    headers = class_headers(searched)
+    return LazyEntry(_text_settings(text, path), True, tuple(dict.fromkeys(m.group(1) for m in headers)),
+                     header_base_names(searched, headers))
+
+
 class ProjectIndex:
     """Class name -> definitions, for every file of a run.
 
@@ -279,7 +331,7 @@ class ProjectIndex:
         # those whose text may define a class so named; path -> the base names its classes may
         # have (None: unknown)
         self._lazy: Dict[str, str] = {}
-        self._lazy_search: Dict[str, str] = {}  # path -> its ``search_text``, when not the text itself
+        self._lazy_search: Dict[str, str] = {}  # path -> its ``search_text`` (non-ASCII, once asked)
         self._lazy_names: Dict[str, List[str]] = {}
         self._lazy_bases: Dict[str, Optional[FrozenSet[str]]] = {}  # path -> ``header_base_names``
         # Caches, dropped whenever a class is added: every class parsed so far, in index order;
@@ -288,9 +340,10 @@ class ProjectIndex:
         self._ordered: Optional[List[ClassInfo]] = None
         self._children: Optional[Dict[str, List[ClassInfo]]] = None
         self._by_path: Optional[Dict[str, List[ClassInfo]]] = None
-        # the base-name sets whose hierarchy ``may_define_in_hierarchy`` has walked since the
-        # last class was added (other than by parsing a lazily indexed file)
-        self._walked: set = set()
+        # base names -> ``_kind_set`` and ``_hierarchy`` of them, worked out since the last class
+        # was added (other than by parsing a lazily indexed file, which cannot change them)
+        self._kinds: Dict[FrozenSet[str], Set[ClassInfo]] = {}
+        self._hierarchies: Dict[FrozenSet[str], Set[ClassInfo]] = {}
         self._unparsable: set = set()  # paths whose text the index could not parse
         for c in classes:
             self.add(c)
@@ -304,8 +357,17 @@ class ProjectIndex:
         if mentioning is None:
             self._load(list(self._lazy))
         else:
-            self._load([p for p, text in self._lazy.items() if mentioning in self._lazy_search.get(p, text)])
+            self._load([p for p, text in self._lazy.items() if mentioning in self._searched(p, text)])
         return self._loaded()
+
+    def _searched(self, path: str, text: str) -> str:
+        """``search_text`` of a lazily indexed file's text (worked out once)."""
+        if text.isascii():
+            return text
+        found = self._lazy_search.get(path)
+        if found is None:
+            found = self._lazy_search[path] = search_text(text)
+        return found
 
     def _loaded(self) -> List[ClassInfo]:
         """The classes of the files parsed so far, in index order."""
@@ -314,53 +376,61 @@ class ProjectIndex:
         return list(self._ordered)
 
     def kind_classes(self, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> List[ClassInfo]:
-        """The classes ``is_lightning_module(c, names)`` is True for, in index order. A lazily
-        indexed file is parsed only when one of its classes may have a base among ``names`` or
-        the classes found so far, or when a question on the way needs it; the answer is final
-        once a pass parses nothing more."""
-        searched: set = set()
-        while True:
-            waiting = len(self._lazy)
-            found = [c for c in self._loaded() if self.is_lightning_module(c, names)]
-            words = ({c.name for c in found} | set(names)) - searched
-            searched |= words
-            if words:
-                self._load(self._lazy_with_bases(words))
-            if len(self._lazy) == waiting:
-                return found
+        """The classes ``is_lightning_module(c, names)`` is True for, in index order."""
+        return sorted(self._kind_set(names), key=self._place.__getitem__)
 
-    def may_define_in_hierarchy(self, path: str, name_sets: Iterable[FrozenSet[str]]) -> bool:
-        """False only when no class defined in ``path`` is ``in_lightning_hierarchy(c, names)``
-        for any ``names`` of ``name_sets``. A lazily indexed ``path`` is parsed only when it may
-        define such a class: every class in such a hierarchy is either a class
-        ``is_lightning_module`` is True for (``kind_classes`` parses the files of all of them) or
-        an ancestor of one (reached from it through ``resolve``, which parses every file that may
-        define the name), so a file that stays unparsed after both walks defines none. True for
-        a file the walks needed and could not parse (so the engine reports its syntax error)."""
-        name_sets = list(name_sets)
-        for names in name_sets:
-            self._walk_hierarchy(names)
-        if path in self._lazy:
-            return False
-        if path in self._unparsable:  # a walk needed its classes and could not read them
-            return True
-        return any(self.in_lightning_hierarchy(c, names) for c in self.classes_in(path) for names in name_sets)
+    def _kind_set(self, names: FrozenSet[str]) -> Set[ClassInfo]:
+        """The classes ``is_lightning_module(c, names)`` is True for: those with a base named in
+        ``names``, and their subclasses, and theirs (``is_lightning_module`` follows the same
+        ``resolve`` steps upwards). Found from the top down, so a lazily indexed file is parsed
+        only when its headers may name one of these classes as a base (or, for ``resolve``,
+        its text may define a class of such a name)."""
+        found = self._kinds.get(names)
+        if found is not None:
+            return found
+        self._load(self._lazy_with_bases(set(names)))
+        found = {c for c in self._loaded() if not names.isdisjoint(c.base_names)}
+        todo = list(found)
+        while todo:
+            for sub in self.subclasses(todo.pop()):
+                if sub not in found:
+                    found.add(sub)
+                    todo.append(sub)
+        self._kinds[names] = found
+        return found
 
-    def _walk_hierarchy(self, names: FrozenSet[str]) -> None:
-        """Parse the files of every class in the hierarchy of ``names`` (once per index: a file
-        parsed later cannot add one, as the walk parsed every file whose headers may)."""
-        if names in self._walked:
-            return
-        todo = self.kind_classes(names)
-        seen = set(todo)
+    def _hierarchy(self, names: FrozenSet[str]) -> Set[ClassInfo]:
+        """The classes ``in_lightning_hierarchy(c, names)`` is True for: ``_kind_set(names)``
+        and every ancestor of theirs (each step ``resolve``s a base from its subclass's file, the
+        steps ``descendants`` takes downwards). Kept while only lazily indexed files are parsed:
+        none of those can add a class (every file that may hold one was parsed on the way)."""
+        found = self._hierarchies.get(names)
+        if found is not None:
+            return found
+        found = set(self._kind_set(names))
+        todo = list(found)
         while todo:
             c = todo.pop()
             for base in c.base_names:
-                found = self.resolve(base, c.path)
-                if found is not None and found not in seen:
-                    seen.add(found)
-                    todo.append(found)
-        self._walked.add(names)
+                up = self.resolve(base, c.path)
+                if up is not None and up not in found:
+                    found.add(up)
+                    todo.append(up)
+        self._hierarchies[names] = found
+        return found
+
+    def may_define_in_hierarchy(self, path: str, name_sets: Iterable[FrozenSet[str]]) -> bool:
+        """False only when no class defined in ``path`` is ``in_lightning_hierarchy(c, names)``
+        for any ``names`` of ``name_sets``. A lazily indexed ``path`` stays unparsed when it
+        cannot define such a class: working out ``_hierarchy`` parses every file that may. True
+        for a file that had to be parsed and could not be (so the engine reports its syntax
+        error)."""
+        hierarchies = [self._hierarchy(names) for names in name_sets]
+        if path in self._lazy:
+            return False
+        if path in self._unparsable:
+            return True
+        return any(c in found for c in self.classes_in(path) for found in hierarchies)
 
     def classes_in(self, path: str) -> List[ClassInfo]:
         """The classes defined in ``path``, in index order (``[c for c in classes() if
@@ -393,18 +463,18 @@ class ProjectIndex:
         self._place[info] = (rank, len(self._place))
         insort(bucket, info, key=self._place.__getitem__)
         self._ordered = self._children = self._by_path = None
-        self._walked = set()
+        self._kinds, self._hierarchies = {}, {}
 
     def merge(self, other: "ProjectIndex") -> None:
         """Add everything ``other`` indexed, as if its files had been added here after this
         index's own (the engine indexes files on several processes and merges the parts in file
         order). Every attribute is merged by its type, so a new one cannot be dropped silently."""
-        self._walked = set()
+        self._kinds, self._hierarchies = {}, {}
         for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_walked"):
+            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies"):
                 continue  # done above, or with the classes; or caches
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours
@@ -428,28 +498,33 @@ class ProjectIndex:
         """Index the classes of ``text`` (``tree``: its ``ast`` tree, and ``nodes``:
         ``ast_nodes(tree)``, when the caller has them already) and the run-wide settings it
         makes. ``lazy``: keep the text and parse it only when a question needs its classes
-        (only for a text ``may_index_lazily`` accepts)."""
-        self._rank.setdefault(path, len(self._rank))
-        if ("dp" in text or "DataParallel" in text) and _DP.search(text):
-            self.uses_dp = True
-        is_yaml = path.lower().endswith((".yaml", ".yml"))
-        if "gradient_clip" in text or "accumulate_grad_batches" in text:
-            settings = yaml_trainer_settings(text) if is_yaml else _trainer_settings(text, tree)
-            if settings:
-                self.trainer_settings[path] = settings
-        if is_yaml or not worth_indexing(text):
-            return
+        (only for a text ``may_index_lazily`` accepts; another is parsed at once)."""
         if lazy and tree is None and may_index_lazily(text):
-            self._walked = set()
-            self._lazy[path] = text
-            searched = search_text(text)
-            if searched is not text:
-                self._lazy_search[path] = searched
-            self._lazy_bases[path] = header_base_names(searched)
-            for name in dict.fromkeys(_CLASS_NAME.findall(searched)):
-                self._lazy_names.setdefault(name, []).append(path)
+            self.add_lazy(text, path, lazy_entry(text, path))
             return
-        self._index_tree(text, path, tree, nodes)
+        self._rank.setdefault(path, len(self._rank))
+        self._add_settings(path, _text_settings(text, path, tree))
+        if worth_indexing(text) and not _is_yaml(path):
+            self._index_tree(text, path, tree, nodes)
+
+    def add_lazy(self, text: str, path: str, entry: "LazyEntry") -> None:
+        """``add_source(text, path, lazy=True)`` with ``entry = lazy_entry(text, path)`` worked
+        out already (by a process of the engine's pool, which need not send the text back)."""
+        self._rank.setdefault(path, len(self._rank))
+        self._add_settings(path, entry.settings)
+        if not entry.kept:
+            return
+        self._kinds, self._hierarchies = {}, {}
+        self._lazy[path] = text
+        self._lazy_bases[path] = entry.bases
+        for name in entry.names:
+            self._lazy_names.setdefault(name, []).append(path)
+
+    def _add_settings(self, path: str, settings: Tuple[bool, Dict[str, object]]) -> None:
+        uses_dp, trainer = settings
+        self.uses_dp = self.uses_dp or uses_dp
+        if trainer:
+            self.trainer_settings[path] = trainer
 
     def _index_tree(self, text: str, path: str, tree: Optional[ast.AST], nodes: Optional[list]) -> None:
         if tree is None:
@@ -468,24 +543,33 @@ class ProjectIndex:
 
     def _load(self, paths: Iterable[str]) -> None:
         """Parse and index the lazily indexed files among ``paths``."""
-        walked = self._walked  # the walks counted on these files being parsed when needed
+        known = self._kinds, self._hierarchies  # worked out counting on these files being parsed when needed
         for path in list(paths):
             text = self._lazy.pop(path, None)
             if text is not None:
                 del self._lazy_bases[path]
                 self._lazy_search.pop(path, None)
                 self._index_tree(text, path, None, None)
-        self._walked = walked
+        self._kinds, self._hierarchies = known
 
     def resolve(self, name: str, prefer_path: str = "") -> Optional[ClassInfo]:
         """The one class called ``name``; a definition in ``prefer_path`` wins over others."""
         last = name.rsplit(".", 1)[-1]
-        self._load(self._lazy_names.get(last, ()))
+        pending = [p for p in self._lazy_names.get(last, ()) if p in self._lazy]
+        # Files not parsed yet can only add definitions: when the answer cannot change (one
+        # definition in ``prefer_path``, which is parsed; or two elsewhere already), skip them.
+        if pending and prefer_path not in pending and self._settled(last, prefer_path):
+            pending = []
+        self._load(pending)
         found = self._by_name.get(last, [])
         local = [c for c in found if c.path == prefer_path]
         if len(local) == 1:
             return local[0]
         return found[0] if len(found) == 1 else None
+
+    def _settled(self, name: str, prefer_path: str) -> bool:
+        found = self._by_name.get(name, [])
+        return len(found) >= 2 or any(c.path == prefer_path for c in found)
 
     def subclasses(self, info: ClassInfo) -> List[ClassInfo]:
         """Direct subclasses of ``info`` anywhere in the project."""
@@ -550,11 +634,8 @@ class ProjectIndex:
     def in_lightning_hierarchy(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> Optional[bool]:
         """Like :meth:`is_lightning_module`, but a mixin that some project class combines with
         ``LightningModule`` (``class Model(Mixin, pl.LightningModule)``) counts too: its hooks
-        end up on a LightningModule."""
-        direct = self.is_lightning_module(info, names)
-        if direct:
+        end up on a LightningModule. (True when some descendant is a LightningModule.)"""
+        if info in self._hierarchy(names):
             return True
-        if any(self.is_lightning_module(d, names) for d in self.descendants(info)):
-            return True
-        return direct
+        return self.is_lightning_module(info, names)
 

@@ -222,9 +222,13 @@ def test_index_is_built_only_when_some_file_needs_rules(tmp_path, monkeypatch):
     from lightmigrate.project import ProjectIndex
 
     indexed = []
-    original = ProjectIndex.add_source
+    original, original_lazy = ProjectIndex.add_source, ProjectIndex.add_lazy
     monkeypatch.setattr(
         ProjectIndex, "add_source", lambda self, text, path, **kw: (indexed.append(path), original(self, text, path, **kw))
+    )
+    monkeypatch.setattr(  # a file kept unparsed is added with what the survey read from it
+        ProjectIndex, "add_lazy", lambda self, text, path, entry: (indexed.append(path),
+                                                                   original_lazy(self, text, path, entry))
     )
     write(tmp_path, {"a.py": "class A:\n    pass\n", "b.py": "x = 1\n"})
     run([str(tmp_path)], TOYS)

@@ -14,6 +14,7 @@ from lightmigrate.project import (
     LIGHTNING_MODULE_NAMES,
     _CLASS_NAME,
     ProjectIndex,
+    class_headers,
     classes_in_source,
     header_base_names,
     may_index_lazily,
@@ -171,6 +172,16 @@ def test_the_text_searches_find_every_class_name_and_base_name():
         assert bases is None or {b for c in classes for b in c.base_names} <= bases
         checked += len(classes)
     assert checked > 300
+
+
+def test_class_headers_finds_what_the_class_search_finds():
+    odd = ("class A: pass\nx = 'class B(C)'\n  class D(E):\n\tclass \\\n F:\n\x0cclass G(H):\r\n"
+           "class classy(class_):\nsubclass X(Y):\n# class Z(W):\nclassic = 1\nclass")
+    texts = [odd, *_texts(), *(search_text(t) for t in PROJECT.values())]
+    for text in texts:
+        expected = [(m.span(), m.group(1)) for m in _CLASS_NAME.finditer(text)]
+        assert [(m.span(), m.group(1)) for m in class_headers(text)] == expected
+    assert [m.group(1) for m in class_headers(odd)] == ["A", "D", "F", "G", "classy"]
 
 
 def test_header_base_names_reads_odd_headers():

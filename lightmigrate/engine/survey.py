@@ -12,13 +12,13 @@ nothing reported), so skipping it changes no output.
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Callable, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
 from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
-from lightmigrate.project import ProjectIndex, may_index_lazily, search_text, worth_indexing
+from lightmigrate.project import LazyEntry, ProjectIndex, lazy_entry, may_index_lazily, search_text, worth_indexing
 from lightmigrate.rules.base import Rule, RuleContext
 from lightmigrate.rules.gates import HookFacts, hook_facts_of_tree, remember_hook_facts
 
@@ -27,7 +27,9 @@ from lightmigrate.rules.gates import HookFacts, hook_facts_of_tree, remember_hoo
 SurveyItem = Tuple[str, str, int]
 FACTS, HOOK_FACTS = 1, 2
 # What the survey found in one file: its part of the index, its facts, its hook facts.
-Found = Tuple[ProjectIndex, Optional[FileFacts], Optional[HookFacts]]
+# (or, for a file the index keeps unparsed, only what it reads from the text: the text itself is
+# not sent back from the pool)
+Found = Union[Tuple[ProjectIndex, Optional[FileFacts], Optional[HookFacts]], LazyEntry]
 
 # Below this much text the prefilter and the survey run in this process: a pool costs more
 # than it saves.
@@ -36,6 +38,8 @@ PARALLEL_MIN_CHARS = 1_000_000
 
 def _survey_one(item: SurveyItem) -> Found:
     text, path, want = item
+    if not want and may_index_lazily(text):
+        return lazy_entry(text, path)
     part = ProjectIndex()
     index_tree = worth_indexing(text) and not path.lower().endswith((".yaml", ".yml"))
     tree = parse_tree(text) if want or index_tree else None
@@ -81,29 +85,24 @@ def survey(
     facts and hook facts of the files that asked for them (by position in ``files``). Files
     that need a parse are handled on ``jobs`` processes; the parts are merged in run order."""
     # A file only the index reads is indexed lazily (parsed when a question needs its classes),
-    # unless a text search could miss one of its names.
-    heavy = [i for i, (text, _, want) in enumerate(files)
-             if want or (worth_indexing(text) and not may_index_lazily(text))]
-    if jobs > 1 and sum(len(files[i][0]) for i in heavy) >= PARALLEL_MIN_CHARS:
+    # unless a text search could miss one of its names. The searches run on the pool too.
+    if jobs > 1 and sum(len(text) for text, _, _ in files) >= PARALLEL_MIN_CHARS:
         # Files go to the processes in chunks: one file's parse is too short to be worth a
         # round trip of its own.
-        heavy_items = [files[i] for i in heavy]
-        spans = sized_spans(heavy_items, lambda item: len(item[0]), jobs)
+        spans = sized_spans(files, lambda item: len(item[0]), jobs)
         by_files = None if progress is None else \
-            (lambda stage, done, total: progress(stage, spans[done - 1][1] if done else 0, len(heavy)))
-        results = [r for part in map_in_order(_survey_span, spans, jobs, (heavy_items,), by_files, INDEX_STAGE,
+            (lambda stage, done, total: progress(stage, spans[done - 1][1] if done else 0, len(files)))
+        results = [r for part in map_in_order(_survey_span, spans, jobs, (files,), by_files, INDEX_STAGE,
                                               started=started)
                    for r in part]
     else:
-        results = map_in_order(_survey_one, [files[i] for i in heavy], 1, (), progress, INDEX_STAGE)
-    by_position = dict(zip(heavy, results))
+        results = map_in_order(_survey_one, files, 1, (), progress, INDEX_STAGE)
     project = ProjectIndex()
     facts: Dict[int, FileFacts] = {}
     hooks: Dict[int, HookFacts] = {}
-    for i, (text, path, _) in enumerate(files):
-        found = by_position.get(i)
-        if found is None:
-            project.add_source(text, path, lazy=True)
+    for i, ((text, path, _), found) in enumerate(zip(files, results)):
+        if isinstance(found, LazyEntry):
+            project.add_lazy(text, path, found)
             continue
         part, file_facts_, hook_facts_ = found
         project.merge(part)
