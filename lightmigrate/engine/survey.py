@@ -124,12 +124,12 @@ class TextTriggers:
     """The text triggers of ``rules`` (``Rule.may_apply``), asked about many texts at once:
     each distinct trigger is searched once per text, shortest first, and a trigger that holds a
     shorter one found absent is absent too, so it is not searched. Rules with a ``may_apply``
-    of their own are asked as they are."""
+    of their own are asked once one of their triggers is found."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.plain = [(r.code, r.triggers) for r in rules if type(r).may_apply is Rule.may_apply]
         self.custom = [r for r in rules if type(r).may_apply is not Rule.may_apply]
-        distinct = sorted({t for _, triggers in self.plain for t in triggers}, key=len)
+        distinct = sorted({t for r in rules for t in r.triggers}, key=len)
         self.order = [(t, tuple(s for s in distinct[:k] if s in t)) for k, t in enumerate(distinct)]
 
     def matched(self, text: str, codes: Optional[Collection[str]] = None) -> FrozenSet[str]:
@@ -140,7 +140,9 @@ class TextTriggers:
             present[trigger] = (trigger in text) if not inside or all(present[s] for s in inside) else False
         found = {code for code, triggers in self.plain
                  if (wanted is None or code in wanted) and any(present[t] for t in triggers)}
-        found.update(r.code for r in self.custom if (wanted is None or r.code in wanted) and r.may_apply(text))
+        # (a rule's own ``may_apply`` accepts only texts with one of its triggers: see Rule.triggers)
+        found.update(r.code for r in self.custom if (wanted is None or r.code in wanted)
+                     and any(present[t] for t in r.triggers) and r.may_apply(text))
         return frozenset(found)
 
 

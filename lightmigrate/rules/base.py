@@ -76,7 +76,8 @@ class Rule:
     guide: ClassVar[str]  # the upgrade-guide row it implements, with its link
     safety: ClassVar[Safety]
     description: ClassVar[str] = ""  # what it does and why, for `lightmigrate rules CODE`
-    # Cheap prefilter: a file that contains none of these substrings cannot need the rule.
+    # Cheap prefilter: a file that contains none of these substrings cannot need the rule. (A
+    # rule that overrides ``may_apply`` keeps that true: its ``may_apply`` refines the triggers.)
     triggers: ClassVar[Tuple[str, ...]]
     examples: ClassVar[Sequence[Example]] = ()
     # The coverage ledger: spec row id -> how this rule handles it. Row ids are the ids of the
