@@ -106,8 +106,10 @@ class _Walker:
         self.seen_dirs: Set[str] = set()
         self.seen_files: Set[str] = set()
 
-    def file(self, path: str) -> Iterator[Entry]:
-        real = os.path.realpath(path)
+    def file(self, path: str, real: Optional[str] = None) -> Iterator[Entry]:
+        """``path``, unless the file (``real``: its real path, when known) was found already."""
+        if real is None:
+            real = os.path.realpath(path)
         if real not in self.seen_files:
             self.seen_files.add(real)
             yield Entry(path)
@@ -135,7 +137,9 @@ class _Walker:
                 if not skip_dir(entry.name, child) and not rules.ignored(child_rel, True):
                     yield from self.walk(child, child_rel + "/", rules)
             elif entry.name.endswith(SOURCE_SUFFIXES) and not rules.ignored(child_rel, False):
-                if entry.is_symlink() and not os.path.exists(child):
+                if not entry.is_symlink():  # its real path is the folder's, then its name
+                    yield from self.file(child, os.path.join(real, entry.name))
+                elif not os.path.exists(child):
                     yield Entry(child, Problem(child, link_problem(child)))
                 else:
                     yield from self.file(child)

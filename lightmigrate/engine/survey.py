@@ -1,15 +1,17 @@
-"""The survey: one cheap pass over a run's files before any rule runs.
+"""The survey: cheap passes over a run's files before any rule runs.
 
-Each file that passed the text prefilter is parsed once with Python's ``ast`` (C speed; libcst
-costs about ten times more). That one tree gives the file's part of the project class index and
-its facts (``lightmigrate.facts``). A file only the index reads is indexed lazily: it is parsed
-when a question about the project's classes may concern it, which in most runs is never. With
-the whole index built, the engine asks every rule's gate (``Rule.needed``) about each prefiltered file, in the
-main process: only files that some rule needs are sent on to be parsed with libcst and
-transformed. A file no rule needs comes out exactly as a transform would leave it (unchanged,
-nothing reported), so skipping it changes no output.
+The prefilter searches each text for the rules' trigger words, then asks each matching rule's
+gate for its text-only first steps (``Rule.may_need``, ``Rule.gate_kinds``). Each file some
+gate may still need is parsed once with Python's ``ast`` (C speed; libcst costs about ten
+times more): that one tree gives the file's part of the project class index and its facts
+(``lightmigrate.facts``). A file only the index reads is indexed lazily: it is parsed when a
+question about the project's classes may concern it, which in most runs is never; so is a
+file whose gates only need a class of some Lightning kind, until the index finds one in it.
+With the whole index built, the engine asks every rule's gate (``Rule.needed``) about each
+prefiltered file, in the main process: only files that some rule needs are sent on to be
+parsed with libcst and transformed. A file no rule needs comes out exactly as a transform
+would leave it (unchanged, nothing reported), so skipping it changes no output.
 """
-
 from __future__ import annotations
 
 from typing import Callable, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
@@ -82,8 +84,9 @@ def survey(
     started: Optional[Callable[[], None]] = None,
 ) -> Tuple[ProjectIndex, Dict[int, FileFacts], Dict[int, HookFacts]]:
     """The class index of ``files`` (in run order, as one process would build it), and the
-    facts and hook facts of the files that asked for them (by position in ``files``). Files
-    that need a parse are handled on ``jobs`` processes; the parts are merged in run order."""
+    facts and hook facts of the files that asked for them (by position in ``files``). The
+    files are handled on ``jobs`` processes (parsed, or read for what the index keeps of a file
+    it parses later); the parts are merged in run order."""
     # A file only the index reads is indexed lazily (parsed when a question needs its classes),
     # unless a text search could miss one of its names. The searches run on the pool too.
     if jobs > 1 and sum(len(text) for text, _, _ in files) >= PARALLEL_MIN_CHARS:
