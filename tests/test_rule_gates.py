@@ -3,7 +3,7 @@ subclass map of the project index: they must never change what a rule does."""
 
 from __future__ import annotations
 
-from gate_checks import project_of as _index
+from gate_checks import project_of as _index, walk_acts
 
 from lightmigrate.engine.transform import transform_text
 from lightmigrate.project import ClassInfo, ProjectIndex
@@ -56,7 +56,19 @@ def test_loggers_cli_gate():
     index = _index({"dm.py": "import lightning.pytorch as pl\nclass DM(pl.LightningDataModule):\n    pass\n",
                     "sub.py": "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n",
                     "other.py": "class Data:\n    def get_batch_shape(self):\n        return self.size()\n"})
-    assert rule.needed("from pytorch_lightning.loggers import CometLogger\n", RuleContext("x.py", index))
+    # a CometLogger / ProgressBar / LightningCLI call is needed, by its name or by an alias the
+    # import binds; the import alone (or a subclass) is not: the rule changes calls only
+    for text in ("from pytorch_lightning.loggers import CometLogger\nlog = CometLogger(save_dir='x')\n",
+                 "from pytorch_lightning.loggers import CometLogger as C\nlog = C(save_dir='x')\n",
+                 "import pytorch_lightning as pl\nbar = pl.callbacks.ProgressBar(refresh_rate=1)\n",
+                 "from pytorch_lightning import callbacks as cb\nbar = cb.ProgressBar()\n"):
+        assert rule.needed(text, RuleContext("x.py", index)), text
+        assert walk_acts(rule, text, "x.py", {"x.py": text}), text
+    for text in ("from pytorch_lightning.loggers import CometLogger\n",
+                 "from pytorch_lightning.callbacks import ProgressBar\n\n\nclass Bar(ProgressBar):\n    pass\n",
+                 "from pytorch_lightning.loggers import CometLogger as C\nlog = make(C, save_dir='x')\n"):
+        assert not rule.needed(text, RuleContext("x.py", index)), text
+        assert not walk_acts(rule, text, "x.py", {"x.py": text}), text  # the walk, with no gate to stop it
     assert rule.needed("monitor.lr_sch_names\n", RuleContext("x.py", index))
     sub = "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n"
     assert rule.needed(sub, RuleContext("sub.py", index))

@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from lightmigrate.cst_walk import transform, PrunedTransformer
-from lightmigrate.facts import file_facts
+from lightmigrate.facts import FileFacts, file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.import_table import GUIDE
@@ -35,6 +35,18 @@ DATAMODULE_REMOVED_KWARGS = ("train_transforms", "val_transforms", "test_transfo
 # For the gate: the keywords that make ``cli_args`` regroup or note something.
 _CLI_KEYWORDS = frozenset(CLI_SAVE_CONFIG) | frozenset(CLI_PARSER) | {"trainer_defaults"}
 _DATAMODULE_KWARGS = frozenset(DATAMODULE_REMOVED_KWARGS)
+_CALLED = frozenset({"CometLogger", "LightningCLI", "ProgressBar"})  # the classes whose calls change
+
+
+def _called_classes(facts: FileFacts) -> FrozenSet[str]:
+    """The names of ``_CALLED`` some call of the file may be made to: ``X(...)`` and
+    ``a.X(...)``, or ``alias(...)`` with ``alias`` bound to ``....X`` by a Lightning import (the
+    rule resolves callees through the file's absolute imports only)."""
+    found = set(facts.calls & _CALLED)
+    for local, paths in facts.lightning_bindings.items():
+        if local in facts.calls:
+            found.update(p.rsplit(".", 1)[-1] for p in paths if p.rsplit(".", 1)[-1] in _CALLED)
+    return frozenset(found)
 # ``dims`` as a keyword argument: the name, then ``=`` (not ``==``), with anything Python allows
 # between them inside brackets (spaces, line breaks, comments, a backslash continuation).
 _DIMS_KEYWORD = re.compile(rf"\bdims\b(?:\s|\\|{COMMENT})*=(?!=)")
@@ -218,9 +230,10 @@ class LoggersCliRule(Rule):
         if not facts.parsed or "lr_sch_names" in facts.attributes:
             return True
         # Calls are only rewritten when reached through an import of a Lightning root, and the
-        # callee's name is then among the file's import paths and attributes.
+        # callee's name is then among the file's import paths and attributes; the call is made
+        # by the class's name or by a name a Lightning import binds to it.
         if imports_pl_root(facts):
-            words = import_path_words(facts)
+            words = import_path_words(facts) & _called_classes(facts)
             if "CometLogger" in words or "ProgressBar" in words or (
                     "LightningCLI" in words and not _CLI_KEYWORDS.isdisjoint(facts.keywords)):
                 return True

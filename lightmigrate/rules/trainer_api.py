@@ -82,6 +82,7 @@ MARKED = {
 LR_SUGGESTION = ("T-meth1/T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning "
                  "rate, 1.9 took it per step, so the suggested (and set) learning rate can differ; check the value")
 LOOP_SETTERS = ("fit_loop", "validate_loop", "test_loop", "predict_loop")
+_STEP_SETTERS = frozenset({"min_steps", "max_steps"})  # fit_loop setters 2.x removed
 LOOP_INTERNALS = ("batch_loop", "optimizer_loop", "running_loss", "split_idx", "manual_loop")
 FIT_KEYWORDS = {"fit": {"train_dataloader": "train_dataloaders"},
                 "validate": {"val_dataloaders": "dataloaders"},
@@ -577,7 +578,11 @@ class TrainerApiRule(Rule):
         if not imports_pl_root(facts):
             return False  # apply knows no Trainer then
         attrs, calls = facts.attributes, facts.calls
-        if attrs & frozenset(LOOP_INTERNALS) or ("fit_loop" in attrs and ("min_steps" in attrs or "max_steps" in attrs)):
+        if attrs & frozenset(LOOP_INTERNALS):
+            return True
+        # ``<...>.fit_loop.min_steps = ...`` (a plain assignment; reading them is fine in 2.x)
+        if "fit_loop" in attrs and ("min_steps" in attrs or "max_steps" in attrs) and \
+                attribute_assigned(text, _STEP_SETTERS):
             return True
         # Everything else needs a Trainer expression: a name or attribute `trainer`, or a target
         # bound to a Lightning Trainer(...) call (`receivers` spells them out when needed).

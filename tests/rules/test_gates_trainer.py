@@ -140,6 +140,7 @@ class M(pl.LightningModule):
     "from pytorch_lightning import Trainer as T\nt = T(auto_lr_find=True)\nt.tune(model)\n",
     "import pytorch_lightning as pl\nn = len(trainer.val_dataloaders)\n",
     "import pytorch_lightning as pl\nloop.fit_loop.max_steps = 3\n",
+    "import pytorch_lightning as pl\nloop.fit_loop.max_steps = (  # set once\n    3)\nprint(loop.fit_loop.min_steps)\n",
     "import pytorch_lightning as pl\nx = self.trainer.fit_loop.epoch_loop.batch_loop\n",
     "from pytorch_lightning import Trainer\nt = Trainer()\nn = t.num_gpus\n",  # a name bound to a Trainer
     "from pytorch_lightning import Trainer\nt = Trainer()\nt.model = net\n",
@@ -164,6 +165,9 @@ def test_lm102_needed(text):
     LOADERS_GUARDED,  # what LM003 and LM102 write: left alone
     # a Trainer bound to `t`: `args.gpus` and `self.model = ...` are not on a Trainer
     "from pytorch_lightning import Trainer\nt = Trainer(gpus=args.gpus)\nself.model = net\nt.fit(self.model)\n",
+    # fit_loop.max_steps read (2.x still has it), or changed by augmented assignment (not marked)
+    "import pytorch_lightning as pl\nif self.trainer.fit_loop.max_steps == -1:\n    steps = 0\n",
+    "import pytorch_lightning as pl\nloop.fit_loop.min_steps += 1\n",
 ])
 def test_lm102_not_needed(text):
     check(LM102, text, False)
