@@ -153,6 +153,15 @@ def test_comment_searches_end_on_a_line_of_many_hashes():
         # and a comment inside brackets still counts as a gap
         assert gates.attribute_read("(x.  # why\\n   fit)", frozenset({"fit"}))
         assert gates.attribute_read("(x.  # why\\r   fit)", frozenset({"fit"}))
+        # a whole run over such a file (before the fix, this one never ended)
+        from lightmigrate.engine import Mode, run
+        from lightmigrate.rules import select_rules
+        import pathlib, tempfile
+        folder = pathlib.Path(tempfile.mkdtemp())
+        (folder / "banner.py").write_text("import pytorch_lightning as pl\\n\\nprint(trainer)  " + line
+                                          + "n = trainer.num_gpus\\n")
+        report = run([str(folder)], select_rules(), Mode.CHECK, jobs=1)
+        assert report.changed == 1 and report.files[0].markers == 1
         print("done")
         """)
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
