@@ -277,6 +277,7 @@ def migrate_classes(module: cst.Module, ctx: RuleContext, code: str, hooks: Froz
 # What kind of Lightning class a class statement is
 
 DATAMODULE_NAMES = frozenset({"LightningDataModule"})
+HOOK_KINDS = frozenset({"module", "callback"})  # the kinds whose classes have Lightning hooks
 FINETUNING_NAMES = frozenset({"BaseFinetuning", "BackboneFinetuning"})
 TQDM_BAR_NAMES = frozenset({"TQDMProgressBar"})
 PROGRESS_BAR_NAMES = frozenset({"ProgressBarBase", "ProgressBar", "TQDMProgressBar", "RichProgressBar"})

@@ -23,12 +23,11 @@ import libcst as cst
 from lightmigrate.cst_helpers import positional_params, set_param_default
 from lightmigrate.hooks_catalog import hook_table
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
+from lightmigrate.rules.class_edit import HOOK_KINDS, KindTransformer, ensure_indexed
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
 from lightmigrate.cst_walk import transform
 
 CODE = "LM303"
-_KINDS = frozenset({"module", "callback"})
 EVAL_HOOKS = frozenset(
     {"validation_step", "test_step", "predict_step", "on_validation_batch_start", "on_validation_batch_end",
      "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end"}
@@ -152,7 +151,7 @@ class Other:
     )
 
     def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        return _KINDS  # only hooks of LightningModules and Callbacks change
+        return HOOK_KINDS  # only hooks of LightningModules and Callbacks change
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # Only hooks of classes the index knows to be LightningModules or Callbacks whose

@@ -22,10 +22,10 @@ from lightmigrate.hooks_catalog import hook_table, likely_misspelling, removed_t
 from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
+from lightmigrate.rules.class_edit import HOOK_KINDS
 from lightmigrate.rules.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
 
 CODE = "LM002"
-_KINDS = frozenset({"module", "callback"})
 DATALOADER_IDX_HOOKS = frozenset(
     {"validation_step", "test_step", "predict_step", "on_validation_batch_start", "on_validation_batch_end",
      "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end"}
@@ -257,7 +257,7 @@ class Model(pl.LightningModule):
     )
 
     def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        return _KINDS  # only hooks of LightningModules and Callbacks are marked
+        return HOOK_KINDS  # only hooks of LightningModules and Callbacks are marked
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         # Only methods of classes the index knows to be LightningModules or Callbacks are

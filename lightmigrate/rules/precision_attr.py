@@ -22,11 +22,10 @@ from lightmigrate.matchers import m
 from lightmigrate.cst_helpers import add_marker, positional_params
 from lightmigrate.facts import file_facts
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed, may_have_kind
+from lightmigrate.rules.class_edit import HOOK_KINDS as KINDS, KindTransformer, ensure_indexed, may_have_kind
 from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
 CODE = "LM304"
-KINDS = frozenset({"module", "callback"})
 VALUES: Dict[Union[int, str], str] = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true",
                                       64: "64-true", "64": "64-true", "bf16": "bf16-mixed"}
 WHY_TYPE = ("`precision` is now the Trainer's string (\"32-true\", \"16-mixed\", \"64-true\", \"bf16-mixed\"); "
