@@ -272,8 +272,13 @@ def search_text(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
-def _is_yaml(path: str) -> bool:
-    return path.lower().endswith((".yaml", ".yml"))
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def is_yaml(path: str) -> bool:
+    """A LightningCLI config: the index reads its Trainer settings (``engine/yaml_config.py``
+    migrates it)."""
+    return path.lower().endswith(YAML_SUFFIXES)
 
 
 def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None) -> Tuple[bool, Dict[str, object]]:
@@ -282,7 +287,7 @@ def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None) -> Tupl
     uses_dp = any(word in text for word in _DP_WORDS) and _DP.search(text) is not None
     trainer: Dict[str, object] = {}
     if "gradient_clip" in text or "accumulate_grad_batches" in text:
-        trainer = yaml_trainer_settings(text) if _is_yaml(path) else _trainer_settings(text, tree)
+        trainer = yaml_trainer_settings(text) if is_yaml(path) else _trainer_settings(text, tree)
     return uses_dp, trainer
 
 
@@ -299,7 +304,7 @@ class LazyEntry:
 def lazy_entry(text: str, path: str) -> LazyEntry:
     """The :class:`LazyEntry` of a text ``may_index_lazily`` accepts (the searches read its
     ``search_text``)."""
-    if not worth_indexing(text) or _is_yaml(path):
+    if not worth_indexing(text) or is_yaml(path):
         return LazyEntry(_text_settings(text, path), False, (), None)
     searched = search_text(text)
     headers = class_headers(searched)
@@ -504,7 +509,7 @@ class ProjectIndex:
             return
         self._rank.setdefault(path, len(self._rank))
         self._add_settings(path, _text_settings(text, path, tree))
-        if worth_indexing(text) and not _is_yaml(path):
+        if worth_indexing(text) and not is_yaml(path):
             self._index_tree(text, path, tree, nodes)
 
     def add_lazy(self, text: str, path: str, entry: "LazyEntry") -> None:

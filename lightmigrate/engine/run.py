@@ -21,10 +21,10 @@ from lightmigrate.engine.source import (
 )
 from lightmigrate.engine.survey import FACTS, HOOK_FACTS, facts_now, needs_rules, prefilter, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
-from lightmigrate.engine.yaml_config import is_yaml, transform_config
+from lightmigrate.engine.yaml_config import transform_config
 from lightmigrate.facts import remember
 from lightmigrate.rules.gates import path_may_have_kind, remember_hook_facts
-from lightmigrate.project import ProjectIndex, may_index_lazily
+from lightmigrate.project import ProjectIndex, is_yaml, may_index_lazily
 from lightmigrate.rules.base import Rule
 
 

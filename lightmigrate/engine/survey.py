@@ -20,7 +20,8 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
 from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
-from lightmigrate.project import LazyEntry, ProjectIndex, lazy_entry, may_index_lazily, search_text, worth_indexing
+from lightmigrate.project import (LazyEntry, ProjectIndex, is_yaml, lazy_entry, may_index_lazily, search_text,
+                                  worth_indexing)
 from lightmigrate.rules.base import Rule, RuleContext
 from lightmigrate.rules.gates import HookFacts, hook_facts_of_tree, remember_hook_facts
 
@@ -43,7 +44,7 @@ def _survey_one(item: SurveyItem) -> Found:
     if not want and may_index_lazily(text):
         return lazy_entry(text, path)
     part = ProjectIndex()
-    index_tree = worth_indexing(text) and not path.lower().endswith((".yaml", ".yml"))
+    index_tree = worth_indexing(text) and not is_yaml(path)
     tree = parse_tree(text) if want or index_tree else None
     nodes = nodes_of(tree) if tree is not None else None  # one pass over the tree serves all
     part.add_source(text, path, tree=tree, nodes=nodes)

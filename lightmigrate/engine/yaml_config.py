@@ -21,7 +21,6 @@ from lightmigrate.findings import Finding, Kind
 from lightmigrate.rules import trainer_arg_map as tam
 
 CODE = "LM101"
-YAML_SUFFIXES = (".yaml", ".yml")
 _TOP_TRAINER = re.compile(r"^trainer[ \t]*:(?P<rest>.*)$")
 _KEY = re.compile(r"^(?P<indent>[ ]+)(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<colon>[ \t]*:)(?P<sp>[ \t]*)(?P<value>.*?)(?P<comment>[ \t]+#.*)?$")
 _INT = re.compile(r"^[-+]?[0-9]+$")
@@ -41,10 +40,6 @@ _STRUCTURAL = {
     "auto_select_gpus": "T5: `auto_select_gpus` was removed; pick free GPUs with "
                         "pytorch_lightning.accelerators.find_usable_cuda_devices(N) for `devices`",
 }
-
-
-def is_yaml(path: str) -> bool:
-    return path.lower().endswith(YAML_SUFFIXES)
 
 
 def has_trainer_section(text: str) -> bool:

@@ -14,6 +14,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.class_edit import DATAMODULE_NAMES
 from lightmigrate.rules.gates import COMMENT, import_path_words, imports_pl_root, may_import_pl_root
 
 CODE = "LM203"
@@ -29,7 +30,6 @@ CLI_PARSER = {"description": "description", "env_prefix": "env_prefix", "env_par
 COMET_NAMES = ("pl.loggers.CometLogger", "pl.loggers.comet.CometLogger")
 CLI_NAMES = ("pl.cli.LightningCLI", "pl.utilities.cli.LightningCLI")
 PROGRESS_NAMES = ("pl.callbacks.ProgressBar", "pl.callbacks.progress.ProgressBar")
-DATAMODULE_NAMES = frozenset({"LightningDataModule"})
 _DATAMODULE_KIND = frozenset({"datamodule"})
 DATAMODULE_REMOVED_KWARGS = ("train_transforms", "val_transforms", "test_transforms", "dims")
 # For the gate: the keywords that make ``cli_args`` regroup or note something.
