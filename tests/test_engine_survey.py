@@ -90,7 +90,7 @@ def test_sized_spans_cover_the_items_in_order_in_runs_of_about_equal_size():
 def test_text_triggers_answer_as_each_rules_may_apply():
     import random
 
-    from lightmigrate.engine.survey import TextTriggers
+    from lightmigrate.engine.triggers import TextTriggers
     from lightmigrate.rules import ALL_RULES, OPT_IN_RULES
 
     rules = [*ALL_RULES, *OPT_IN_RULES]
@@ -108,3 +108,40 @@ def test_text_triggers_answer_as_each_rules_may_apply():
         assert triggers.matched(text, some) == expected & frozenset(some)
         matched_some += bool(expected)
     assert 100 < matched_some < len(texts)  # texts that match and texts that do not
+
+
+def test_text_triggers_vocabulary_answers_as_plain_search(monkeypatch):
+    # Big texts are first checked against their vocabulary: the answer must still be exactly
+    # "is the trigger a substring of the text", also where a trigger's runs sit next to other
+    # word characters, next to non-ASCII characters, or next to a lone surrogate.
+    import random
+
+    from lightmigrate.engine import triggers as triggers_module
+    from lightmigrate.rules import ALL_RULES, OPT_IN_RULES
+
+    rules = [*ALL_RULES, *OPT_IN_RULES]
+    distinct = sorted({t for r in rules for t in r.triggers})
+    pieces = distinct + ["x", "_", "é", "\ud800", "ﬁ", " ", "\n", "(", ".", "9"]
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 400))) for _ in range(400)]
+    texts += [t[1:-1] for t in distinct if len(t) > 2]  # a trigger cut short at either end
+    texts += [t.replace("_", "é") for t in distinct]
+    monkeypatch.setattr(triggers_module, "VOCABULARY_MIN_CHARS", 0)
+    triggers = triggers_module.TextTriggers(rules)
+    found = 0
+    for text in texts:
+        present = triggers.present(text)
+        assert present == {t: t in text for t in distinct}, text
+        assert triggers.matched(text) == frozenset(r.code for r in rules if r.may_apply(text))
+        found += sum(present.values())
+    assert 0 < found < len(texts) * len(distinct)
+
+
+def test_vocabulary_holds_each_word_once():
+    from lightmigrate.engine.triggers import vocabulary, word_runs
+
+    words = vocabulary("a.b(a_1, é9 b)\ud800x\n").split(b" ")
+    assert sorted(words) == [b"9", b"a", b"a_1", b"b", b"x"]
+    assert word_runs("def on_") == (b"def", b"on_")
+    assert word_runs(".log(") == (b"log",)
+    assert word_runs("((") == ()

@@ -14,11 +14,12 @@ would leave it (unchanged, nothing reported), so skipping it changes no output.
 """
 from __future__ import annotations
 
-from typing import Callable, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
+from lightmigrate.engine.triggers import TextTriggers
 from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
 from lightmigrate.project import (LazyEntry, ProjectIndex, is_yaml, lazy_entry, may_index_lazily, search_text,
                                   worth_indexing)
@@ -122,32 +123,6 @@ def survey(
 # What the prefilter found in one file: the codes of the rules whose text triggers match, or
 # None when nothing matches and the file has no marker (``needs_transform`` is False).
 Matched = Optional[FrozenSet[str]]
-
-
-class TextTriggers:
-    """The text triggers of ``rules`` (``Rule.may_apply``), asked about many texts at once:
-    each distinct trigger is searched once per text, shortest first, and a trigger that holds a
-    shorter one found absent is absent too, so it is not searched. Rules with a ``may_apply``
-    of their own are asked once one of their triggers is found."""
-
-    def __init__(self, rules: Sequence[Rule]) -> None:
-        self.plain = [(r.code, r.triggers) for r in rules if type(r).may_apply is Rule.may_apply]
-        self.custom = [r for r in rules if type(r).may_apply is not Rule.may_apply]
-        distinct = sorted({t for r in rules for t in r.triggers}, key=len)
-        self.order = [(t, tuple(s for s in distinct[:k] if s in t)) for k, t in enumerate(distinct)]
-
-    def matched(self, text: str, codes: Optional[Collection[str]] = None) -> FrozenSet[str]:
-        """The codes (among ``codes``; all when None) of the rules whose ``may_apply`` accepts ``text``."""
-        wanted = None if codes is None else frozenset(codes)
-        present: Dict[str, bool] = {}
-        for trigger, inside in self.order:
-            present[trigger] = (trigger in text) if not inside or all(present[s] for s in inside) else False
-        found = {code for code, triggers in self.plain
-                 if (wanted is None or code in wanted) and any(present[t] for t in triggers)}
-        # (a rule's own ``may_apply`` accepts only texts with one of its triggers: see Rule.triggers)
-        found.update(r.code for r in self.custom if (wanted is None or r.code in wanted)
-                     and any(present[t] for t in r.triggers) and r.may_apply(text))
-        return frozenset(found)
 
 
 # What the prefilter found in one file: ``Matched``, and the kinds some class of the file must
