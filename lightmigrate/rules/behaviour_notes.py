@@ -35,7 +35,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import class_kind, ensure_indexed, may_have_kind
-from lightmigrate.rules.gates import COMMENT, attribute_read
+from lightmigrate.rules.gates import COMMENT, attribute_read, word_at_start
 from lightmigrate.cst_walk import find_all
 from lightmigrate.cst_helpers import module_text, code_of
 
@@ -63,12 +63,12 @@ _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
 _RUNS = frozenset({"validate", "test", "predict"})
 # Gate tests: a ``seed_everything(`` call whose first argument is none or ``workers=`` (apply
 # notes only calls without a seed), and a ``return`` of nothing or of ``None``.
-_SEED_UNSEEDED = re.compile(rf"\bseed_everything(?:[\s\\)]|{COMMENT})*\((?:[\s\\]|{COMMENT})*(?:\)|workers\b)")
-_RETURN_NONE = re.compile(r"\breturn(?:[\s\\(]*None\b|[ \t]*(?:$|[#;\r\n\\]))", re.M)
+_SEED_UNSEEDED = re.compile(word_at_start("seed_everything") + rf"(?:[\s\\)]|{COMMENT})*\((?:[\s\\]|{COMMENT})*(?:\)|workers\b)")
+_RETURN_NONE = re.compile(word_at_start("return") + r"(?:[\s\\(]*None\b|[ \t]*(?:$|[#;\r\n\\]))", re.M)
 _EPOCH_END = frozenset({"on_train_epoch_end", "training_epoch_end"})
 _LOGS = frozenset({"log", "log_dict"})
 _MODULE = frozenset({"module"})
-_DEF_GET_METRICS = re.compile(r"\bdef[\s\\]+get_metrics\b")
+_DEF_GET_METRICS = re.compile(word_at_start("def") + r"[\s\\]+get_metrics\b")
 _FIT = frozenset({"fit"})
 _EVAL = frozenset({"eval"})
 

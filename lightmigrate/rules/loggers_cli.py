@@ -15,7 +15,7 @@ from lightmigrate.import_rewrite import add_imports, add_marker_once, collect, d
 from lightmigrate.import_table import GUIDE
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import DATAMODULE_NAMES
-from lightmigrate.rules.gates import COMMENT, import_path_words, imports_pl_root, may_import_pl_root
+from lightmigrate.rules.gates import COMMENT, import_path_words, imports_pl_root, may_import_pl_root, word_at_start
 
 CODE = "LM203"
 
@@ -49,7 +49,7 @@ def _called_classes(facts: FileFacts) -> FrozenSet[str]:
     return frozenset(found)
 # ``dims`` as a keyword argument: the name, then ``=`` (not ``==``), with anything Python allows
 # between them inside brackets (spaces, line breaks, comments, a backslash continuation).
-_DIMS_KEYWORD = re.compile(rf"\bdims\b(?:\s|\\|{COMMENT})*=(?!=)")
+_DIMS_KEYWORD = re.compile(word_at_start("dims") + rf"\b(?:\s|\\|{COMMENT})*=(?!=)")
 
 
 def _kw(name: str, value: cst.BaseExpression, like: Optional[cst.Arg] = None) -> cst.Arg:

@@ -397,7 +397,7 @@ def _optimize(p: Plan) -> cst.FunctionDef:
                      "once per accumulation window")
         lines += ["        " + z for z in zero]
     else:
-        lines.append(f"    # 1.x zeroed the gradients after the forward pass")
+        lines.append("    # 1.x zeroed the gradients after the forward pass")
         lines += ["    " + z for z in zero]
     lines.append("    if loss is not None:")
     if n > 1:

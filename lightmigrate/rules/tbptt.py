@@ -20,7 +20,7 @@ in the same file's Trainer arguments move into the module (manual optimization r
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -32,7 +32,6 @@ from lightmigrate.cst_helpers import (
     has_marker,
     append_statements,
     body_of,
-    drop_docstring,
     fresh_name,
     has_star_params,
     insert_before,
