@@ -279,13 +279,52 @@ def _matcher_types(matcher) -> Optional[frozenset]:
     return None
 
 
+def _preorder(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """Every node of ``node``'s tree but the trivia (``_is_trivia``), in visiting order."""
+    out: List[cst.CSTNode] = []
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        kids = [k for k in children(current) if not _is_trivia(type(k))]
+        stack.extend(reversed(kids))
+    return out
+
+
+# The trees searched so far (a rule often runs several searches over one module): id(root) ->
+# (root, its non-trivia nodes in visiting order, by type name, each with its position). A root
+# is kept alive while it is here, so its id stays its own; libcst trees are immutable, so what
+# was found under a root stays true. Emptied between files (``forget_masks``).
+_SEARCHED: Dict[int, Tuple[cst.CSTNode, Dict[str, List[Tuple[int, cst.CSTNode]]]]] = {}
+_MAX_SEARCHED = 64
+
+
+def _by_type(root: cst.CSTNode) -> Dict[str, List[Tuple[int, cst.CSTNode]]]:
+    """The nodes of ``root``'s tree by type name (worked out on its first search)."""
+    entry = _SEARCHED.get(id(root))
+    if entry is not None and entry[0] is root:
+        return entry[1]
+    if len(_SEARCHED) >= _MAX_SEARCHED:
+        _SEARCHED.clear()
+    index: Dict[str, List[Tuple[int, cst.CSTNode]]] = {}
+    for position, found in enumerate(_preorder(root)):
+        index.setdefault(type(found).__name__, []).append((position, found))
+    _SEARCHED[id(root)] = (root, index)
+    return index
+
+
 def find_all(node: cst.CSTNode, matcher) -> List[cst.CSTNode]:
     """``libcst.matchers.findall(node, matcher)`` (no metadata): the matching nodes of the
-    tree in visiting order, without rebuilding the tree."""
+    tree in visiting order, without rebuilding the tree. The tree is walked once: its nodes are
+    kept by type, and later searches of it look up the nodes of the matcher's types."""
     types = _matcher_types(matcher)
     if types is None:  # a predicate or metadata matcher: libcst does it
         return list(m.findall(node, matcher))
-    skip_trivia = not (types & _trivia_names())
+    if not types & _trivia_names():
+        lists = [part for part in map(_by_type(node).get, types) if part]
+        candidates = lists[0] if len(lists) == 1 else sorted(pair for part in lists for pair in part)
+        return [found for _, found in candidates if m.matches(found, matcher)]
+    # (the index leaves whitespace and punctuation out: a search for those walks them)
     found: List[cst.CSTNode] = []
     stack: List[cst.CSTNode] = [node]
     while stack:
@@ -293,10 +332,7 @@ def find_all(node: cst.CSTNode, matcher) -> List[cst.CSTNode]:
         if type(current).__name__ in types:
             if m.matches(current, matcher):
                 found.append(current)
-        kids = children(current)
-        if skip_trivia:
-            kids = [k for k in kids if not _is_trivia(type(k))]
-        stack.extend(reversed(kids))
+        stack.extend(reversed(children(current)))
     return found
 
 
@@ -334,9 +370,11 @@ def type_masks(root: cst.CSTNode) -> Dict[int, int]:
 
 
 def forget_masks() -> None:
-    """Drop every mask (and the trees they keep alive): the engine calls it between files."""
+    """Drop every mask and search index (and the trees they keep alive): the engine calls it
+    between files."""
     _MASKS.clear()
     _ROOTS.clear()
+    _SEARCHED.clear()
 
 
 def known_mask(node: cst.CSTNode) -> Optional[int]:

@@ -112,6 +112,26 @@ def test_find_all_matches_libcst_findall():
     assert find_all(cst.parse_module(SNIPPET), m.Name("os"))  # found something
 
 
+def test_find_all_answers_the_same_from_its_index():
+    # A tree's nodes are kept by type on its first search and looked up after: same nodes, same order,
+    # also for a matcher of two types whose nodes interleave, and for subtrees of a searched tree.
+    from lightmigrate import cst_walk
+
+    cst_walk.forget_masks()
+    mixed = m.Attribute() | m.Name() | m.Call()
+    for module in modules():
+        expected = [id(n) for n in m.findall(module, mixed)]
+        assert [id(n) for n in find_all(module, mixed)] == expected  # walked
+        assert cst_walk._SEARCHED[id(module)][0] is module
+        assert [id(n) for n in find_all(module, mixed)] == expected  # looked up
+        for cls in find_all(module, m.ClassDef())[:3]:
+            for _ in range(2):
+                assert [id(n) for n in find_all(cls, mixed)] == [id(n) for n in m.findall(cls, mixed)]
+    assert len(expected) > 50
+    cst_walk.forget_masks()
+    assert not cst_walk._SEARCHED
+
+
 def test_visitors_walk_cannot_emulate_go_to_libcst():
     class AttributeHook(cst.CSTVisitor):
         def __init__(self):
