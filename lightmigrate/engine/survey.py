@@ -35,6 +35,11 @@ FACTS, HOOK_FACTS = 1, 2
 # not sent back from the pool)
 Found = Union[Tuple[ProjectIndex, Optional[FileFacts], Optional[HookFacts]], LazyEntry]
 
+# How many times more the survey spends on a file it parses for its facts than on one it only
+# reads for the lazy index, per character (measured on the torch and lightning sources: about
+# 115 ns and 7 ns).
+PARSE_COST = 16
+
 # Below this much text the prefilter and the survey run in this process: a pool costs more
 # than it saves.
 PARALLEL_MIN_CHARS = 1_000_000
@@ -93,8 +98,10 @@ def survey(
     # unless a text search could miss one of its names. The searches run on the pool too.
     if jobs > 1 and sum(len(text) for text, _, _ in files) >= PARALLEL_MIN_CHARS:
         # Files go to the processes in chunks: one file's parse is too short to be worth a
-        # round trip of its own.
-        spans = sized_spans(files, lambda item: len(item[0]), jobs)
+        # round trip of its own. The chunks are cut to about equal work: a file parsed for its
+        # facts costs some PARSE_COST times what a file read only for the lazy index does (and
+        # those files often sit together, e.g. a whole package that imports Lightning).
+        spans = sized_spans(files, lambda item: len(item[0]) * (PARSE_COST if item[2] else 1), jobs)
         by_files = None if progress is None else \
             (lambda stage, done, total: progress(stage, spans[done - 1][1] if done else 0, len(files)))
         results = [r for part in map_in_order(_survey_span, spans, jobs, (files,), by_files, INDEX_STAGE,
