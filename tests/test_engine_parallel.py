@@ -220,3 +220,45 @@ def test_survey_on_the_pool_reports_progress_in_files(monkeypatch):
     survey_module.survey(files, 2, lambda stage, done, total: seen.append((stage, done, total)))
     assert seen[-1] == ("indexing", len(files), len(files)) and seen[0][1] == 0
     assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen) and len(seen) > 3
+
+
+def _collector_state(_item):
+    import gc
+
+    return gc.isenabled()
+
+
+def test_run_pauses_the_collector_and_workers_collect_between_items(tmp_path):
+    import gc
+
+    from lightmigrate.engine import parallel
+    from lightmigrate.rules.base import Rule
+
+    seen = []
+
+    class Probe(Rule):  # records the collector's state while the prefilter asks about a file
+        code, triggers = "LM999", ("x",)
+
+        def may_apply(self, text):
+            seen.append(gc.isenabled())
+            return "x" in text
+
+        def apply(self, module, ctx):
+            return module
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert gc.isenabled()
+    run([str(tmp_path)], [Probe()], Mode.CHECK)
+    assert seen and not any(seen) and gc.isenabled()  # paused during the run, as it was after
+    gc.disable()
+    try:
+        run([str(tmp_path)], [Probe()], Mode.CHECK)
+        assert not gc.isenabled()  # a caller's paused collector stays paused
+        # a worker forked from a run with the collector paused turns it back on, and pauses it
+        # only while it works on an item
+        parallel._init_worker(_collector_state, ())
+        assert gc.isenabled()
+        assert parallel._call_in_worker(None) is False
+        assert gc.isenabled()
+    finally:
+        gc.enable()

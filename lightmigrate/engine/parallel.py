@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import gc
 import os
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Any, Callable, Dict, Iterable, List, Optional, TypeVar
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -41,6 +42,9 @@ _worker_args: tuple = ()
 def _init_worker(func: Callable[..., Any], shared: tuple) -> None:
     global _worker_call, _worker_args
     _worker_call, _worker_args = func, shared
+    # The main process may have paused the collector for its run (``gc_paused``): a worker
+    # pauses it for each item only, so cycles an item leaves are collected between items.
+    gc.enable()
 
 
 def _call_in_worker(item: Any) -> Any:
@@ -48,18 +52,28 @@ def _call_in_worker(item: Any) -> Any:
     return call_without_gc(_worker_call, item, _worker_args)
 
 
-def call_without_gc(func: Callable[..., Any], item: Any, shared: tuple = ()) -> Any:
-    """``func(item, *shared)`` with the cyclic garbage collector paused. One file's work builds
-    large trees (``ast``, libcst) that hold no reference cycles and that reference counting
-    frees; while they grow, the collector would walk them over and over (measured: half of the
-    survey's time on a big tree). Anything cyclic left behind is collected once it runs again."""
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused for the block (as it was after). A run builds large
+    structures that hold no reference cycles and that reference counting frees (``ast`` and
+    libcst trees, the survey's results, the class index); while they grow, the collector would
+    walk them, and everything else alive, over and over (measured: half of the survey's time on
+    a big tree, and a quarter of the gates' in the main process, most of it in the ``ast``
+    parses of lazily indexed files). Anything cyclic left behind is collected once it runs
+    again."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return func(item, *shared)
+        yield
     finally:
         if enabled:
             gc.enable()
+
+
+def call_without_gc(func: Callable[..., Any], item: Any, shared: tuple = ()) -> Any:
+    """``func(item, *shared)`` with the cyclic garbage collector paused (``gc_paused``)."""
+    with gc_paused():
+        return func(item, *shared)
 
 
 def map_in_order(

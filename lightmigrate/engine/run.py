@@ -10,7 +10,7 @@ from lightmigrate.cst_walk import field_orders
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
 from lightmigrate.engine import notebook
-from lightmigrate.engine.parallel import TRANSFORM_STAGE, Progress, map_in_order
+from lightmigrate.engine.parallel import TRANSFORM_STAGE, Progress, gc_paused, map_in_order
 from lightmigrate.engine.source import (
     Source,
     encode_source,
@@ -115,7 +115,14 @@ def run(
     """Migrate every Python file under ``paths`` with ``rules`` (in order), on ``jobs``
     processes (the report is the same whatever ``jobs`` is). ``settings`` (a
     ``lightmigrate.config.Settings``) excludes files and switches rules off per file;
-    ``progress(stage, done, total)`` is called as files finish."""
+    ``progress(stage, done, total)`` is called as files finish. The cyclic garbage collector
+    is paused meanwhile (``gc_paused``)."""
+    with gc_paused():
+        return _run(paths, rules, mode, settings, jobs, progress)
+
+
+def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs: int,
+         progress: Optional[Progress]) -> RunReport:
     report = RunReport(mode)
     sources: List[Optional[Source]] = []  # parallel to report.files; None for failed reads
     for entry in discover(paths):
