@@ -15,7 +15,7 @@ from lightmigrate.gitguard import dirty_reason
 from lightmigrate.engine.parallel import default_jobs
 from lightmigrate.progress import progress_bar, wants_progress
 from lightmigrate.report import print_report, print_rules_table, rule_detail
-from lightmigrate.rules import ALL_RULES, OPT_IN_RULES, rules_by_code, select_rules
+from lightmigrate.rules import ALL_RULES, OPT_IN_RULES, rules_by_code
 from lightmigrate.rules.unified_imports import CODE as UNIFIED_IMPORTS_CODE
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from lightmigrate.facts import ast_nodes
+from lightmigrate.text_patterns import KEYWORD_GAP
 
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})
 CALLBACK_NAMES = frozenset(
@@ -133,6 +134,10 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
 
 
 _MANUAL_REJECTS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
+# What ``_trainer_settings`` needs in the text: one of those names as a keyword (before its
+# ``=``) or at the end of a string literal (a dict key).
+_MANUAL_REJECT_USE = re.compile(
+    "(?:" + "|".join(_MANUAL_REJECTS) + ")" + rf"""(?:['"]|{KEYWORD_GAP}=(?!=))""")
 
 
 def _trainer_settings(text: str, tree: Optional[ast.AST] = None) -> Dict[str, object]:
@@ -287,7 +292,10 @@ def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None) -> Tupl
     uses_dp = any(word in text for word in _DP_WORDS) and _DP.search(text) is not None
     trainer: Dict[str, object] = {}
     if "gradient_clip" in text or "accumulate_grad_batches" in text:
-        trainer = yaml_trainer_settings(text) if is_yaml(path) else _trainer_settings(text, tree)
+        if is_yaml(path):
+            trainer = yaml_trainer_settings(text)
+        elif _MANUAL_REJECT_USE.search(text):
+            trainer = _trainer_settings(text, tree)
     return uses_dp, trainer
 
 

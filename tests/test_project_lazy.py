@@ -191,3 +191,39 @@ def test_header_base_names_reads_odd_headers():
     assert header_base_names("class A:\n    pass\n") == frozenset()
     # ``class`` at the start of a line in a string, which no header parse can read: unknown
     assert header_base_names('"""\nclass Note(see: below) ' + "x: " * 30 + '\n"""\n') is None
+
+
+def test_trainer_settings_text_search_finds_every_setting_the_parse_finds():
+    # The index reads a file's Trainer settings that manual optimization rejects from its parse,
+    # only when a text search finds one of those names as a keyword or a string key.
+    import random
+
+    from lightmigrate.project import _MANUAL_REJECT_USE, _text_settings, _trainer_settings
+
+    rng = random.Random(2)
+    names = ["gradient_clip_val", "accumulate_grad_batches", "gradient_clip_algorithm", "max_epochs"]
+    gaps = ["", " ", "  # why\n", "\\\n", "\n"]
+    quotes = ["'", '"', '"' * 3, "'" * 3]
+    texts = []
+    for _ in range(3000):
+        name, gap, gap2, q = rng.choice(names), rng.choice(gaps), rng.choice(gaps), rng.choice(quotes)
+        texts += [f"t = {rng.choice(['Trainer', 'pl.Trainer', 'L.Trainer', 'f'])}({gap}{name}{gap2}={gap}1)\n",
+                  f"cfg = {{{gap}{q}{name}{q}{gap2}:{gap}2}}\n",
+                  f"x = dict({name}{gap2}=3)\nif y.{name}{gap}== 2:\n    pass\n"]
+    found = 0
+    for text in texts:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        settings = _trainer_settings(text, tree)
+        if settings:
+            found += 1
+            assert _MANUAL_REJECT_USE.search(text), text
+            assert _text_settings(text, "m.py", tree)[1] == settings
+    assert found > 50
+    # a name only read, or compared, is not a setting
+    assert _MANUAL_REJECT_USE.search("if trainer.gradient_clip_val == 0:\n    pass\n") is None
+    assert _text_settings("print(trainer.accumulate_grad_batches)\n", "m.py")[1] == {}
+    # a YAML config spells its settings "name: value"
+    assert _text_settings("trainer:\n  gradient_clip_val: 0.5\n", "c.yaml")[1] == {"gradient_clip_val": 0.5}

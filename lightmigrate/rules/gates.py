@@ -18,22 +18,7 @@ from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree
 from lightmigrate.project import CALLBACK_NAMES, LIGHTNING_IMPORT_ROOTS, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.class_edit import DATAMODULE_NAMES, class_kind
-
-# A comment, matched only whole (to the end of its line): in a repeated group, a comment that
-# could end anywhere can be split in exponentially many ways, and a failing search over a line
-# of many ``#`` would never end.
-COMMENT = r"#[^\r\n]*(?![^\r\n])"
-
-
-def word_at_start(word: str, not_after: str = r"\w") -> str:
-    r"""A regex for ``word`` where the character before it is not matched by ``not_after``
-    (by default: ``\bword`` for a word that starts with a word character). Written with the
-    literal first and the test behind it, so that the regex engine can jump from one occurrence
-    of the literal to the next: a pattern that starts with ``\b`` (or a lookbehind) is tried at
-    every position of the text, some thirty times slower on a big file."""
-    literal = re.escape(word)
-    return rf"{literal}(?<!{not_after}{literal})"
-
+from lightmigrate.text_patterns import COMMENT, word_at_start  # noqa: F401  (rules import them from here)
 
 # Whitespace, line continuations, closing parentheses and comments: what may stand between two
 # tokens of one expression (a comment only inside brackets, which is fine for a "may" test).
@@ -96,6 +81,13 @@ def attribute_assigned(text: str, attrs: FrozenSet[str], receivers: Receivers = 
     """Whether some ``<receiver>.attr = ...`` (plain assignment, one of ``attrs``) may be in ``text``."""
     names = "|".join(sorted(map(re.escape, attrs)))
     return re.search(_receiver(receivers) + "(?:" + names + r")\b" + _GAP + r"=(?!=)", text) is not None
+
+
+def attribute_of_assigned(text: str, owner: str, attrs: FrozenSet[str]) -> bool:
+    """Whether some ``<expr>.owner.attr = ...`` (plain assignment, ``attr`` one of ``attrs``)
+    may be in ``text``: ``owner`` (maybe in parentheses) then a dot and the attribute."""
+    names = "|".join(sorted(map(re.escape, attrs)))
+    return re.search(re.escape(owner) + _GAP + _DOT + "(?:" + names + r")\b" + _GAP + r"=(?!=)", text) is not None
 
 
 def string_key(text: str, keys: FrozenSet[str]) -> bool:

@@ -31,6 +31,7 @@ from lightmigrate.rules.gates import (
     COMMENT,
     attribute_assigned,
     attribute_compared,
+    attribute_of_assigned,
     attribute_read,
     trainer_call_names,
     imports_pl_root,
@@ -582,7 +583,7 @@ class TrainerApiRule(Rule):
             return True
         # ``<...>.fit_loop.min_steps = ...`` (a plain assignment; reading them is fine in 2.x)
         if "fit_loop" in attrs and ("min_steps" in attrs or "max_steps" in attrs) and \
-                attribute_assigned(text, _STEP_SETTERS):
+                attribute_of_assigned(text, "fit_loop", _STEP_SETTERS):
             return True
         # Everything else needs a Trainer expression: a name or attribute `trainer`, or a target
         # bound to a Lightning Trainer(...) call (`receivers` spells them out when needed).

@@ -163,6 +163,7 @@ class M(pl.LightningModule):
     "import pytorch_lightning as pl\nloop.fit_loop.max_steps = 3\n",
     "import pytorch_lightning as pl\nloop.fit_loop.max_steps = (  # set once\n    3)\nprint(loop.fit_loop.min_steps)\n",
     "import pytorch_lightning as pl\nx = self.trainer.fit_loop.epoch_loop.batch_loop\n",
+    "import pytorch_lightning as pl\n(loop.fit_loop  # the loop\n ).max_steps = 3\n",
     "from pytorch_lightning import Trainer\nt = Trainer()\nn = t.num_gpus\n",  # a name bound to a Trainer
     "from pytorch_lightning import Trainer\nt = Trainer()\nt.model = net\n",
     "import pytorch_lightning as pl\nself.tr = pl.Trainer()\nif self.tr.precision == '16':\n    pass\n",
@@ -189,6 +190,8 @@ def test_lm102_needed(text):
     # fit_loop.max_steps read (2.x still has it), or changed by augmented assignment (not marked)
     "import pytorch_lightning as pl\nif self.trainer.fit_loop.max_steps == -1:\n    steps = 0\n",
     "import pytorch_lightning as pl\nloop.fit_loop.min_steps += 1\n",
+    # min_steps/max_steps set on something else, while fit_loop's are only read
+    "import pytorch_lightning as pl\nself.max_steps = 3\nprint(self.trainer.fit_loop.min_steps)\n",
 ])
 def test_lm102_not_needed(text):
     check(LM102, text, False)
