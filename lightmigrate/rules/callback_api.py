@@ -36,7 +36,7 @@ from lightmigrate.cst_helpers import (
     positional_params,
     prepend_statements,
 )
-from lightmigrate.facts import file_facts
+from lightmigrate.facts import FileFacts, file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import (
@@ -50,7 +50,7 @@ from lightmigrate.rules.class_edit import (
     may_have_kind,
 )
 from lightmigrate.rules.epoch_end import _predict_results
-from lightmigrate.rules.gates import attribute_read, imports_pl_root, may_import_pl_root
+from lightmigrate.rules.gates import attribute_read, hook_facts, imports_pl_root, may_import_pl_root
 from lightmigrate.rules.marking import StatementMarker
 from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
 
@@ -236,6 +236,16 @@ def _imports_base(module: cst.Module) -> bool:
     return "callbacks.ProgressBarBase" in module_text(module)
 
 
+def _old_predict_end(text: str, facts: FileFacts) -> bool:
+    """Whether some ``def on_predict_epoch_end`` may have the 1.x signature ``_Fix`` changes
+    (a fourth positional parameter without a default)."""
+    if "on_predict_epoch_end" not in facts.defs:
+        return False
+    found = hook_facts(text)
+    return found is None or any(len(s.positional) == 4 and not s.defaults[3]
+                                for s in found.signatures.get("on_predict_epoch_end", ()))
+
+
 class CallbackApiRule(Rule):
     code = CODE
     name = "callback-api"
@@ -361,7 +371,7 @@ finder = LearningRateFinder(update_attr=True)
         if not _FIXED_IMPORTS.isdisjoint(facts.imported):
             return True
         # _Fix: methods of a Lightning callback class of this file
-        return ("on_predict_epoch_end" in facts.defs or not _MEMBER_ATTRS.isdisjoint(facts.attributes)) and \
+        return (_old_predict_end(text, facts) or not _MEMBER_ATTRS.isdisjoint(facts.attributes)) and \
             may_have_kind(ctx, _CALLBACK_KIND)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

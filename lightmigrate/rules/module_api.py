@@ -276,8 +276,8 @@ best = Net.load_from_checkpoint("best.ckpt")
         facts = file_facts(text)
         if not facts.parsed or not ctx.project.has_path(ctx.path):  # apply indexes the file
             return True
-        # M21: a call of ``<...>.from_compiled`` / ``to_uncompiled``
-        if not _COMPILED.isdisjoint(facts.calls):
+        # M21: a call of ``<...>.from_compiled`` / ``to_uncompiled`` (an attribute, called)
+        if not _COMPILED.isdisjoint(facts.calls & facts.attributes):
             return True
         # M23: ``<name>.load_from_checkpoint(...)`` in a file that imports Lightning
         if "load_from_checkpoint" in facts.calls and imports_pl_root(facts) and _may_load_on_instance(text, facts):

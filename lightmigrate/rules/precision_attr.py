@@ -24,6 +24,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import HOOK_KINDS as KINDS, KindTransformer, ensure_indexed, may_have_kind
 from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
+from lightmigrate.rules.gates import attribute_read, hook_facts
 
 CODE = "LM304"
 VALUES: Dict[Union[int, str], str] = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true",
@@ -170,6 +171,21 @@ def _rewrite(func: cst.FunctionDef, method: _Method) -> cst.FunctionDef:
     return func
 
 
+def _param_precision_read(text: str) -> bool:
+    """Whether some ``NAME.precision`` may be in ``text`` where NAME is the first or third
+    positional parameter of a method of some class (``_Fix`` reads the first in a
+    LightningModule, the third, ``pl_module``, in a Callback)."""
+    found = hook_facts(text)
+    if found is None:
+        return True
+    receivers = frozenset(sig.positional[i] for _, methods in found.class_methods for _, sig in methods
+                          for i in (0, 2) if len(sig.positional) > i)
+    return bool(receivers) and attribute_read(text, _PRECISION, receivers)
+
+
+_PRECISION = frozenset({"precision"})
+
+
 class PrecisionAttrRule(Rule):
     code = CODE
     name = "module-precision"
@@ -261,7 +277,7 @@ class Model(pl.LightningModule):
         facts = file_facts(text)
         if not facts.parsed:
             return True
-        return "precision" in facts.attributes and may_have_kind(ctx, KINDS)
+        return "precision" in facts.attributes and may_have_kind(ctx, KINDS) and _param_precision_read(text)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         ensure_indexed(module, ctx)

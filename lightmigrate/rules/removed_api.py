@@ -392,7 +392,16 @@ def _may_offend_here(node: ast.AST, aliases: Dict[str, Set[str]]) -> bool:
         head, _, rest = dotted.partition(".")
         return any(lookup_name(path + ("." + rest if rest else "")) is not None for path in aliases.get(head, ()))
     if isinstance(node, ast.Call):
-        return any(k.arg in TRAINER_KWARGS for k in node.keywords)
+        if not any(k.arg in TRAINER_KWARGS for k in node.keywords):
+            return False
+        # ``_Marker`` looks at the keywords of calls of a Lightning ``...Trainer`` reached
+        # through an import alias only
+        dotted = ast_dotted(node.func)
+        if dotted is None:
+            return True
+        head, _, rest = dotted.partition(".")
+        return any((path + ("." + rest if rest else "")).rsplit(".", 1)[-1] == "Trainer"
+                   for path in aliases.get(head, ()))
     return False
 
 

@@ -113,6 +113,10 @@ CASES = [
     ("LM090", "import pytorch_lightning as pl\n\n\ndef f(model):\n    return model.root_gpu\n", {}, True, False, False),
     ("LM090", "import pytorch_lightning as pl\n\n\nclass Foo:\n    pass\n\n\nx = Foo(gpus=1)\n", {}, True, False, False),
     ("LM090", "from mylib import Trainer\n\nt = Trainer(gpus=1)\n", {}, True, False, False),
+    ("LM090", "import pytorch_lightning as pl\n\nt = (pl.Trainer  # one\n     )(gpus=1)\n", {}, True, True, True),
+    # a Trainer argument's name passed to something else, in a file that imports Lightning
+    ("LM090", "def f(self, trainer):\n    set_threads(num_processes=self.n)\n"
+              "    return self.model.root_gpu, trainer\n", {}, True, False, False),
     # statements another rule marked already are left alone
     ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser):\n    # TODO(lightmigrate): LM101 gone\n"
               "    return pl.Trainer.add_argparse_args(parser)\n", {}, True, False, False),
@@ -156,6 +160,11 @@ CASES = [
               "        return me.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
     ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\nnet.load_from_checkpoint('x.ckpt')\n",
      {}, True, True, True),
+    # the functions of 2.x's utilities.compile, called by their names, are left alone
+    ("LM308", "import pytorch_lightning as pl\nfrom pytorch_lightning.utilities.compile import from_compiled\n\n"
+              "m = from_compiled(torch.compile(net))\n", {}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(torch.compile(net))\n",
+     {}, True, True, True),
     # --- LM307 --------------------------------------------------------------------------------
     ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
               "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
@@ -166,6 +175,16 @@ CASES = [
     ("LM307", "import pytorch_lightning as pl\nfrom base import Base\n\n\nclass C(Base):\n"
               "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
      {"base.py": "class Base:\n    pass\n"}, True, False, False),
+    # the 2.x signature (or an outputs parameter with a default) is left as it is
+    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
+              "    def on_predict_epoch_end(self, trainer, pl_module):\n        pass\n",
+     {"base.py": CALLBACK_BASE}, True, False, False),
+    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
+              "    def on_predict_epoch_end(self, trainer, pl_module, outputs=None):\n        pass\n",
+     {"base.py": CALLBACK_BASE}, True, False, False),
+    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
+              "    def on_predict_epoch_end(self, trainer, pl_module, /, outputs):\n        pass\n",
+     {"base.py": CALLBACK_BASE}, True, True, True),
     ("LM307", "from pytorch_lightning.callbacks import LearningRateFinder\n\nf = LearningRateFinder(min_lr=1e-5)\n",
      {}, True, True, True),
     ("LM307", "from pytorch_lightning.callbacks.progress.base import ProgressBarBase as PBB\n", {}, True, True, True),

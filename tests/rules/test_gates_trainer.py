@@ -343,6 +343,24 @@ def test_lm304_callback_and_no_attribute():
     assert not _acts(LM304, no_read)
 
 
+
+def test_lm304_needs_the_precision_of_a_methods_receiver():
+    # another object's precision, in a callback and in a module, is left alone
+    plugin = ("import pytorch_lightning as pl\n\n\nclass P(pl.Callback):\n"
+              "    def on_fit_start(self, trainer, pl_module):\n        return trainer.strategy.precision_plugin\n\n\n"
+              "def dtype(plugin):\n    return plugin.precision\n")
+    other = ("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
+             "    def forward(self, cfg):\n        return 1 if cfg.precision == 16 else 2\n")
+    for text in (plugin, other):
+        assert not _needed(LM304, text)
+        assert not _acts(LM304, text)
+    # a receiver of any name, in parentheses, across lines
+    odd = ("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
+           "    def forward(this, x):\n        return x if (this  # me\n                 ).precision == 16 else x\n")
+    assert _needed(LM304, odd)
+    assert _acts(LM304, odd)
+
+
 # --- LM309 ------------------------------------------------------------------------------------
 
 LM309 = BehaviourNotesRule()
