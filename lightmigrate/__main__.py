@@ -1,3 +1,3 @@
-from lightmigrate.cli import main
+from lightmigrate.cli import run_main
 
-main(prog_name="lightmigrate")
+run_main()

@@ -16,6 +16,7 @@ RENAMED = HOOK.replace("training_epoch_end", "on_train_epoch_end")
 VALID = "class V:\n    def validation_epoch_end(self, o):\n        pass\n"
 SCRIPT = Path(sys.executable).with_name("lightmigrate")
 TESTS = Path(__file__).parent
+ROOT = TESTS.parent
 
 
 def use_rules(monkeypatch, rules):
@@ -194,6 +195,23 @@ def test_script_syntax_error_and_markers(script, tmp_path):
     assert result.stderr.startswith("bad.py:1:5: syntax error: '(' was never closed\n")
     assert "old.py:1:10: LM001 [marker] still to do" in result.stdout
     assert result.stdout.splitlines()[-1] == "2 files scanned, 0 would change, 1 failed, 1 marker left"
+
+
+def test_script_output_is_whole_though_the_process_ends_at_once(script, tmp_path, monkeypatch):
+    # The console script ends its process without the usual teardown: everything it printed,
+    # here a diff of the whole corpus to a pipe, must still be there, with the exit status.
+    import shutil
+
+    shutil.copytree(ROOT / "corpus", tmp_path / "corpus")
+    result = script("rewrite", "--diff", "corpus", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    expected = CliRunner().invoke(cli.main, ["rewrite", "--diff", "corpus"])
+    assert result.returncode == expected.exit_code == 1
+    assert len(result.stdout) > 50_000
+    assert result.stdout == expected.stdout
+    # click's own exits keep their status and message
+    usage = script("rewrite", "--diff", "--check", "corpus", cwd=tmp_path)
+    assert usage.returncode == 2 and "cannot be used together" in usage.stderr
 
 
 def test_python_dash_m_with_toy_rules(tmp_path):
