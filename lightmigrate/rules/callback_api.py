@@ -256,6 +256,7 @@ class CallbackApiRule(Rule):
              "QuantizationAwareTraining, LearningRateFinder, LightningDataModule argparse; PRs 16655, 16539, "
              "17058, 16760, 16695, 16192, 16750, 16462, 16708)")
     safety = Safety.PRESERVING
+    gate_reads_hook_facts = True
     triggers = ("on_predict_epoch_end", "ProgressBarBase", "_batch_idx", "main_progress_bar",
                 "get_standard_metrics", "QuantizationAwareTraining", "LearningRateFinder", "argparse_args",
                 "BatchSizeFinder", "scale_batch_size")

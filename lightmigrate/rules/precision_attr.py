@@ -195,6 +195,7 @@ class PrecisionAttrRule(Rule):
              "PR 16203)")
     safety = Safety.PRESERVING
     triggers = (".precision",)
+    gate_reads_hook_facts = True
     description = (
         "Lightning 2.x removed `LightningModule.precision` (1.9 copied the Trainer's precision onto the module as "
         "16/32/64 or \"bf16\"); `self.trainer.precision` is a string such as \"32-true\" or \"16-mixed\". "
