@@ -279,14 +279,17 @@ def _matcher_types(matcher) -> Optional[frozenset]:
     return None
 
 
-def _preorder(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """Every node of ``node``'s tree but the trivia (``_is_trivia``), in visiting order."""
+def _preorder(node: cst.CSTNode, trivia: bool = False) -> List[cst.CSTNode]:
+    """Every node of ``node``'s tree, in visiting order; the trivia (``_is_trivia``) only when
+    ``trivia`` is true."""
     out: List[cst.CSTNode] = []
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
         out.append(current)
-        kids = [k for k in children(current) if not _is_trivia(type(k))]
+        kids = children(current)
+        if not trivia:
+            kids = [k for k in kids if not _is_trivia(type(k))]
         stack.extend(reversed(kids))
     return out
 
@@ -325,15 +328,7 @@ def find_all(node: cst.CSTNode, matcher) -> List[cst.CSTNode]:
         candidates = lists[0] if len(lists) == 1 else sorted(pair for part in lists for pair in part)
         return [found for _, found in candidates if m.matches(found, matcher)]
     # (the index leaves whitespace and punctuation out: a search for those walks them)
-    found: List[cst.CSTNode] = []
-    stack: List[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if type(current).__name__ in types:
-            if m.matches(current, matcher):
-                found.append(current)
-        stack.extend(reversed(children(current)))
-    return found
+    return [n for n in _preorder(node, trivia=True) if type(n).__name__ in types and m.matches(n, matcher)]
 
 
 # --- transformers that skip subtrees they cannot change ----------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from lightmigrate.facts import ast_nodes
-from lightmigrate.text_patterns import KEYWORD_GAP
+from lightmigrate.text_patterns import KEYWORD_GAP, one_of
 
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})
 CALLBACK_NAMES = frozenset(
@@ -136,8 +136,7 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
 _MANUAL_REJECTS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
 # What ``_trainer_settings`` needs in the text: one of those names as a keyword (before its
 # ``=``) or at the end of a string literal (a dict key).
-_MANUAL_REJECT_USE = re.compile(
-    "(?:" + "|".join(_MANUAL_REJECTS) + ")" + rf"""(?:['"]|{KEYWORD_GAP}=(?!=))""")
+_MANUAL_REJECT_USE = re.compile(one_of(_MANUAL_REJECTS) + rf"""(?:['"]|{KEYWORD_GAP}=(?!=))""")
 
 
 def _trainer_settings(text: str, tree: Optional[ast.AST] = None) -> Dict[str, object]:

@@ -25,3 +25,8 @@ def word_at_start(word: str, not_after: str = r"\w") -> str:
     every position of the text, some thirty times slower on a big file."""
     literal = re.escape(word)
     return rf"{literal}(?<!{not_after}{literal})"
+
+
+def one_of(words) -> str:
+    """A regex group matching any of ``words`` (as literals)."""
+    return "(?:" + "|".join(sorted(map(re.escape, words))) + ")"

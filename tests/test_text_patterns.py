@@ -21,3 +21,13 @@ def test_word_at_start_says_what_a_leading_word_boundary_says():
     assert hits > 1000
     assert re.search(word_at_start("dims"), "xdims = 1") is None
     assert re.search(word_at_start("dims"), "dims = 1").span() == (0, 4)
+
+
+def test_one_of_matches_each_word_as_a_literal():
+    import re
+
+    from lightmigrate.text_patterns import one_of
+
+    pattern = re.compile(one_of({"a.b", "x"}) + "=")
+    assert pattern.fullmatch("a.b=") and pattern.fullmatch("x=")
+    assert pattern.search("aXb=") is None  # the dot is a literal dot

@@ -59,25 +59,18 @@ class TextTriggers:
     def present(self, text: str) -> Dict[str, bool]:
         """Each distinct trigger -> whether ``text`` holds it."""
         vocab = vocabulary(text) if len(text) >= VOCABULARY_MIN_CHARS else None
-        in_vocab: Dict[bytes, bool] = {}
+        in_vocab: Dict[bytes, bool] = {}  # each run searched in the vocabulary once
+
+        def known(run: bytes) -> bool:
+            found = in_vocab.get(run)
+            if found is None:
+                found = in_vocab[run] = run in vocab  # type: ignore[operator]
+            return found
+
         present: Dict[str, bool] = {}
         for trigger, inside, runs in self.order:
-            if inside and not all(present[s] for s in inside):
-                present[trigger] = False
-                continue
-            if vocab is not None:
-                for run in runs:
-                    found = in_vocab.get(run)
-                    if found is None:
-                        found = in_vocab[run] = run in vocab
-                    if not found:
-                        break
-                else:
-                    present[trigger] = trigger in text
-                    continue
-                present[trigger] = False
-                continue
-            present[trigger] = trigger in text
+            present[trigger] = (all(present[s] for s in inside) and (vocab is None or all(map(known, runs)))
+                                and trigger in text)
         return present
 
     def matched(self, text: str, codes: Optional[Collection[str]] = None) -> FrozenSet[str]:

@@ -18,7 +18,7 @@ from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree
 from lightmigrate.project import CALLBACK_NAMES, LIGHTNING_IMPORT_ROOTS, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.class_edit import DATAMODULE_NAMES, class_kind
-from lightmigrate.text_patterns import COMMENT, word_at_start  # noqa: F401  (rules import them from here)
+from lightmigrate.text_patterns import COMMENT, one_of, word_at_start  # noqa: F401  (rules import them from here)
 
 # Whitespace, line continuations, closing parentheses and comments: what may stand between two
 # tokens of one expression (a comment only inside brackets, which is fine for a "may" test).
@@ -67,8 +67,7 @@ def _receiver(receivers: Receivers) -> str:
 
 def attribute_read(text: str, attrs: FrozenSet[str], receivers: Receivers = None) -> bool:
     """Whether some ``<receiver>.attr`` (one of ``attrs``) may be in ``text``."""
-    names = "|".join(sorted(map(re.escape, attrs)))
-    return re.search(_receiver(receivers) + "(?:" + names + r")\b", text) is not None
+    return re.search(_receiver(receivers) + one_of(attrs) + r"\b", text) is not None
 
 
 def attribute_compared(text: str, attr: str, receivers: Receivers = None) -> bool:
@@ -77,23 +76,24 @@ def attribute_compared(text: str, attr: str, receivers: Receivers = None) -> boo
                      text) is not None
 
 
+# the end of an assignment's target: the attribute's name ends, then ``=`` (not ``==``)
+_ASSIGNED = r"\b" + _GAP + r"=(?!=)"
+
+
 def attribute_assigned(text: str, attrs: FrozenSet[str], receivers: Receivers = None) -> bool:
     """Whether some ``<receiver>.attr = ...`` (plain assignment, one of ``attrs``) may be in ``text``."""
-    names = "|".join(sorted(map(re.escape, attrs)))
-    return re.search(_receiver(receivers) + "(?:" + names + r")\b" + _GAP + r"=(?!=)", text) is not None
+    return re.search(_receiver(receivers) + one_of(attrs) + _ASSIGNED, text) is not None
 
 
 def attribute_of_assigned(text: str, owner: str, attrs: FrozenSet[str]) -> bool:
     """Whether some ``<expr>.owner.attr = ...`` (plain assignment, ``attr`` one of ``attrs``)
     may be in ``text``: ``owner`` (maybe in parentheses) then a dot and the attribute."""
-    names = "|".join(sorted(map(re.escape, attrs)))
-    return re.search(re.escape(owner) + _GAP + _DOT + "(?:" + names + r")\b" + _GAP + r"=(?!=)", text) is not None
+    return re.search(re.escape(owner) + _GAP + _DOT + one_of(attrs) + _ASSIGNED, text) is not None
 
 
 def string_key(text: str, keys: FrozenSet[str]) -> bool:
     """Whether one of ``keys`` may be a string literal followed by ``:`` (a dict key)."""
-    names = "|".join(sorted(map(re.escape, keys)))
-    return re.search(r"""['"](?:""" + names + r""")['"]+""" + _GAP + ":", text) is not None
+    return re.search(r"""['"]""" + one_of(keys) + r"""['"]+""" + _GAP + ":", text) is not None
 
 
 # ---------------------------------------------------------------------------------------------
