@@ -32,6 +32,15 @@ BY_CODE = {r.code: r for r in GROUP}
 
 LIGHTNING_BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
 CALLBACK_BASE = "from pytorch_lightning.callbacks import Callback\n\n\nclass BaseCallback(Callback):\n    pass\n"
+
+
+def predict_end(params: str, base: str = "BaseCallback") -> str:
+    """A file whose class, based on ``base`` (imported from base.py), defines
+    ``on_predict_epoch_end(self, trainer, pl_module<params>)``."""
+    return (f"import pytorch_lightning as pl\nfrom base import {base}\n\n\nclass C({base}):\n"
+            f"    def on_predict_epoch_end(self, trainer, pl_module{params}):\n        pass\n")
+
+
 DATAMODULE_BASE = "import lightning.pytorch as pl\n\n\nclass BaseDM(pl.LightningDataModule):\n    pass\n"
 
 ITER_STEP = '''\
@@ -166,24 +175,18 @@ CASES = [
     ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(torch.compile(net))\n",
      {}, True, True, True),
     # --- LM307 --------------------------------------------------------------------------------
-    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
-              "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
+    ("LM307", predict_end(", outputs"),
      {"base.py": CALLBACK_BASE}, True, True, True),
-    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
-              "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
+    ("LM307", predict_end(", outputs"),
      {"base.py": CALLBACK_BASE}, False, True, True),
-    ("LM307", "import pytorch_lightning as pl\nfrom base import Base\n\n\nclass C(Base):\n"
-              "    def on_predict_epoch_end(self, trainer, pl_module, outputs):\n        pass\n",
+    ("LM307", predict_end(", outputs", base="Base"),
      {"base.py": "class Base:\n    pass\n"}, True, False, False),
     # the 2.x signature (or an outputs parameter with a default) is left as it is
-    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
-              "    def on_predict_epoch_end(self, trainer, pl_module):\n        pass\n",
+    ("LM307", predict_end(""),
      {"base.py": CALLBACK_BASE}, True, False, False),
-    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
-              "    def on_predict_epoch_end(self, trainer, pl_module, outputs=None):\n        pass\n",
+    ("LM307", predict_end(", outputs=None"),
      {"base.py": CALLBACK_BASE}, True, False, False),
-    ("LM307", "import pytorch_lightning as pl\nfrom base import BaseCallback\n\n\nclass C(BaseCallback):\n"
-              "    def on_predict_epoch_end(self, trainer, pl_module, /, outputs):\n        pass\n",
+    ("LM307", predict_end(", /, outputs"),
      {"base.py": CALLBACK_BASE}, True, True, True),
     ("LM307", "from pytorch_lightning.callbacks import LearningRateFinder\n\nf = LearningRateFinder(min_lr=1e-5)\n",
      {}, True, True, True),
