@@ -9,7 +9,9 @@ API rules'.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
@@ -280,6 +282,37 @@ def hook_facts(text: str) -> Optional[HookFacts]:
     tree = parse_tree(text)
     found = None if tree is None else _hook_facts(tree)
     remember_hook_facts(text, found)
+    return found
+
+
+def def_parameter_names(text: str, name: str) -> Optional[List[str]]:
+    """Every name in the parameter lists of the ``def NAME(...)`` headers of ``text`` (parameter
+    names, and the names in their annotations and defaults): a superset of the parameters of
+    each function called ``name`` that Python's ``ast`` finds. None when a header could not be
+    read to its closing parenthesis (a "may" test then needs the file). Each header is read
+    with ``tokenize``, from its ``def`` to its closing parenthesis only; an occurrence that is
+    no header (in a string or a comment) may add names, never take one away."""
+    found: List[str] = []
+    pattern = re.compile(word_at_start("def") + r"[\s\\]+" + re.escape(name) + r"\b")
+    for match in pattern.finditer(text):
+        lines = io.StringIO(text[match.start():]).readline
+        depth = 0
+        try:
+            for i, token in enumerate(tokenize.generate_tokens(lines)):
+                if i < 2:
+                    continue  # ``def`` and the name
+                if token.type == tokenize.OP and token.string in "([{":
+                    depth += 1
+                elif token.type == tokenize.OP and token.string in ")]}":
+                    depth -= 1
+                elif token.type == tokenize.NAME and depth:
+                    found.append(token.string)
+                if depth == 0:
+                    break  # the closing parenthesis, or no ``(`` after the name: not a header
+            else:
+                return None
+        except (tokenize.TokenError, SyntaxError):
+            return None
     return found
 
 

@@ -28,6 +28,7 @@ shared with the step through ``nonlocal``. Any other shape is marked.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
@@ -53,7 +54,8 @@ from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import LIGHTNING_HOOK_HINTS, ClassEditor, migrate_classes
 from lightmigrate.cst_walk import transform, PrunedTransformer, walk
-from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_migrate_candidates
+from lightmigrate.rules.gates import (def_parameter_names, hook_facts, hooks_gate_facts, hooks_migrate_candidates,
+                                      one_of, word_at_start)
 
 CODE = "LM004"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -62,9 +64,9 @@ STEP_FLAGS = ("optimizer_idx", "optimizer_closure", "on_tpu", "using_native_amp"
 MODULE_HOOKS = frozenset({"optimizer_step", "optimizer_zero_grad", "lr_scheduler_step",
                           "configure_gradient_clipping", "on_before_optimizer_step", "backward"})
 CALLBACK_HOOKS = frozenset({"on_before_optimizer_step", "finetune_function"})
-# A text the gate may need has one of these (see OptimizerHooksRule.may_need).
-_GATE_WORDS = ("optim", *sorted(IDX_NAMES), "training_step", "lr_scheduler_step", "configure_gradient_clipping",
-               *sorted(CALLBACK_HOOKS))
+# A ``def`` of one of these: the gate needs one, a toggle or a manual step (OptimizerHooksRule.may_need).
+_HOOK_DEF = re.compile(word_at_start("def") + r"[\s\\]+(" + one_of(MODULE_HOOKS | CALLBACK_HOOKS | {"training_step"})
+                       + r")\b")
 UNKNOWN_CLASS = ("looks like a Lightning 1.x optimizer hook with `optimizer_idx`, but the class is not "
                  "recognisably a LightningModule; migrate it by hand if it is one")
 AMP_EXPR = 'self.trainer.precision in ("16-mixed", "bf16-mixed")'
@@ -882,10 +884,21 @@ class Model(pl.LightningModule):
     )
 
     def may_need(self, text: str) -> bool:
-        # The gate needs a 1.x hook signature (every name in MODULE_HOOKS but backward has
-        # "optim" in it, and backward's plan needs an optimizer or index parameter), a toggle or
-        # manual step (optim), a training_step, or a callback hook of CALLBACK_HOOKS.
-        return any(word in text for word in _GATE_WORDS)
+        # The gate needs a toggle, a manual step, a def of training_step, or a def of a hook of
+        # MODULE_HOOKS or CALLBACK_HOOKS. With none of the first three, it needs a hook with a
+        # 1.x signature (or a callback hook with five parameters); a ``backward`` has one only
+        # with "optim" in its third parameter's name or an index name as its fourth (and
+        # ``backward`` is a common name: autograd functions define it).
+        if "toggle_optimizer" in text or "automatic_optimization = False" in text \
+                or "def automatic_optimization" in text:
+            return True
+        hooks = {match.group(1) for match in _HOOK_DEF.finditer(text)}
+        if hooks - {"backward"}:
+            return True
+        if not hooks:
+            return False
+        names = def_parameter_names(text, "backward")
+        return names is None or any("optim" in n or n in IDX_NAMES for n in names)
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         facts = hooks_gate_facts(text, ctx)

@@ -5,13 +5,16 @@ subclasses of project classes defined in other files, files the index has not se
 
 from __future__ import annotations
 
+import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 from gate_checks import gate_says, walk_acts
 
 from lightmigrate.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
+from lightmigrate.rules.gates import def_parameter_names
 from lightmigrate.rules.dataloader_idx import DataloaderIdxRule
 from lightmigrate.rules.dead_hooks import DeadHooksRule
 from lightmigrate.rules.epoch_end import EpochEndRule
@@ -330,6 +333,74 @@ def test_lm004_text_gate_lets_through_every_file_the_gate_needs():
         """}
     assert needed("LM004", "child.py", files)
     assert "optim" not in files["child.py"]
+
+
+def test_def_parameter_names_holds_every_parameter_ast_finds():
+    """For every function of the corpus and of this package, the names read from its headers
+    include each parameter Python's ``ast`` finds."""
+    root = Path(__file__).resolve().parents[2]
+    checked = 0
+    for path in sorted([*root.joinpath("corpus").rglob("*.py"), *root.joinpath("lightmigrate").rglob("*.py")]):
+        text = path.read_text(encoding="utf-8")
+        params: dict = {}
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                params.setdefault(node.name, set()).update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        for name, expected in params.items():
+            found = def_parameter_names(text, name)
+            assert found is not None and expected <= set(found), (path, name)
+            checked += 1
+    assert checked > 1000
+
+
+def test_def_parameter_names_reads_only_the_header():
+    text = "def f(a, b: Dict[str, int] = g(')'), *c, d=1, **e) -> int:\n    z = 1\nx = 'def f(q)'\n"
+    assert def_parameter_names(text, "f") == ["a", "b", "Dict", "str", "int", "g", "c", "d", "e", "q"]
+    assert def_parameter_names("def f\n", "f") == []  # not a header: no parenthesis
+    assert def_parameter_names("def f(a,\n", "f") is None  # unreadable: the file may need the rule
+    assert def_parameter_names("undef f(a)\n", "f") == []
+
+
+def test_lm004_text_gate_reads_the_parameters_of_backward():
+    """``may_need`` lets a ``def backward`` through only with a parameter the 1.x plan needs
+    ("optim" in a name, or an index name); the other hooks' defs, toggles and manual steps
+    always. Each case that passes has a gate that needs it."""
+    rule = BY_CODE["LM004"]
+    autograd = "class F:\n    def backward(ctx, grad_output):\n        return grad_output\n"
+    assert not rule.may_need(autograd)
+    assert rule.may_need(autograd.replace("grad_output)", "loss, optimizer, optimizer_idx)"))
+    # the third parameter's name has "optim" in it; the index may be called opt_idx
+    assert rule.may_need("def backward(self, loss, optim):\n    pass\n")
+    assert rule.may_need("def backward(self, loss, opt, opt_idx):\n    pass\n")
+    # a header over several lines, a default with a parenthesis in a string, a comment
+    assert rule.may_need("def backward(\n    self,  # ) here\n    loss=f(')'),\n    optimizer=None,\n):\n    pass\n")
+    # "optim" after the header does not count, nor a def of another name
+    assert not rule.may_need("def backward(ctx, g):\n    optimizer = 1\ndef step(self, optimizer):\n    pass\n")
+    for other in ("def training_step(self, batch):", "def optimizer_step(self, *args):",
+                  "async def lr_scheduler_step(self, s):", "def \\\n    finetune_function(self):"):
+        assert rule.may_need(other + "\n    pass\n"), other
+    for text in ("self.toggle_optimizer(opt)\n", "automatic_optimization = False\n",
+                 "def automatic_optimization(self):\n    return False\n"):
+        assert rule.may_need(text), text
+    assert not rule.may_need("optimizer = torch.optim.SGD(params)\nloss.backward()\n")
+
+
+def test_lm004_a_backward_header_that_cannot_be_read_lets_the_file_through():
+    assert BY_CODE["LM004"].may_need("def backward(self, loss,\n")
+
+
+def test_lm004_backward_with_an_old_signature_in_an_unrecognised_class_is_marked():
+    """Where the text gate reads a ``backward`` header as 1.x, the gate needs the file too."""
+    files = {"u.py": """\
+        from mystery import Base
+
+
+        class M(Base):
+            def backward(self, loss, optimizer, optimizer_idx):
+                loss.backward()
+        """}
+    check("LM004", "u.py", files, True)
+    assert BY_CODE["LM004"].may_need(_files(files)["u.py"])
 
 
 # ---------------------------------------------------------------------------------------------
