@@ -72,10 +72,23 @@ def attribute_read(text: str, attrs: FrozenSet[str], receivers: Receivers = None
     return re.search(_receiver(receivers) + one_of(attrs) + r"\b", text) is not None
 
 
+# A comparison operator (``not in``, ``is not`` included; not ``<<`` or ``>>``).
+_COMPARE_OP = rf"(?:==|!=|<=|>=|<(?!<)|>(?!>)|in\b|not(?:[\s\\]|{COMMENT})+in\b|is\b)"
+# What may follow the operator when the comparison cannot be one ``attribute_compared`` looks
+# for: a name or dotted name alone as the comparator, followed by something no comparison chain
+# continues with (a ``:``, a closing bracket, a comma, ``;``, ``and``/``or``/``if``/``else``/``for``,
+# or the end of the text).
+_NAME_COMPARATOR = re.compile(
+    rf"(?:[\s\\]|{COMMENT})*[^\W\d]\w*(?!\w)(?:(?:[\s\\]|{COMMENT})*\.(?:[\s\\]|{COMMENT})*[^\W\d]\w*(?!\w))*"
+    rf"(?:[\s\\]|{COMMENT})*(?:[:),\]}};]|(?:and|or|if|else|for)\b|\Z)")
+
+
 def attribute_compared(text: str, attr: str, receivers: Receivers = None) -> bool:
-    """Whether ``<receiver>.attr`` may be the left side of ``==``, ``!=``, ``in`` or ``not in``."""
-    return re.search(_receiver(receivers) + re.escape(attr) + r"\b" + _GAP + r"(?:==|!=|in\b|not\b)",
-                     text) is not None
+    """Whether ``<receiver>.attr`` may be the left side of a comparison chain in which some
+    operand is not a name or a dotted name (a literal, say ``== 16`` or ``in ("16", 32)``): every
+    comparison of ``<receiver>.attr`` with one (or more, chained) of those is left out."""
+    start = re.compile(_receiver(receivers) + re.escape(attr) + r"\b" + _GAP + _COMPARE_OP)
+    return any(_NAME_COMPARATOR.match(text, m.end()) is None for m in start.finditer(text))
 
 
 # the end of an assignment's target: the attribute's name ends, then ``=`` (not ``==``)

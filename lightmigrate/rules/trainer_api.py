@@ -95,10 +95,14 @@ TRAINER_ATTRS = frozenset({*RENAMES, *MARKED, "data_parallel", "prediction_write
 LOADER_ATTRS = frozenset({"val_dataloaders", "test_dataloaders"})
 ASSIGNED_ATTRS = frozenset({"model", *LOOP_SETTERS})
 RUN_METHODS = ("fit", "validate", "test", "predict")
+# A read of the lists the rule may wrap: each such read (a subscript's value, a ``for``'s iterable,
+# an assignment's value, an argument of len/enumerate/...) is followed by ``[``, ``:``, ``,``,
+# ``)``, the end of the line or a comment (``trainer.val_dataloaders is None`` is left alone).
+_LOADERS = re.compile(rf"\.(?:[\s\\]|{COMMENT})*(?:val|test)_dataloaders\b"
+                      r"(?=(?:[ \t\f]|\\(?:\r\n|\r|\n))*(?:[\[:,)\r\n;#]|\Z))")
 # The two T-prop2 forms the rule leaves alone: ``x = <recv>.val_dataloaders`` with
 # ``isinstance(x, (list, tuple))`` on the next line of the same block (the check is in the same
 # function), and the normalised read ``(<recv>.val_dataloaders if isinstance(...) else [...])``.
-_LOADERS = re.compile(rf"\.(?:[\s\\]|{COMMENT})*(?:val|test)_dataloaders\b")
 _GUARDED_ASSIGN = re.compile(
     r"^([ \t]*)([^\W\d]\w*)[ \t]*=[ \t]*[\w.]+\.(?:val|test)_dataloaders[ \t]*\n\1(?=[^\s#])([^\n]*)", re.M)
 _GUARDED_READ = re.compile(r"\(([\w.]+\.(?:val|test)_dataloaders) if isinstance\(\1, \(list, tuple\)\) else \[\1\]\)")

@@ -62,6 +62,17 @@ def test_text_helpers():
     assert attribute_compared("x = trainer.precision in (16, 32)", "precision")
     assert not attribute_compared("print(trainer.precision)", "precision")
     assert not attribute_compared("trainer.precision_plugin == p", "precision")
+    # a name or dotted name alone as the comparator: the rule leaves the comparison as it is
+    assert not attribute_compared("if self.trainer.precision not in table:\n", "precision")
+    assert not attribute_compared("ok = (trainer.precision == self.p and x)", "precision")
+    assert not attribute_compared("f(trainer.precision != p, y)", "precision")
+    # ... unless the chain goes on, or the name only starts a longer expression
+    assert attribute_compared("if trainer.precision == x == 16:\n", "precision")
+    assert attribute_compared("if trainer.precision == xor == 16:\n", "precision")
+    assert attribute_compared("if trainer.precision < 3 == 16:\n", "precision")
+    assert attribute_compared("x = (trainer.precision == p\n     == '16')\n", "precision")
+    assert attribute_compared("if trainer.precision == p.get(16):\n", "precision")
+    assert attribute_compared("if trainer.precision is not x:\n", "precision")
     assert attribute_assigned("trainer.model = net", frozenset({"model"}))
     assert attribute_assigned("(trainer.model  # the net\n ) = net", frozenset({"model"}))
     assert not attribute_assigned("if trainer.model == net: pass", frozenset({"model"}))
@@ -157,6 +168,18 @@ def test_lm102_needed(text):
 
 
 @pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\nif trainer.precision < 3 == 16:\n    pass\n",  # a chain: marked
+    "import pytorch_lightning as pl\nok = trainer.precision == p == '16'\n",
+    "import pytorch_lightning as pl\nd = trainer.val_dataloaders  # all of them\n",
+    "import pytorch_lightning as pl\nd = trainer.val_dataloaders\\\n    [0]\n",
+    "import pytorch_lightning as pl\nfor i, d in enumerate(trainer.test_dataloaders ):\n    pass\n",
+    "import pytorch_lightning as pl\nn = len(trainer.val_dataloaders)",  # at the end of the text
+])
+def test_lm102_needed_reads_and_comparisons(text):
+    check(LM102, text, True)
+
+
+@pytest.mark.parametrize("text", [
     "trainer.fit(model, train_dataloader=dl)\nx = trainer.root_gpu\n",  # no Lightning import
     "import pytorch_lightning as pl\ntrainer.fit(model, train_dataloaders=dl)\n",
     "import pytorch_lightning as pl\nprint(trainer.precision)\nm = trainer.model\n",
@@ -169,6 +192,12 @@ def test_lm102_needed(text):
     # fit_loop.max_steps read (2.x still has it), or changed by augmented assignment (not marked)
     "import pytorch_lightning as pl\nif self.trainer.fit_loop.max_steps == -1:\n    steps = 0\n",
     "import pytorch_lightning as pl\nloop.fit_loop.min_steps += 1\n",
+    # the lists compared or tested, not indexed, measured, iterated or stored: left alone
+    "import pytorch_lightning as pl\nif trainer.val_dataloaders is None:\n    pass\n",
+    "import pytorch_lightning as pl\nok = bool(trainer.test_dataloaders or [])\n",
+    # precision compared with a name: left alone
+    "import pytorch_lightning as pl\nif self.trainer.precision not in precision_to_bits:\n    pass\n",
+    "import pytorch_lightning as pl\nsame = trainer.precision == other.precision\n",
     # min_steps/max_steps set on something else, while fit_loop's are only read
     "import pytorch_lightning as pl\nself.max_steps = 3\nprint(self.trainer.fit_loop.min_steps)\n",
 ])
