@@ -624,6 +624,33 @@ class ProjectIndex:
                 todo.extend((found, b) for b in found.bases)
         return out, complete
 
+    def may_inherit(self, info: ClassInfo, names: FrozenSet[str]) -> bool:
+        """False only when no class ``ancestors(info)`` finds defines one of ``names`` (as a
+        method, or a name assigned in its body). Answered without parsing a lazily indexed file
+        whose text settles it: a class of the file can only define a name its text holds, and
+        its bases are among the file's header base names. Every class a base name may resolve
+        to is followed, so the answer holds whichever one ``resolve`` picks."""
+        seen: Set[str] = set()
+        todo = list(info.base_names)
+        while todo:
+            last = todo.pop()
+            if last in seen or last in LIGHTNING_MODULE_NAMES or last == "object":
+                continue
+            seen.add(last)
+            for c in self._by_name.get(last, ()):
+                if not names.isdisjoint(c.methods):
+                    return True
+                todo.extend(c.base_names)
+            for path in self._lazy_names.get(last, ()):
+                if path not in self._lazy:
+                    continue  # parsed since: its classes are among those above
+                bases = self._lazy_bases[path]
+                text = self._searched(path, self._lazy[path])
+                if bases is None or any(name in text for name in names):
+                    return True
+                todo.extend(bases)
+        return False
+
     def is_lightning_module(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> Optional[bool]:
         """True when some ancestor is ``LightningModule`` (or one of ``names``); None when that
         cannot be known."""
@@ -650,4 +677,30 @@ class ProjectIndex:
         if info in self._hierarchy(names):
             return True
         return self.is_lightning_module(info, names)
+
+    def may_be_in_hierarchy(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> bool:
+        """False only when ``in_lightning_hierarchy(info, names)`` is not True: ``info`` is not
+        in the hierarchy, and no chain of its bases can reach a base named in ``names`` (every
+        class a base name may resolve to is followed; a lazily indexed file stays unparsed, its
+        header base names standing for the bases of its classes)."""
+        if info in self._hierarchy(names):
+            return True
+        seen: Set[str] = set()
+        todo = list(info.base_names)
+        while todo:
+            last = todo.pop()
+            if last in names:
+                return True
+            if last in seen:
+                continue
+            seen.add(last)
+            for c in self._by_name.get(last, ()):
+                todo.extend(c.base_names)
+            for path in self._lazy_names.get(last, ()):
+                if path in self._lazy:
+                    bases = self._lazy_bases[path]
+                    if bases is None:
+                        return True
+                    todo.extend(bases)
+        return False
 

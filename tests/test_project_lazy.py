@@ -141,6 +141,56 @@ def test_a_lazy_index_parses_only_what_a_question_needs():
     assert "data.py" not in index._lazy and "callbacks.py" in index._lazy
 
 
+@pytest.mark.parametrize("which", ["project", "corpus"])
+def test_the_quick_hierarchy_answers_never_say_no_where_the_full_ones_say_yes(which):
+    """``may_inherit`` and ``may_be_in_hierarchy`` may answer without parsing lazily indexed
+    files; each "no" must be right: no ancestor defines one of the names, the class is not in
+    the hierarchy. Asked on a fresh lazy index per class (what a gate sees), checked against an
+    index that parsed everything."""
+    if which == "project":
+        files = dict(PROJECT, **{"task.py": "class Task:\n    pass\n", "rich.py": "from task import Task\n\n\n"
+                                 "class Infinite(Task):\n    def on_train_epoch_end(self):\n        pass\n"})
+    else:
+        files = {str(p): p.read_text(encoding="utf-8") for p in sorted((ROOT / "corpus").glob("*.py"))}
+    eager = build(files, lazy=False)
+    classes = eager.classes()
+    method_sets = sorted({frozenset({m}) for c in classes for m in c.methods}, key=sorted)
+    method_sets.append(frozenset({"training_epoch_end", "validation_epoch_end"}))
+    kinds = [LIGHTNING_MODULE_NAMES, CALLBACK_NAMES, DATAMODULE_NAMES]
+    said_no = 0
+    for c in classes:
+        ancestors, _ = eager.ancestors(c)
+        lazy = build(files, lazy=True)
+        lazy_c = lazy.classes_named(c.name)[[x.path for x in eager.classes_named(c.name)].index(c.path)]
+        for names in method_sets:
+            may = lazy.may_inherit(lazy_c, names)
+            assert may or not any(names & a.methods for a in ancestors), (c.name, sorted(names))
+            said_no += not may
+        for names in kinds:
+            may = lazy.may_be_in_hierarchy(lazy_c, names)
+            assert may or eager.in_lightning_hierarchy(c, names) is not True, (c.name, sorted(names))
+            said_no += not may
+    assert said_no > 20
+
+
+def test_the_quick_hierarchy_answers_leave_files_that_cannot_matter_unparsed():
+    # (task.py names a hint word, "_step", so the index keeps it: lazily)
+    files = dict(PROJECT, **{"task.py": "class Task:\n    def next_step(self):\n        pass\n",
+                             "rich.py": "from task import Task\n\n\n"
+                             "class Infinite(Task):\n    def on_train_epoch_end(self):\n        pass\n"})
+    index = build(files, lazy=True)
+    infinite = index.classes_in("rich.py")[0]
+    assert "task.py" in index._lazy
+    assert not index.may_inherit(infinite, frozenset({"training_step"}))
+    assert not index.may_be_in_hierarchy(infinite, LIGHTNING_MODULE_NAMES)
+    assert "task.py" in index._lazy  # the text of task.py settled both
+    assert index.may_inherit(infinite, frozenset({"next_step"}))  # it does
+    assert index.may_inherit(infinite, frozenset({"pass"}))  # in its text: it may define it
+    assert "task.py" in index._lazy
+    assert [a.name for a in index.ancestors(infinite)[0]] == ["Task"]  # the full answer parses it
+    assert "task.py" not in index._lazy
+
+
 def test_the_survey_leaves_files_only_the_index_reads_unparsed():
     files = [(text, path, 0) for path, text in PROJECT.items()]
     files[0] = (files[0][0], files[0][1], 1)  # base.py passed the prefilter: it is parsed for its facts

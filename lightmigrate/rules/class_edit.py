@@ -293,11 +293,12 @@ def class_kind(ctx: RuleContext, name: str) -> Optional[str]:
     info = index.resolve(name, ctx.path)
     if info is None or info.path != ctx.path:
         return None
-    if index.in_lightning_hierarchy(info):
+    # (``may_be_in_hierarchy`` first: it says no without parsing the files that cannot matter)
+    if index.may_be_in_hierarchy(info) and index.in_lightning_hierarchy(info):
         return "module"
-    if index.in_lightning_hierarchy(info, CALLBACK_NAMES):
+    if index.may_be_in_hierarchy(info, CALLBACK_NAMES) and index.in_lightning_hierarchy(info, CALLBACK_NAMES):
         return "callback"
-    if index.in_lightning_hierarchy(info, DATAMODULE_NAMES):
+    if index.may_be_in_hierarchy(info, DATAMODULE_NAMES) and index.in_lightning_hierarchy(info, DATAMODULE_NAMES):
         return "datamodule"
     return None
 

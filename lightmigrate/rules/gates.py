@@ -176,6 +176,8 @@ def hooks_migrate_candidates(ctx: RuleContext, hooks: FrozenSet[str]) -> Optiona
     for c in index.classes_in(ctx.path):
         own = bool(hooks & c.methods)
         if not own:
+            if not index.may_inherit(c, hooks):  # (without parsing files that cannot matter)
+                continue
             ancestors, _ = index.ancestors(c)
             if not any(hooks & a.methods for a in ancestors):
                 continue
