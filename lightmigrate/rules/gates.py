@@ -217,6 +217,20 @@ class HookFacts:
     """Names some ``NAME = {...}`` (a dict display or comprehension) binds."""
     imports_lightning: bool
     """A top-level import statement names a Lightning root (``class_edit.imports_lightning``)."""
+    returning: FrozenSet[str] = frozenset()
+    """The names among ``RETURNS_WATCHED`` of the defs (any depth) with a ``return`` of a value
+    other than ``None`` somewhere in their body (nested functions included)."""
+
+
+# The defs whose returns ``HookFacts.returning`` records (LM306: a callback's on_save_checkpoint
+# that returns its state).
+RETURNS_WATCHED = frozenset({"on_save_checkpoint"})
+
+
+def _returns_a_value(func: ast.AST) -> bool:
+    return any(type(n) is ast.Return and n.value is not None  # type: ignore[attr-defined]
+               and not (type(n.value) is ast.Constant and n.value.value is None)  # type: ignore[attr-defined]
+               for n in ast.walk(func))
 
 
 def _signature(func: ast.AST) -> HookSignature:
@@ -233,11 +247,13 @@ def _signature(func: ast.AST) -> HookSignature:
 def _hook_facts(tree: ast.AST) -> HookFacts:
     signatures: Dict[str, List[HookSignature]] = {}
     classes = []
-    kinds, names, bound = set(), set(), set()
+    kinds, names, bound, returning = set(), set(), set(), set()
     for node in nodes_of(tree):
         kind = type(node)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             signatures.setdefault(node.name, []).append(_signature(node))  # type: ignore[attr-defined]
+            if node.name in RETURNS_WATCHED and _returns_a_value(node):  # type: ignore[attr-defined]
+                returning.add(node.name)  # type: ignore[attr-defined]
         elif kind is ast.ClassDef:
             methods = tuple((item.name, _signature(item)) for item in node.body  # type: ignore[attr-defined]
                             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -256,7 +272,7 @@ def _hook_facts(tree: ast.AST) -> HookFacts:
         elif kind is ast.Assign and isinstance(node.value, (ast.Dict, ast.DictComp)):  # type: ignore[attr-defined]
             bound.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
     return HookFacts({k: tuple(v) for k, v in signatures.items()}, tuple(classes), frozenset(kinds),
-                     frozenset(names), frozenset(bound), _imports_lightning(tree))
+                     frozenset(names), frozenset(bound), _imports_lightning(tree), frozenset(returning))
 
 
 def _imports_lightning(tree: ast.AST) -> bool:

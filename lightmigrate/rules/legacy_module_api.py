@@ -27,7 +27,7 @@ from lightmigrate.matchers import m
 from lightmigrate.cst_helpers import add_marker, positional_params, self_name, module_text, code_of
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import KindTransformer, ensure_indexed
-from lightmigrate.rules.gates import hooks_gate_facts, hooks_path_kinds
+from lightmigrate.rules.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
 from lightmigrate.cst_helpers import ensure_import, lightning_root
 from lightmigrate.rules.marking import StatementMarker
 from lightmigrate.cst_walk import transform, PrunedTransformer, find_all
@@ -55,6 +55,15 @@ def _returns_value(func: cst.FunctionDef) -> bool:
         if value is not None and not m.matches(value, m.Name("None")):
             return True
     return False
+
+
+def _save_returns(text: str, facts) -> bool:
+    """Whether some ``on_save_checkpoint`` of the file may return a value (what the callback
+    fix marks, ``_returns_value``), read from Python's ``ast`` (True when it cannot say)."""
+    if "on_save_checkpoint" not in facts.defs:
+        return False
+    found = hook_facts(text)
+    return found is None or "on_save_checkpoint" in found.returning
 
 
 class _ModuleCalls(PrunedTransformer):
@@ -261,6 +270,8 @@ class Counter(Callback):
         ),
     )
 
+    gate_reads_hook_facts = True  # whether an on_save_checkpoint returns a value
+
     def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
         # get_progress_bar_dict() is marked in any file; the rest only in classes of a kind
         return None if "get_progress_bar_dict" in text else _ANY_KIND
@@ -277,7 +288,7 @@ class Counter(Callback):
         if (facts.defs & {"add_to_queue", "get_from_queue"} or "summarize" in facts.calls
                 or log_keywords & {"sync_dist_op", "tbptt_reduce_fx", "tbptt_pad_token"}):
             work.add("module")
-        if "on_save_checkpoint" in facts.defs or ("on_load_checkpoint" in facts.defs and "callback_state" in facts.params):
+        if _save_returns(text, facts) or ("on_load_checkpoint" in facts.defs and "callback_state" in facts.params):
             work.add("callback")
         if facts.defs & {"on_save_checkpoint", "on_load_checkpoint"}:
             work.add("datamodule")

@@ -599,6 +599,25 @@ def test_lm306_per_kind():
     check("LM306", "m.py", module_ckpt, False)
 
 
+@pytest.mark.parametrize("body, expected", [
+    ("return {'count': self.count}", True),
+    ("def state():\n        return self.count\n    checkpoint['s'] = state()", True),  # a nested return counts
+    ("if self.count:\n        return (None)\n    checkpoint['count'] = self.count", False),
+    ("checkpoint['count'] = self.count\n    return", False),
+    ("checkpoint['count'] = self.count", False),
+])
+def test_lm306_callback_save_checkpoint_is_needed_only_when_it_returns_a_value(body, expected):
+    files = {"c.py": """\
+        from pytorch_lightning.callbacks import Callback
+
+
+        class C(Callback):
+            def on_save_checkpoint(self, trainer, pl_module, checkpoint):
+                BODY
+        """.replace("BODY", body.replace("\n    ", "\n" + " " * 16))}
+    check("LM306", "c.py", files, expected)
+
+
 def test_lm306_model_size_outside_lightning_is_not_needed():
     files = {"p.py": """\
         class Net:
