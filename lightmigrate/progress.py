@@ -7,9 +7,6 @@ import sys
 from contextlib import contextmanager
 from typing import IO, Dict, Iterator, Optional
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from lightmigrate.engine.parallel import Progress as ProgressCallback
 
 # A bar is only worth drawing when a run has this many files to work on.
@@ -34,6 +31,10 @@ def progress_bar(enabled: bool, stream: Optional[IO] = None) -> Iterator[Optiona
     if not enabled:
         yield None
         return
+    # (rich is imported only for a bar: a run without one starts faster)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     console = Console(file=sys.stderr if stream is None else stream, force_terminal=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as bar:

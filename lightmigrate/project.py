@@ -15,7 +15,7 @@ import re
 import unicodedata
 from bisect import insort
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from lightmigrate.facts import ast_nodes
 from lightmigrate.text_patterns import KEYWORD_GAP, one_of
@@ -37,8 +37,19 @@ _DP = re.compile(r"""(strategy|accelerator|distributed_backend)\s*=\s*["']dp["']
 _DP_WORDS = ('"dp"', "'dp'", "DataParallelStrategy")  # one is in every text _DP finds something in
 
 
-def worth_indexing(text: str) -> bool:
-    return "class " in text and any(h in text for h in _INDEX_HINTS)
+# Every substring ``worth_indexing`` and ``_text_settings`` look for. A caller that knows which
+# of them a text holds (the engine's prefilter finds them with the rules' triggers) passes that
+# set as ``present``, and the text is not searched again.
+TEXT_PROBES = ("class ", *_INDEX_HINTS, *_DP_WORDS, "gradient_clip", "accumulate_grad_batches")
+
+
+def _holds(text: str, present: Optional[FrozenSet[str]]) -> Callable[[str], bool]:
+    return text.__contains__ if present is None else present.__contains__
+
+
+def worth_indexing(text: str, present: Optional[FrozenSet[str]] = None) -> bool:
+    has = _holds(text, present)
+    return has("class ") and any(has(h) for h in _INDEX_HINTS)
 
 
 @dataclass(frozen=True)
@@ -285,12 +296,15 @@ def is_yaml(path: str) -> bool:
     return path.lower().endswith(YAML_SUFFIXES)
 
 
-def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None) -> Tuple[bool, Dict[str, object]]:
+def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None,
+                   present: Optional[FrozenSet[str]] = None) -> Tuple[bool, Dict[str, object]]:
     """The run-wide settings a file makes: whether it selects the DataParallel strategy, and
-    its Trainer settings that manual optimization rejects (``tree``: its parse, if at hand)."""
-    uses_dp = any(word in text for word in _DP_WORDS) and _DP.search(text) is not None
+    its Trainer settings that manual optimization rejects (``tree``: its parse, if at hand;
+    ``present``: the ``TEXT_PROBES`` it holds, if known)."""
+    has = _holds(text, present)
+    uses_dp = any(has(word) for word in _DP_WORDS) and _DP.search(text) is not None
     trainer: Dict[str, object] = {}
-    if "gradient_clip" in text or "accumulate_grad_batches" in text:
+    if has("gradient_clip") or has("accumulate_grad_batches"):
         if is_yaml(path):
             trainer = yaml_trainer_settings(text)
         elif _MANUAL_REJECT_USE.search(text):
@@ -308,14 +322,14 @@ class LazyEntry:
     bases: Optional[FrozenSet[str]]  # ``header_base_names``
 
 
-def lazy_entry(text: str, path: str) -> LazyEntry:
+def lazy_entry(text: str, path: str, present: Optional[FrozenSet[str]] = None) -> LazyEntry:
     """The :class:`LazyEntry` of a text ``may_index_lazily`` accepts (the searches read its
-    ``search_text``)."""
-    if not worth_indexing(text) or is_yaml(path):
-        return LazyEntry(_text_settings(text, path), False, (), None)
+    ``search_text``; ``present``: the ``TEXT_PROBES`` the text holds, if known)."""
+    if not worth_indexing(text, present) or is_yaml(path):
+        return LazyEntry(_text_settings(text, path, present=present), False, (), None)
     searched = search_text(text)
     headers = class_headers(searched)
-    return LazyEntry(_text_settings(text, path), True, tuple(dict.fromkeys(m.group(1) for m in headers)),
+    return LazyEntry(_text_settings(text, path, present=present), True, tuple(dict.fromkeys(m.group(1) for m in headers)),
                      header_base_names(searched, headers))
 
 
@@ -506,17 +520,18 @@ class ProjectIndex:
                 raise TypeError(f"ProjectIndex.merge does not know how to merge {name!r}")
 
     def add_source(self, text: str, path: str, tree: Optional[ast.AST] = None, nodes: Optional[list] = None,
-                   lazy: bool = False) -> None:
+                   lazy: bool = False, present: Optional[FrozenSet[str]] = None) -> None:
         """Index the classes of ``text`` (``tree``: its ``ast`` tree, and ``nodes``:
         ``ast_nodes(tree)``, when the caller has them already) and the run-wide settings it
         makes. ``lazy``: keep the text and parse it only when a question needs its classes
-        (only for a text ``may_index_lazily`` accepts; another is parsed at once)."""
+        (only for a text ``may_index_lazily`` accepts; another is parsed at once).
+        ``present``: the ``TEXT_PROBES`` the text holds, if known."""
         if lazy and tree is None and may_index_lazily(text):
-            self.add_lazy(text, path, lazy_entry(text, path))
+            self.add_lazy(text, path, lazy_entry(text, path, present))
             return
         self._rank.setdefault(path, len(self._rank))
-        self._add_settings(path, _text_settings(text, path, tree))
-        if worth_indexing(text) and not is_yaml(path):
+        self._add_settings(path, _text_settings(text, path, tree, present))
+        if worth_indexing(text, present) and not is_yaml(path):
             self._index_tree(text, path, tree, nodes)
 
     def add_lazy(self, text: str, path: str, entry: "LazyEntry") -> None:

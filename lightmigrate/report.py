@@ -11,9 +11,6 @@ import sys
 from typing import Sequence
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from lightmigrate.engine import Mode, RunReport
 from lightmigrate.findings import Kind
@@ -39,6 +36,9 @@ def print_diff(diff: str, color: bool) -> None:
     if not color:
         click.echo(diff, nl=False)
         return
+    from rich.console import Console  # (rich only when colour is wanted: a plain run starts faster)
+    from rich.text import Text
+
     console = Console(highlight=False, soft_wrap=True, force_terminal=True)
     for line in diff.splitlines():
         style = next((s for prefix, s in DIFF_STYLES if line.startswith(prefix)), "")
@@ -61,6 +61,10 @@ def print_report(report: RunReport, color: bool = False) -> None:
 
 
 def print_rules_table(rules: Sequence[Rule]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(show_lines=False)
     for column in ("code", "name", "safety", "spec rows"):
         table.add_column(column, no_wrap=True)

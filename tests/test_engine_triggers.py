@@ -64,3 +64,47 @@ def test_vocabulary_holds_each_word_once():
     assert word_runs("def on_") == (b"def", b"on_")
     assert word_runs(".log(") == (b"log",)
     assert word_runs("((") == ()
+
+
+def test_probes_are_found_along_with_the_triggers(monkeypatch):
+    # ``TextTriggers(rules, probes)``: the probes a text holds come back with the matched codes,
+    # exactly as a plain substring search finds them, small texts and big (vocabulary) alike.
+    import random
+
+    from lightmigrate.engine import triggers as triggers_module
+    from lightmigrate.project import TEXT_PROBES
+    from lightmigrate.rules import ALL_RULES
+
+    pieces = list(TEXT_PROBES) + ["dp", "'", '"', "class", "x", " ", "\n", "_", "ﬁ", "optim", "izer"]
+    rng = random.Random(5)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 300))) for _ in range(300)]
+    found = 0
+    for threshold in (0, 10**9):
+        monkeypatch.setattr(triggers_module, "VOCABULARY_MIN_CHARS", threshold)
+        triggers = triggers_module.TextTriggers(ALL_RULES, TEXT_PROBES)
+        for text in texts:
+            matched, probes = triggers.matched_and_probes(text)
+            assert probes == frozenset(p for p in TEXT_PROBES if p in text), text
+            assert matched == triggers.matched(text)
+            found += len(probes)
+    assert 0 < found < 2 * len(texts) * len(TEXT_PROBES)
+
+
+def test_the_index_reads_the_same_from_the_probes_as_from_the_text():
+    # the survey hands the index the probes the prefilter found: the entry is the one the index
+    # reads from the text itself
+    from lightmigrate.engine.triggers import TextTriggers
+    from lightmigrate.project import TEXT_PROBES, _text_settings, lazy_entry, worth_indexing
+
+    root = Path(__file__).resolve().parent.parent
+    triggers = TextTriggers([], TEXT_PROBES)
+    texts = [p.read_text(encoding="utf-8") for p in sorted([*CORPUS.glob("*.py"), *root.joinpath("lightmigrate").rglob("*.py")])]
+    texts.append('trainer = Trainer(strategy="dp", gradient_clip_val=0.5)\nclass M(LightningModule):\n    pass\n')
+    kept = 0
+    for text in texts:
+        _, probes = triggers.matched_and_probes(text)
+        assert lazy_entry(text, "m.py", probes) == lazy_entry(text, "m.py")
+        assert _text_settings(text, "m.py", present=probes) == _text_settings(text, "m.py")
+        kept += worth_indexing(text, probes)
+    assert 0 < kept < len(texts)
+    assert _text_settings(texts[-1], "m.py", present=triggers.matched_and_probes(texts[-1])[1])[0]  # DP selected

@@ -143,11 +143,15 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
     plain_py = [i for i, s in enumerate(sources) if s is not None and not is_yaml(s.path)]
     found = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i]), not notebook.is_notebook(sources[i].path))
                        for i in plain_py], rules, jobs)
-    passed = {i: codes for i, (codes, _) in zip(plain_py, found) if codes is not None}
+    passed = {i: codes for i, (codes, _, _) in zip(plain_py, found) if codes is not None}
     # Files whose gates can only need them for a class of some kind (``Rule.gate_kinds``) are
     # left to the lazy index; each is parsed only when the index finds such a class in it.
-    deferred = {i: kinds for i, (codes, kinds) in zip(plain_py, found)
+    deferred = {i: kinds for i, (codes, kinds, _) in zip(plain_py, found)
                 if codes is not None and kinds is not None and may_index_lazily(sources[i].text)}
+    # the substrings the index looks for, found by the prefilter in each Python file's text
+    # (a notebook's index reads its code cells, another text)
+    probes = {i: found_probes for i, (_, _, found_probes) in zip(plain_py, found)
+              if not notebook.is_notebook(sources[i].path)}
     todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     project = ProjectIndex()
     facts: dict = {}
@@ -163,7 +167,7 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
         hook_codes = {r.code for r in rules if r.gate_reads_hook_facts}
         wants = {i: HOOK_FACTS if not hook_codes.isdisjoint(passed[i]) else FACTS for i in gated}
         items = [(notebook.indexable_text(sources[i].path, sources[i].text), sources[i].path,
-                  0 if i not in gated or i in deferred else wants[i])
+                  0 if i not in gated or i in deferred else wants[i], probes.get(i))
                  for i in read_at]
         # while the survey's processes work, this one imports what the migrating ones will need
         project, facts_at, hooks_at = survey(items, jobs, progress,

@@ -21,14 +21,15 @@ from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
 from lightmigrate.engine.triggers import TextTriggers
 from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
-from lightmigrate.project import (LazyEntry, ProjectIndex, is_yaml, lazy_entry, may_index_lazily, search_text,
-                                  worth_indexing)
+from lightmigrate.project import (TEXT_PROBES, LazyEntry, ProjectIndex, is_yaml, lazy_entry, may_index_lazily,
+                                  search_text, worth_indexing)
 from lightmigrate.rules.base import Rule, RuleContext
 from lightmigrate.rules.gates import HookFacts, hook_facts_of_tree, remember_hook_facts
 
-# (text, path, facts wanted): text as the index should read it (a notebook's code cells);
-# facts wanted is 0 (none), FACTS, or HOOK_FACTS (the facts, and the hook facts some gate reads).
-SurveyItem = Tuple[str, str, int]
+# (text, path, facts wanted[, probes]): text as the index should read it (a notebook's code
+# cells); facts wanted is 0 (none), FACTS, or HOOK_FACTS (the facts, and the hook facts some gate
+# reads); probes: the ``project.TEXT_PROBES`` the text holds, when the prefilter found them.
+SurveyItem = Tuple  # (str, str, int) or (str, str, int, Optional[FrozenSet[str]])
 FACTS, HOOK_FACTS = 1, 2
 # What the survey found in one file: its part of the index, its facts, its hook facts.
 # (or, for a file the index keeps unparsed, only what it reads from the text: the text itself is
@@ -46,14 +47,15 @@ PARALLEL_MIN_CHARS = 1_000_000
 
 
 def _survey_one(item: SurveyItem) -> Found:
-    text, path, want = item
+    text, path, want, *rest = item
+    probes = rest[0] if rest else None
     if not want and may_index_lazily(text):
-        return lazy_entry(text, path)
+        return lazy_entry(text, path, probes)
     part = ProjectIndex()
-    index_tree = worth_indexing(text) and not is_yaml(path)
+    index_tree = worth_indexing(text, probes) and not is_yaml(path)
     tree = parse_tree(text) if want or index_tree else None
     nodes = nodes_of(tree) if tree is not None else None  # one pass over the tree serves all
-    part.add_source(text, path, tree=tree, nodes=nodes)
+    part.add_source(text, path, tree=tree, nodes=nodes, present=probes)
     if not want:
         return part, None, None
     return (part, *_facts_of(text, tree, nodes, want))
@@ -96,7 +98,7 @@ def survey(
     it parses later); the parts are merged in run order."""
     # A file only the index reads is indexed lazily (parsed when a question needs its classes),
     # unless a text search could miss one of its names. The searches run on the pool too.
-    if jobs > 1 and sum(len(text) for text, _, _ in files) >= PARALLEL_MIN_CHARS:
+    if jobs > 1 and sum(len(item[0]) for item in files) >= PARALLEL_MIN_CHARS:
         # Files go to the processes in chunks: one file's parse is too short to be worth a
         # round trip of its own. The chunks are cut to about equal work: a file parsed for its
         # facts costs some PARSE_COST times what a file read only for the lazy index does (and
@@ -112,9 +114,9 @@ def survey(
     project = ProjectIndex()
     facts: Dict[int, FileFacts] = {}
     hooks: Dict[int, HookFacts] = {}
-    for i, ((text, path, _), found) in enumerate(zip(files, results)):
+    for i, (item, found) in enumerate(zip(files, results)):
         if isinstance(found, LazyEntry):
-            project.add_lazy(text, path, found)
+            project.add_lazy(item[0], item[1], found)
             continue
         part, file_facts_, hook_facts_ = found
         project.merge(part)
@@ -134,10 +136,13 @@ Matched = Optional[FrozenSet[str]]
 
 # What the prefilter found in one file: ``Matched``, and the kinds some class of the file must
 # have for any gate among them to need it (``Rule.gate_kinds``; None when no such promise).
-Prefiltered = Tuple[Matched, Optional[FrozenSet[str]]]
+Gated = Tuple[Matched, Optional[FrozenSet[str]]]
+# ... and the ``project.TEXT_PROBES`` the file holds (found along with the triggers, so that the
+# survey need not search the text for them again).
+Prefiltered = Tuple[Matched, Optional[FrozenSet[str]], FrozenSet[str]]
 
 
-def text_gates(text: str, matched: FrozenSet[str], rules: Dict[str, Rule]) -> Prefiltered:
+def text_gates(text: str, matched: FrozenSet[str], rules: Dict[str, Rule]) -> Gated:
     """The gates' text-only first steps (``Rule.may_need``, ``Rule.gate_kinds``) on the codes
     whose triggers ``matched`` a file, asked about ``text``, its ``search_text``: the codes that
     may still be needed, and the kinds one of its classes must have for any of them to be (None
@@ -159,16 +164,16 @@ def text_gates(text: str, matched: FrozenSet[str], rules: Dict[str, Rule]) -> Pr
 
 def _prefilter_span(span: Tuple[int, int], items: Sequence[Tuple[str, Tuple[str, ...], bool]],
                     rules: Sequence[Rule]) -> List[Prefiltered]:
-    triggers = TextTriggers(rules)
+    triggers = TextTriggers(rules, TEXT_PROBES)
     by_code = {r.code: r for r in rules}
     out: List[Prefiltered] = []
     for i in range(*span):
         text, codes, refine = items[i]
-        matched = triggers.matched(text, codes)
+        matched, probes = triggers.matched_and_probes(text, codes)
         if matched and refine:
-            out.append(text_gates(search_text(text), matched, by_code))
+            out.append((*text_gates(search_text(text), matched, by_code), probes))
         else:
-            out.append((matched if matched or MARKER_PREFIX in text else None, None))
+            out.append((matched if matched or MARKER_PREFIX in text else None, None, probes))
     return out
 
 
@@ -176,7 +181,8 @@ def prefilter(items: Sequence[Tuple[str, Tuple[str, ...], bool]], rules: Sequenc
               jobs: int = 1) -> List[Prefiltered]:
     """For each ``(text, codes of the rules enabled for it, refine)``: the codes whose triggers
     match (None when ``needs_transform`` is False); with ``refine`` (a Python file, not a
-    notebook), only those of them whose text gates pass, and the kinds ``text_gates`` finds.
+    notebook), only those of them whose text gates pass, and the kinds ``text_gates`` finds;
+    and the ``project.TEXT_PROBES`` the text holds.
     On ``jobs`` processes when there is enough text to be worth it. The text triggers are
     substring searches: on a big tree they cost seconds, so they are spread like the rest, and
     done once (the gates reuse the answer). Text gates search for the identifiers Python will

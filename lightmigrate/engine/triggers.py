@@ -50,10 +50,12 @@ class TextTriggers:
     text's vocabulary, so neither is searched. Rules with a ``may_apply`` of their own are asked
     once one of their triggers is found."""
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[Rule], probes: Sequence[str] = ()) -> None:
         self.plain = [(r.code, r.triggers) for r in rules if type(r).may_apply is Rule.may_apply]
         self.custom = [r for r in rules if type(r).may_apply is not Rule.may_apply]
-        distinct = sorted({t for r in rules for t in r.triggers}, key=len)
+        # other substrings a caller wants to know about, searched for along with the triggers
+        self.probes = tuple(dict.fromkeys(probes))
+        distinct = sorted({t for r in rules for t in r.triggers} | set(self.probes), key=len)
         self.order = [(t, tuple(s for s in distinct[:k] if s in t), word_runs(t)) for k, t in enumerate(distinct)]
 
     def present(self, text: str) -> Dict[str, bool]:
@@ -75,8 +77,15 @@ class TextTriggers:
 
     def matched(self, text: str, codes: Optional[Collection[str]] = None) -> FrozenSet[str]:
         """The codes (among ``codes``; all when None) of the rules whose ``may_apply`` accepts ``text``."""
-        wanted = None if codes is None else frozenset(codes)
+        return self.matched_and_probes(text, codes)[0]
+
+    def matched_and_probes(self, text: str, codes: Optional[Collection[str]] = None) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        """``matched(text, codes)``, and the ``probes`` ``text`` holds."""
         present = self.present(text)
+        return self._matched(text, codes, present), frozenset(p for p in self.probes if present[p])
+
+    def _matched(self, text: str, codes: Optional[Collection[str]], present: Dict[str, bool]) -> FrozenSet[str]:
+        wanted = None if codes is None else frozenset(codes)
         found = {code for code, triggers in self.plain
                  if (wanted is None or code in wanted) and any(present[t] for t in triggers)}
         # (a rule's own ``may_apply`` accepts only texts with one of its triggers: see Rule.triggers)
