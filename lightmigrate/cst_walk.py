@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
+import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -63,13 +65,40 @@ def _read_orders() -> Dict[str, Tuple[Tuple[str, str], ...]]:
     return orders
 
 
+# ``_read_orders()`` of a libcst version, written by scripts/field_orders.py.
+SHIPPED_ORDERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cst_field_orders.json")
+
+
+def installed_libcst() -> Optional[str]:
+    """The version of the libcst installed here, as libcst records it (None if it does not)."""
+    try:
+        from libcst._version import __version__
+    except ImportError:
+        return None
+    return str(__version__)
+
+
+def _shipped_orders() -> Optional[Dict[str, Tuple[Tuple[str, str], ...]]]:
+    """The table in ``SHIPPED_ORDERS`` when it was read from the libcst version installed here;
+    else None."""
+    try:
+        with open(SHIPPED_ORDERS, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if data.get("libcst") is None or data.get("libcst") != installed_libcst():
+        return None
+    return {name: tuple((field, visit) for field, visit in pairs) for name, pairs in data["orders"].items()}
+
+
 def field_orders() -> Dict[str, Tuple[Tuple[str, str], ...]]:
-    """``_read_orders()``, read once per process. (A run on several processes reads them in
-    its main process while the survey's processes work: the processes that migrate, forked
-    after, have them from the start.)"""
+    """``_read_orders()``, once per process: from ``SHIPPED_ORDERS`` when that was read from
+    the libcst installed here, else from libcst's source (0.08 s). (A run on several processes
+    gets them in its main process while the survey's processes work: the processes that
+    migrate, forked after, have them from the start.)"""
     global _ORDERS
     if _ORDERS is None:
-        _ORDERS = _read_orders()
+        _ORDERS = _shipped_orders() or _read_orders()
     return _ORDERS
 
 

@@ -432,3 +432,34 @@ def test_own_hooks_are_the_overridden_ones():
             assert own_hooks(kind, base) == by_dir(kind, base), kind
             checked += 1
     assert checked > 30
+
+
+def test_field_orders_are_libcsts_own_whichever_way_they_are_read(monkeypatch):
+    # The table shipped in the package stands for libcst's source only for the version it was
+    # read from; another version reads the source itself.
+    import lightmigrate.cst_walk as walk
+
+    read = walk._read_orders()
+    assert len(read) > 100
+    monkeypatch.setattr(walk, "_ORDERS", None)
+    assert walk.field_orders() == read
+    monkeypatch.setattr(walk, "installed_libcst", lambda: "0.0.1")
+    assert walk._shipped_orders() is None
+    monkeypatch.setattr(walk, "_ORDERS", None)
+    assert walk.field_orders() == read  # (read from the source)
+    monkeypatch.setattr(walk, "installed_libcst", lambda: None)
+    assert walk._shipped_orders() is None
+
+
+def test_the_shipped_field_orders_are_those_of_the_libcst_they_name():
+    import json
+
+    import lightmigrate.cst_walk as walk
+
+    with open(walk.SHIPPED_ORDERS, encoding="utf-8") as f:
+        shipped = json.load(f)
+    assert shipped["libcst"] and len(shipped["orders"]) > 100
+    if shipped["libcst"] == walk.installed_libcst():
+        assert walk._shipped_orders() == walk._read_orders()
+    else:  # made from another libcst: not used here (scripts/field_orders.py makes it anew)
+        assert walk._shipped_orders() is None
