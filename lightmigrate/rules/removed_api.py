@@ -26,7 +26,8 @@ from lightmigrate.cst_helpers import add_marker, dotted_name, module_text
 from lightmigrate.facts import ast_dotted, file_facts, nodes_of, parse_tree
 from lightmigrate.removed_catalog import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, imports_pl_root, marker_in_head
+from lightmigrate.rules.gates import (DottedTable, RootedTable, attribute_read, import_path_words, imports_pl_root,
+                                      marker_in_head)
 from lightmigrate.spec_catalog import rows_by_id
 from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
@@ -73,6 +74,16 @@ def lookup_name(full: str) -> Optional[Tuple[str, Entry]]:
         if key in NAMES:
             return key, NAMES[key]
     return None
+
+
+def _reaches_catalogue(facts) -> bool:
+    """Whether some name ``_may_offend_here`` looks up through the imports may be in the
+    catalogue (``lookup_name``): ``facts.modules`` holds every module an import names and
+    ``module.name`` of each ``from`` import, and ``facts.reached`` every dotted use of a name
+    an absolute Lightning import binds, spelled through that import (a superset of the paths
+    ``_ast_aliases`` gives)."""
+    return any(lookup_name(path) is not None for path in facts.modules) or \
+        any(lookup_name(path) is not None for path in facts.reached)
 
 
 def _hint(entry: Entry) -> str:
@@ -314,7 +325,7 @@ print(trainer.num_devices, trainer.strategy)
         facts = file_facts(text)
         if not facts.parsed or marker_in_head(text):  # apply moves a header marker onto the first statement
             return True
-        if not self._may_offend(facts):
+        if not self._may_offend(facts, text):
             return False
         # The words above may belong to other expressions (``self.trainer`` and ``self.tune``),
         # and often every use left is on a statement another rule already marked (LM101 marks
@@ -322,15 +333,18 @@ print(trainer.num_devices, trainer.strategy)
         return not all_offences_marked(text)
 
     @staticmethod
-    def _may_offend(facts) -> bool:
-        # ``trainer.<attr>`` / ``<expr>.trainer.<attr>``, whatever the imports
-        if not _TRAINER_ATTR_NAMES.isdisjoint(facts.attributes) and (
-                "trainer" in facts.names or "trainer" in facts.attributes):
+    def _may_offend(facts, text: str) -> bool:
+        # ``trainer.<attr>`` / ``<expr>.trainer.<attr>``, whatever the imports (read from the
+        # text: the attribute right after a name or attribute ``trainer``)
+        hits = _TRAINER_ATTR_NAMES & facts.attributes
+        if hits and ("trainer" in facts.names or "trainer" in facts.attributes) and \
+                attribute_read(text, hits, frozenset()):
             return True
         # everything else is reached through an import of pytorch_lightning / lightning
         if not imports_pl_root(facts):
             return False
-        if NAMES_TABLE.may_reach(facts) or SCOPED_NAMES_TABLE.may_reach(import_path_words(facts)):
+        if (NAMES_TABLE.may_reach(facts) or SCOPED_NAMES_TABLE.may_reach(import_path_words(facts))) and \
+                _reaches_catalogue(facts):
             return True
         # ``Trainer(gpus=...)``: the callee is ``...Trainer`` or an imported name (an alias)
         return any((callee == "Trainer" or callee in facts.imported) and not kws.isdisjoint(_TRAINER_KWARG_NAMES)

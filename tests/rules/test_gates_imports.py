@@ -148,6 +148,15 @@ CASES = [
               "    except* trainer.root_gpu:\n        pass\n", {}, True, True, True),
     ("LM090", "def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
               "    except trainer.root_gpu:\n        pass\n", {}, True, False, False),
+    # imports from Lightning whose names the catalogue does not list (though each of their
+    # components is in some entry): nothing to mark
+    ("LM090", "from lightning.pytorch.utilities.rank_zero import rank_zero_warn\nimport lightning.pytorch as pl\n\n"
+              "m = pl.utilities.memory.garbage_collection_cuda\n", {}, True, False, False),
+    # a removed name reached through an alias of an import, a module alias, or a from-import
+    ("LM090", "import pytorch_lightning.callbacks as cb\n\nx = cb.GPUStatsMonitor()\n", {}, True, True, True),
+    ("LM090", "from pytorch_lightning import core as C\n\nx = C.memory\n", {}, True, True, True),
+    ("LM090", "from pytorch_lightning.loggers import LoggerCollection\n", {}, True, True, True),
+    ("LM090", "import lightning.pytorch as pl\n\nx = pl.Trainer.add_argparse_args\n", {}, True, True, True),
     # --- LM210 --------------------------------------------------------------------------------
     ("LM210", "import pytorch_lightning as pl\n", {}, True, True, True),
     ("LM210", "from lightning_fabric import Fabric\n", {}, True, True, True),
@@ -293,3 +302,19 @@ def test_marker_in_head_only_above_the_first_statement():
     assert marker_in_head("#!/usr/bin/env python\n\n# TODO(lightmigrate): LM201 x\nimport os\n")
     assert not marker_in_head("import os\n# TODO(lightmigrate): LM201 x\nimport sys\n")
     assert not marker_in_head('"""doc"""\n# TODO(lightmigrate): LM201 x\nimport sys\n')
+
+
+def test_lm090_looks_closer_only_where_an_import_may_reach_the_catalogue():
+    # ``_may_offend`` decides whether the gate reads the file's statements one by one
+    # (``all_offences_marked``): only when some module or dotted use through an import is in
+    # the catalogue (each component of an entry being somewhere in the file is not enough)
+    from lightmigrate.facts import file_facts
+    from lightmigrate.rules.removed_api import RemovedApiRule
+
+    unrelated = ("from lightning.pytorch.utilities.rank_zero import rank_zero_warn\nimport lightning.pytorch as pl\n\n"
+                 "from lightning.pytorch.core.module import LightningModule\nm = pl.utilities.memory.garbage_collection_cuda\n")
+    assert not RemovedApiRule._may_offend(file_facts(unrelated), unrelated)
+    for text in ("from pytorch_lightning import core as C\nx = C.memory\n",
+                 "import pytorch_lightning.callbacks as cb\nx = cb.GPUStatsMonitor()\n",
+                 "from pytorch_lightning.core.lightning import LightningModule\n"):
+        assert RemovedApiRule._may_offend(file_facts(text), text), text
