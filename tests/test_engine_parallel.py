@@ -262,3 +262,30 @@ def test_run_pauses_the_collector_and_workers_collect_between_items(tmp_path):
         assert gc.isenabled()
     finally:
         gc.enable()
+
+
+def _frozen_count(_item):
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_workers_inherit_what_the_run_held_frozen():
+    # the objects alive when a pool starts are in the collector's permanent generation in its
+    # processes (their collections skip them), and thawed again in this one afterwards
+    import gc
+
+    from lightmigrate.engine import parallel
+
+    assert gc.get_freeze_count() == 0
+    kept = [[i] for i in range(1000)]  # some objects the collector tracks
+    counts = parallel.map_in_order(_frozen_count, [1, 2, 3, 4], jobs=2)
+    assert all(c >= len(kept) for c in counts)
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # a caller's own frozen objects stay frozen
+    try:
+        before = gc.get_freeze_count()
+        assert all(c >= len(kept) for c in parallel.map_in_order(_frozen_count, [1, 2], jobs=2))
+        assert gc.get_freeze_count() == before  # not thawed by the pool
+    finally:
+        gc.unfreeze()

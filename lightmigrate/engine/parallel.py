@@ -70,6 +70,23 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def frozen_for_workers() -> Iterator[None]:
+    """Every object alive now moved to the collector's permanent generation (``gc.freeze``)
+    for the block, unless the caller froze some already: the processes forked meanwhile
+    inherit them frozen, so their collections, between items, never walk what the run held
+    before (the texts' sources, the class index, the rules) and never write to those pages
+    (which a forked process would then copy)."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def call_without_gc(func: Callable[..., Any], item: Any, shared: tuple = ()) -> Any:
     """``func(item, *shared)`` with the cyclic garbage collector paused (``gc_paused``)."""
     with gc_paused():
@@ -110,7 +127,7 @@ def map_in_order(
         return out
     results: List[Optional[R]] = []
     source = iter(items)
-    with ProcessPoolExecutor(
+    with frozen_for_workers(), ProcessPoolExecutor(
         max_workers=min(jobs, total), initializer=_init_worker, initargs=(func, shared)
     ) as pool:
         # Keep a bounded number of items in flight so a huge run does not pickle every
