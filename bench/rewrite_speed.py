@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tarfile
-import time
 import zipfile
 from pathlib import Path
 

@@ -5,7 +5,7 @@ from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.dataloader_idx import DataloaderIdxRule
 from lightmigrate.engine import transform_text
 
-from .conftest import check_rewrite, run_rule
+from .conftest import check_rewrite
 
 RULE = DataloaderIdxRule()
 

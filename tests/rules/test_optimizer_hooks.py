@@ -3,7 +3,6 @@ steps get an LBFGS-safe closure. Runtime equivalence with 1.9.5: corpus/optimize
 corpus/manual_step_without_closure.py, corpus/callback_before_optimizer_step_opt_idx.py."""
 
 
-import textwrap
 
 import pytest
 

@@ -9,7 +9,7 @@ from lightmigrate.findings import Kind
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.tbptt import TbpttRule
 
-from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
+from .conftest import check_corpus_case_idempotent, check_rewrite
 
 RULE = TbpttRule()
 HEAD = "import pytorch_lightning as pl\nimport torch\n\n\n"
