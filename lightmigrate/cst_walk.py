@@ -86,7 +86,8 @@ def _shipped_orders() -> Optional[Dict[str, Tuple[Tuple[str, str], ...]]]:
             data = json.load(f)
     except (OSError, ValueError):
         return None
-    if data.get("libcst") is None or data.get("libcst") != installed_libcst():
+    version = installed_libcst()
+    if version is None or data.get("libcst") != version:
         return None
     return {name: tuple((field, visit) for field, visit in pairs) for name, pairs in data["orders"].items()}
 

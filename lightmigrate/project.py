@@ -15,12 +15,14 @@ import re
 import unicodedata
 from bisect import insort
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from lightmigrate.facts import ast_nodes
 from lightmigrate.text_patterns import KEYWORD_GAP, one_of
 
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})
+# The base names ``ProjectIndex.ancestors`` does not follow (nor does ``may_inherit``).
+_ANCESTORS_STOP = LIGHTNING_MODULE_NAMES | {"object"}
 CALLBACK_NAMES = frozenset(
     {"Callback", "ModelCheckpoint", "EarlyStopping", "BasePredictionWriter", "ProgressBarBase", "ProgressBar",
      "TQDMProgressBar", "RichProgressBar", "LearningRateMonitor", "BaseFinetuning", "BackboneFinetuning",
@@ -628,7 +630,7 @@ class ProjectIndex:
         while todo:
             child, base = todo.pop(0)
             last = base.rsplit(".", 1)[-1]
-            if last in LIGHTNING_MODULE_NAMES or last == "object":
+            if last in _ANCESTORS_STOP:
                 continue
             found = self.resolve(last, child.path)
             if found is None or found is info:
@@ -639,31 +641,41 @@ class ProjectIndex:
                 todo.extend((found, b) for b in found.bases)
         return out, complete
 
-    def may_inherit(self, info: ClassInfo, names: FrozenSet[str]) -> bool:
-        """False only when no class ``ancestors(info)`` finds defines one of ``names`` (as a
-        method, or a name assigned in its body). Answered without parsing a lazily indexed file
-        whose text settles it: a class of the file can only define a name its text holds, and
-        its bases are among the file's header base names. Every class a base name may resolve
-        to is followed, so the answer holds whichever one ``resolve`` picks."""
+    def _base_chain(self, info: ClassInfo, skipped: FrozenSet[str] = frozenset()
+                    ) -> Iterator[Tuple[str, List[ClassInfo], List[str]]]:
+        """Every base name a chain of ``info``'s bases may reach, once each (a name in
+        ``skipped`` is not followed), with the classes of that name parsed so far and the lazily
+        indexed files not parsed yet whose text may define one. Every class a base name may
+        resolve to is followed, without parsing anything: a lazy file's header base names stand
+        for the bases of its classes (a file whose headers could not be read is not followed)."""
         seen: Set[str] = set()
         todo = list(info.base_names)
         while todo:
             last = todo.pop()
-            if last in seen or last in LIGHTNING_MODULE_NAMES or last == "object":
+            if last in seen or last in skipped:
                 continue
             seen.add(last)
-            for c in self._by_name.get(last, ()):
-                if not names.isdisjoint(c.methods):
-                    return True
+            classes = self._by_name.get(last, [])
+            files = [path for path in self._lazy_names.get(last, ()) if path in self._lazy]
+            yield last, classes, files
+            for c in classes:
                 todo.extend(c.base_names)
-            for path in self._lazy_names.get(last, ()):
-                if path not in self._lazy:
-                    continue  # parsed since: its classes are among those above
-                bases = self._lazy_bases[path]
+            for path in files:
+                todo.extend(self._lazy_bases[path] or ())
+
+    def may_inherit(self, info: ClassInfo, names: FrozenSet[str]) -> bool:
+        """False only when no class ``ancestors(info)`` finds defines one of ``names`` (as a
+        method, or a name assigned in its body). Answered without parsing a lazily indexed file
+        whose text settles it: a class of the file can only define a name its text holds
+        (``_base_chain`` follows every class a base name may resolve to, so the answer holds
+        whichever one ``resolve`` picks; ``ancestors`` stops at the same names)."""
+        for _, classes, files in self._base_chain(info, _ANCESTORS_STOP):
+            if any(not names.isdisjoint(c.methods) for c in classes):
+                return True
+            for path in files:
                 text = self._searched(path, self._lazy[path])
-                if bases is None or any(name in text for name in names):
+                if self._lazy_bases[path] is None or any(name in text for name in names):
                     return True
-                todo.extend(bases)
         return False
 
     def is_lightning_module(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> Optional[bool]:
@@ -695,27 +707,9 @@ class ProjectIndex:
 
     def may_be_in_hierarchy(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> bool:
         """False only when ``in_lightning_hierarchy(info, names)`` is not True: ``info`` is not
-        in the hierarchy, and no chain of its bases can reach a base named in ``names`` (every
-        class a base name may resolve to is followed; a lazily indexed file stays unparsed, its
-        header base names standing for the bases of its classes)."""
+        in the hierarchy, and no chain of its bases can reach a base named in ``names``
+        (``_base_chain``: lazily indexed files stay unparsed)."""
         if info in self._hierarchy(names):
             return True
-        seen: Set[str] = set()
-        todo = list(info.base_names)
-        while todo:
-            last = todo.pop()
-            if last in names:
-                return True
-            if last in seen:
-                continue
-            seen.add(last)
-            for c in self._by_name.get(last, ()):
-                todo.extend(c.base_names)
-            for path in self._lazy_names.get(last, ()):
-                if path in self._lazy:
-                    bases = self._lazy_bases[path]
-                    if bases is None:
-                        return True
-                    todo.extend(bases)
-        return False
-
+        return any(last in names or any(self._lazy_bases[path] is None for path in files)
+                   for last, _, files in self._base_chain(info))

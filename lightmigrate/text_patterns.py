@@ -27,6 +27,11 @@ def word_at_start(word: str, not_after: str = r"\w") -> str:
     return rf"{literal}(?<!{not_after}{literal})"
 
 
+# The ``def`` keyword and what may stand between it and the function's name (whitespace, line
+# continuations): a regex to put before a name, e.g. ``DEF + "backward\\b"``.
+DEF = word_at_start("def") + r"[\s\\]+"
+
+
 def one_of(words) -> str:
     """A regex group matching any of ``words`` (as literals)."""
     return "(?:" + "|".join(sorted(map(re.escape, words))) + ")"

@@ -35,7 +35,7 @@ from lightmigrate.facts import file_facts
 from lightmigrate.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import class_kind, ensure_indexed, may_have_kind
-from lightmigrate.rules.gates import COMMENT, attribute_read, word_at_start
+from lightmigrate.rules.gates import COMMENT, DEF, attribute_read, word_at_start
 from lightmigrate.cst_walk import find_all
 from lightmigrate.cst_helpers import module_text, code_of
 
@@ -68,7 +68,7 @@ _RETURN_NONE = re.compile(word_at_start("return") + r"(?:[\s\\(]*None\b|[ \t]*(?
 _EPOCH_END = frozenset({"on_train_epoch_end", "training_epoch_end"})
 _LOGS = frozenset({"log", "log_dict"})
 _MODULE = frozenset({"module"})
-_DEF_GET_METRICS = re.compile(word_at_start("def") + r"[\s\\]+get_metrics\b")
+_DEF_GET_METRICS = re.compile(DEF + r"get_metrics\b")
 _FIT = frozenset({"fit"})
 _EVAL = frozenset({"eval"})
 

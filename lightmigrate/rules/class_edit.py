@@ -25,7 +25,7 @@ from lightmigrate.cst_helpers import (
     super_call_attr,
 )
 from lightmigrate.findings import Kind
-from lightmigrate.project import ClassInfo, ProjectIndex
+from lightmigrate.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.cst_walk import transform, PrunedTransformer, walk
 
@@ -281,25 +281,24 @@ HOOK_KINDS = frozenset({"module", "callback"})  # the kinds whose classes have L
 FINETUNING_NAMES = frozenset({"BaseFinetuning", "BackboneFinetuning"})
 TQDM_BAR_NAMES = frozenset({"TQDMProgressBar"})
 PROGRESS_BAR_NAMES = frozenset({"ProgressBarBase", "ProgressBar", "TQDMProgressBar", "RichProgressBar"})
+# The base names that make each kind, in the order ``class_kind`` asks about them.
+KIND_NAMES: Dict[str, FrozenSet[str]] = {
+    "module": LIGHTNING_MODULE_NAMES, "callback": CALLBACK_NAMES, "datamodule": DATAMODULE_NAMES,
+}
 
 
 def class_kind(ctx: RuleContext, name: str) -> Optional[str]:
     """"module", "callback" or "datamodule" when the class ``name`` defined in ``ctx.path`` is
     known (through its bases, across files) to be one; None otherwise (also for a class that
     only looks like one)."""
-    from lightmigrate.project import CALLBACK_NAMES
-
     index = ctx.project
     info = index.resolve(name, ctx.path)
     if info is None or info.path != ctx.path:
         return None
-    # (``may_be_in_hierarchy`` first: it says no without parsing the files that cannot matter)
-    if index.may_be_in_hierarchy(info) and index.in_lightning_hierarchy(info):
-        return "module"
-    if index.may_be_in_hierarchy(info, CALLBACK_NAMES) and index.in_lightning_hierarchy(info, CALLBACK_NAMES):
-        return "callback"
-    if index.may_be_in_hierarchy(info, DATAMODULE_NAMES) and index.in_lightning_hierarchy(info, DATAMODULE_NAMES):
-        return "datamodule"
+    for kind, names in KIND_NAMES.items():
+        # (``may_be_in_hierarchy`` first: it says no without parsing the files that cannot matter)
+        if index.may_be_in_hierarchy(info, names) and index.in_lightning_hierarchy(info, names):
+            return kind
     return None
 
 

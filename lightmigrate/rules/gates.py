@@ -17,10 +17,10 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree
-from lightmigrate.project import CALLBACK_NAMES, LIGHTNING_IMPORT_ROOTS, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
+from lightmigrate.project import LIGHTNING_IMPORT_ROOTS, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.class_edit import DATAMODULE_NAMES, class_kind
-from lightmigrate.text_patterns import COMMENT, one_of, word_at_start  # noqa: F401  (rules import them from here)
+from lightmigrate.rules.class_edit import KIND_NAMES, class_kind
+from lightmigrate.text_patterns import COMMENT, DEF, one_of, word_at_start  # noqa: F401  (rules import them from here)
 
 # Whitespace, line continuations, closing parentheses and comments: what may stand between two
 # tokens of one expression (a comment only inside brackets, which is fine for a "may" test).
@@ -139,12 +139,6 @@ def hooks_path_kinds(ctx: RuleContext) -> Optional[FrozenSet[str]]:
         if kind is not None:
             kinds.add(kind)
     return frozenset(kinds)
-
-
-# The base names that make each kind (``class_kind`` asks ``in_lightning_hierarchy`` with them).
-KIND_NAMES: Dict[str, FrozenSet[str]] = {
-    "module": LIGHTNING_MODULE_NAMES, "callback": CALLBACK_NAMES, "datamodule": DATAMODULE_NAMES,
-}
 
 
 def path_may_have_kind(project: ProjectIndex, path: str, kinds: FrozenSet[str]) -> bool:
@@ -324,17 +318,17 @@ def def_parameter_names(text: str, name: str) -> Optional[List[str]]:
     with ``tokenize``, from its ``def`` to its closing parenthesis only; an occurrence that is
     no header (in a string or a comment) may add names, never take one away."""
     found: List[str] = []
-    pattern = re.compile(word_at_start("def") + r"[\s\\]+" + re.escape(name) + r"\b")
-    for match in pattern.finditer(text):
-        lines = io.StringIO(text[match.start():]).readline
+    buffer = io.StringIO(text)  # read from each header's ``def`` on (StringIO seeks by character)
+    for match in re.finditer(DEF + re.escape(name) + r"\b", text):
+        buffer.seek(match.start())
         depth = 0
         try:
-            for i, token in enumerate(tokenize.generate_tokens(lines)):
+            for i, token in enumerate(tokenize.generate_tokens(buffer.readline)):
                 if i < 2:
                     continue  # ``def`` and the name
-                if token.type == tokenize.OP and token.string in "([{":
+                if token.type == tokenize.OP and token.string in ("(", "[", "{"):
                     depth += 1
-                elif token.type == tokenize.OP and token.string in ")]}":
+                elif token.type == tokenize.OP and token.string in (")", "]", "}"):
                     depth -= 1
                 elif token.type == tokenize.NAME and depth:
                     found.append(token.string)

@@ -54,8 +54,8 @@ from lightmigrate.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.class_edit import LIGHTNING_HOOK_HINTS, ClassEditor, migrate_classes
 from lightmigrate.cst_walk import transform, PrunedTransformer, walk
-from lightmigrate.rules.gates import (def_parameter_names, hook_facts, hooks_gate_facts, hooks_migrate_candidates,
-                                      one_of, word_at_start)
+from lightmigrate.rules.gates import def_parameter_names, hook_facts, hooks_gate_facts, hooks_migrate_candidates
+from lightmigrate.text_patterns import DEF, one_of
 
 CODE = "LM004"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -65,8 +65,7 @@ MODULE_HOOKS = frozenset({"optimizer_step", "optimizer_zero_grad", "lr_scheduler
                           "configure_gradient_clipping", "on_before_optimizer_step", "backward"})
 CALLBACK_HOOKS = frozenset({"on_before_optimizer_step", "finetune_function"})
 # A ``def`` of one of these: the gate needs one, a toggle or a manual step (OptimizerHooksRule.may_need).
-_HOOK_DEF = re.compile(word_at_start("def") + r"[\s\\]+(" + one_of(MODULE_HOOKS | CALLBACK_HOOKS | {"training_step"})
-                       + r")\b")
+_HOOK_DEF = re.compile(DEF + "(" + one_of(MODULE_HOOKS | CALLBACK_HOOKS | {"training_step"}) + r")\b")
 UNKNOWN_CLASS = ("looks like a Lightning 1.x optimizer hook with `optimizer_idx`, but the class is not "
                  "recognisably a LightningModule; migrate it by hand if it is one")
 AMP_EXPR = 'self.trainer.precision in ("16-mixed", "bf16-mixed")'
