@@ -11,13 +11,13 @@ import click
 from lightmigrate import __version__
 from lightmigrate.config import ConfigError, Settings, load_settings
 from lightmigrate.engine import Mode, run
-from lightmigrate.formats import FORMATS, effective_mode, print_run, verify_sarif, write_json
-from lightmigrate.gitguard import dirty_reason
+from lightmigrate.output.formats import FORMATS, effective_mode, print_run, verify_sarif, write_json
+from lightmigrate.engine.gitguard import dirty_reason
 from lightmigrate.engine.parallel import default_jobs
-from lightmigrate.progress import progress_bar, wants_progress
-from lightmigrate.report import print_report, print_rules_table, rule_detail
+from lightmigrate.output.progress import progress_bar, wants_progress
+from lightmigrate.output.console import print_report, print_rules_table, rule_detail
 from lightmigrate.rules import ALL_RULES, OPT_IN_RULES, rules_by_code
-from lightmigrate.rules.unified_imports import CODE as UNIFIED_IMPORTS_CODE
+from lightmigrate.rules.lm210_unified_imports import CODE as UNIFIED_IMPORTS_CODE
 
 
 def _parse_select(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:

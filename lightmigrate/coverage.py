@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from lightmigrate.rules.base import Handling, Rule
-from lightmigrate.spec_catalog import SpecRow, load_rows
+from lightmigrate.catalog.spec import SpecRow, load_rows
 
 __all__ = ["SpecRow", "load_rows", "ledger", "totals", "render_markdown", "print_ledger", "unknown_keys"]
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"

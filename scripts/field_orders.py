@@ -1,9 +1,9 @@
-"""Write ``lightmigrate/cst_field_orders.json``: the order in which libcst visits the fields of
+"""Write ``lightmigrate/cst/field_orders.json``: the order in which libcst visits the fields of
 each node class, read from the source of the libcst installed in this interpreter.
 
     python scripts/field_orders.py
 
-``lightmigrate.cst_walk.field_orders`` reads the table when it was made from the libcst version
+``lightmigrate.cst.walk.field_orders`` reads the table when it was made from the libcst version
 that is installed, and reads libcst's source itself otherwise (0.08 s of every run that
 migrates something). Run this after changing the libcst version the project is tested with.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lightmigrate.cst_walk import SHIPPED_ORDERS, _read_orders, installed_libcst
+from lightmigrate.cst.walk import SHIPPED_ORDERS, _read_orders, installed_libcst
 
 
 def main() -> None:

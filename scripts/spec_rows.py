@@ -1,4 +1,4 @@
-"""Regenerate ``lightmigrate/spec_rows.json`` from the spec's section A (a dev script).
+"""Regenerate ``lightmigrate/catalog/spec_rows.json`` from the spec's section A (a dev script).
 
 The spec (``lightning-1-to-2.md``) lives outside the repository, so the row catalogue the
 coverage ledger needs is committed as data and regenerated with this script when the spec
@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
-OUT = Path(__file__).resolve().parent.parent / "lightmigrate" / "spec_rows.json"
+OUT = Path(__file__).resolve().parent.parent / "lightmigrate" / "catalog" / "spec_rows.json"
 
 # A.8 bullet titles (the bold lead-in) -> row id (see Rule.coverage in lightmigrate/rules/base.py).
 A8_IDS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from lightmigrate.findings import Kind
+from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
 
 

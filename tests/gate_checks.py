@@ -9,9 +9,9 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from lightmigrate.project import ProjectIndex, search_text
+from lightmigrate.analysis.project import ProjectIndex, search_text
 from lightmigrate.rules.base import Rule, RuleContext
-from lightmigrate.rules.gates import path_may_have_kind
+from lightmigrate.rules.shared.gates import path_may_have_kind
 
 
 def project_of(files: Dict[str, str]) -> ProjectIndex:

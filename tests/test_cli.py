@@ -245,7 +245,7 @@ def test_python_dash_m_with_toy_rules(tmp_path):
 
 
 def test_colour_diff_only_when_asked(capsys):
-    from lightmigrate.report import print_diff
+    from lightmigrate.output.console import print_diff
 
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
     print_diff(diff, color=False)

@@ -108,4 +108,4 @@ def test_spec_rows_json_matches_the_spec_when_it_is_available():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "spec_rows.py"), str(SPEC), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads((ROOT / "lightmigrate" / "spec_rows.json").read_text(encoding="utf-8"))
+    assert json.loads((ROOT / "lightmigrate" / "catalog" / "spec_rows.json").read_text(encoding="utf-8"))

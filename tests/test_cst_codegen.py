@@ -1,4 +1,4 @@
-"""lightmigrate.cst_codegen generates what libcst does: the same code, the same positions."""
+"""lightmigrate.cst.codegen generates what libcst does: the same code, the same positions."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from lightmigrate.cst_codegen import code_for, module_code, node_starts
+from lightmigrate.cst.codegen import code_for, module_code, node_starts
 from test_cst_walk import _all_nodes
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -43,8 +43,8 @@ def test_code_for_a_node_alone_and_in_a_modules_style():
 
 
 def test_module_code_from_kept_pieces_is_libcsts_before_and_after_a_transform(monkeypatch):
-    import lightmigrate.cst_codegen as codegen
-    from lightmigrate.cst_walk import transform
+    import lightmigrate.cst.codegen as codegen
+    from lightmigrate.cst.walk import transform
 
     class Rename(cst.CSTTransformer):
         def leave_Name(self, original_node, updated_node):
@@ -68,9 +68,9 @@ def test_module_code_from_kept_pieces_is_libcsts_before_and_after_a_transform(mo
 
 
 def test_module_positions_piece_by_piece_are_node_starts():
-    import lightmigrate.cst_codegen as codegen
-    from lightmigrate.cst_codegen import ModulePositions
-    from lightmigrate.cst_walk import transform
+    import lightmigrate.cst.codegen as codegen
+    from lightmigrate.cst.codegen import ModulePositions
+    from lightmigrate.cst.walk import transform
 
     class Rename(cst.CSTTransformer):
         def leave_Name(self, original_node, updated_node):
@@ -128,7 +128,7 @@ def test_module_code_copied_from_the_module_it_was_made_from_is_libcsts():
 def _copied_code_checked(texts, edits) -> int:
     """How many modules ``edits`` made from the test modules and ``texts`` were checked:
     ``module_code`` of each, copying from the module it was made from, is libcst's code."""
-    import lightmigrate.cst_codegen as codegen
+    import lightmigrate.cst.codegen as codegen
 
     checked = 0
     for module in [*modules(), *map(cst.parse_module, texts)]:
@@ -142,7 +142,7 @@ def _copied_code_checked(texts, edits) -> int:
 
 
 def test_module_code_copies_the_statements_a_rule_kept(monkeypatch):
-    import lightmigrate.cst_codegen as codegen
+    import lightmigrate.cst.codegen as codegen
 
     module = cst.parse_module((CORPUS / sorted(p.name for p in CORPUS.glob("*.py"))[0]).read_text(encoding="utf-8"))
     out = module.with_changes(body=[cst.parse_statement("import inserted_here\n"), *module.body])
@@ -186,7 +186,7 @@ def test_module_code_of_a_class_a_rule_changed_is_libcsts():
 
 
 def test_module_code_copies_the_methods_a_rule_kept_in_a_class_it_changed(monkeypatch):
-    import lightmigrate.cst_codegen as codegen
+    import lightmigrate.cst.codegen as codegen
 
     text = "import torch\n\nclass M(Base):\n" + "".join(
         f"    def m{i}(self, x):\n        return x * {i}  # {i}\n\n" for i in range(6)) + "print(M)\n"
@@ -208,9 +208,9 @@ def test_module_code_copies_the_methods_a_rule_kept_in_a_class_it_changed(monkey
 
 def test_module_positions_found_through_the_text_are_node_starts():
     import random
-    import lightmigrate.cst_codegen as codegen
-    from lightmigrate.cst_codegen import ModulePositions
-    from lightmigrate.cst_walk import type_masks
+    import lightmigrate.cst.codegen as codegen
+    from lightmigrate.cst.codegen import ModulePositions
+    from lightmigrate.cst.walk import type_masks
 
     checked = placed = 0
     for module in [*modules(), *map(cst.parse_module, REPEATS)]:

@@ -1,4 +1,4 @@
-"""lightmigrate.cst_walk visits exactly what libcst's own visit does, in the same order."""
+"""lightmigrate.cst.walk visits exactly what libcst's own visit does, in the same order."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import libcst as cst
 import libcst.matchers as m
 import pytest
 
-from lightmigrate.cst_walk import children, find_all, walk
+from lightmigrate.cst.walk import children, find_all, walk
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 SNIPPET = '''
@@ -115,7 +115,7 @@ def test_find_all_matches_libcst_findall():
 def test_find_all_answers_the_same_from_its_index():
     # A tree's nodes are kept by type on its first search and looked up after: same nodes, same order,
     # also for a matcher of two types whose nodes interleave, and for subtrees of a searched tree.
-    from lightmigrate import cst_walk
+    from lightmigrate.cst import walk as cst_walk
 
     cst_walk.forget_masks()
     mixed = m.Attribute() | m.Name() | m.Call()
@@ -160,7 +160,7 @@ def test_visitors_walk_cannot_emulate_go_to_libcst():
 
 
 def test_pruned_transformer_gives_the_same_output():
-    from lightmigrate.cst_walk import PrunedTransformer
+    from lightmigrate.cst.walk import PrunedTransformer
 
     class Rename(PrunedTransformer):
         def leave_FunctionDef(self, original_node, updated_node):
@@ -180,7 +180,7 @@ def test_pruned_transformer_gives_the_same_output():
 
 
 def test_pruning_skips_subtrees_without_hooked_nodes_and_never_prunes_custom_on_visit(monkeypatch):
-    from lightmigrate.cst_walk import PrunedTransformer, type_masks
+    from lightmigrate.cst.walk import PrunedTransformer, type_masks
 
     rebuilt = []
     original = cst.Name._visit_and_replace_children
@@ -227,7 +227,7 @@ def _all_nodes(node):
 
 
 def test_same_tree_agrees_with_deep_equals():
-    from lightmigrate.cst_walk import same_tree
+    from lightmigrate.cst.walk import same_tree
 
     class Suffix(cst.CSTTransformer):
         def leave_Name(self, original_node, updated_node):
@@ -303,7 +303,7 @@ class EveryNode(cst.CSTTransformer):
 
 @pytest.mark.parametrize("make", [RenameSteps, DropPass, SplitAssign, EveryNode])
 def test_transform_gives_libcsts_output_and_hook_calls(make):
-    from lightmigrate.cst_walk import transform
+    from lightmigrate.cst.walk import transform
 
     changed = 0
     for module in modules():
@@ -320,7 +320,7 @@ def same_tree_ok(a, b):
 
 
 def test_transform_keeps_untouched_nodes_and_libcsts_tuples():
-    from lightmigrate.cst_walk import transform
+    from lightmigrate.cst.walk import transform
 
     module = cst.parse_module(SNIPPET)
     assert transform(module, cst.CSTTransformer()) is module  # nothing changed: nothing rebuilt
@@ -345,7 +345,7 @@ def test_transform_keeps_untouched_nodes_and_libcsts_tuples():
 
 
 def test_transform_removing_the_module_and_removing_a_required_node():
-    from lightmigrate.cst_walk import transform
+    from lightmigrate.cst.walk import transform
 
     class Gone(cst.CSTTransformer):
         def leave_Module(self, original_node, updated_node):
@@ -366,7 +366,7 @@ def test_transform_removing_the_module_and_removing_a_required_node():
 
 
 def test_transform_leaves_attribute_hooks_to_libcst(monkeypatch):
-    from lightmigrate.cst_walk import transform
+    from lightmigrate.cst.walk import transform
 
     class Attr(cst.CSTTransformer):
         def __init__(self):
@@ -384,8 +384,8 @@ def test_transform_leaves_attribute_hooks_to_libcst(monkeypatch):
 
 
 def test_type_masks_of_a_transformed_tree_walk_only_its_new_nodes(monkeypatch):
-    import lightmigrate.cst_walk as walk_module
-    from lightmigrate.cst_walk import transform, type_masks
+    import lightmigrate.cst.walk as walk_module
+    from lightmigrate.cst.walk import transform, type_masks
 
     module = cst.parse_module(SNIPPET)
     type_masks(module)
@@ -412,7 +412,7 @@ def test_own_hooks_are_the_overridden_ones():
     """own_hooks searches only classes outside libcst; it must find what a search of every
     attribute finds, for every visitor class the rules define (also the ones made inside
     functions, created here by running the rules over corpus files)."""
-    from lightmigrate.cst_walk import _all_subclasses, own_hooks
+    from lightmigrate.cst.walk import _all_subclasses, own_hooks
     from lightmigrate.engine.transform import transform_text
     from lightmigrate.rules import select_rules
 
@@ -437,7 +437,7 @@ def test_own_hooks_are_the_overridden_ones():
 def test_field_orders_are_libcsts_own_whichever_way_they_are_read(monkeypatch):
     # The table shipped in the package stands for libcst's source only for the version it was
     # read from; another version reads the source itself.
-    import lightmigrate.cst_walk as walk
+    import lightmigrate.cst.walk as walk
 
     read = walk._read_orders()
     assert len(read) > 100
@@ -454,7 +454,7 @@ def test_field_orders_are_libcsts_own_whichever_way_they_are_read(monkeypatch):
 def test_the_shipped_field_orders_are_those_of_the_libcst_they_name():
     import json
 
-    import lightmigrate.cst_walk as walk
+    import lightmigrate.cst.walk as walk
 
     with open(walk.SHIPPED_ORDERS, encoding="utf-8") as f:
         shipped = json.load(f)

@@ -18,7 +18,7 @@ from lightmigrate.engine.parallel import default_jobs, map_in_order
 from lightmigrate.engine.survey import build_index
 from lightmigrate.engine.source import read_source
 from lightmigrate.engine.discovery import discover
-from lightmigrate.project import ProjectIndex
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules import ALL_RULES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,7 +4,7 @@ from pathlib import Path
 from engine_toys import ALL_TOYS, TOYS, RenameEpochEnd
 
 from lightmigrate.engine import Mode, run
-from lightmigrate.findings import Kind
+from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Rule
 
 HOOK = "class M:\n    def training_epoch_end(self, outputs):\n        pass\n"
@@ -219,7 +219,7 @@ def test_symlinked_file_is_rewritten_through_the_link(tmp_path):
 
 
 def test_index_is_built_only_when_some_file_needs_rules(tmp_path, monkeypatch):
-    from lightmigrate.project import ProjectIndex
+    from lightmigrate.analysis.project import ProjectIndex
 
     indexed = []
     original, original_lazy = ProjectIndex.add_source, ProjectIndex.add_lazy

@@ -2,11 +2,11 @@
 
 from pathlib import Path
 
-import lightmigrate.facts as facts_module
+import lightmigrate.analysis.facts as facts_module
 from lightmigrate.engine.survey import FACTS, HOOK_FACTS, needs_rules, survey
-from lightmigrate.facts import file_facts
+from lightmigrate.analysis.facts import file_facts
 from lightmigrate.rules import ALL_RULES
-from lightmigrate.rules.gates import hook_facts
+from lightmigrate.rules.shared.gates import hook_facts
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -30,7 +30,7 @@ def test_gates_read_the_surveys_hook_facts_without_parsing_again(monkeypatch):
     parsed = []
     real = facts_module.parse_tree
     monkeypatch.setattr(facts_module, "parse_tree", lambda t: (parsed.append(t), real(t))[1])
-    import lightmigrate.rules.gates as gates_module
+    import lightmigrate.rules.shared.gates as gates_module
 
     monkeypatch.setattr(gates_module, "parse_tree", facts_module.parse_tree)
     monkeypatch.setattr(gates_module, "_HOOK_FACTS", {})  # nothing cached from earlier tests

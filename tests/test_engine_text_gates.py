@@ -16,7 +16,7 @@ import pytest
 
 from lightmigrate.engine import Mode, run, transform
 from lightmigrate.engine.survey import text_gates
-from lightmigrate.project import search_text
+from lightmigrate.analysis.project import search_text
 from lightmigrate.rules import select_rules
 
 BASE = """\
@@ -140,7 +140,8 @@ def test_comment_searches_end_on_a_line_of_many_hashes():
     # a failing search never ends. The searches must read each comment whole. (Run apart, so a
     # regression fails here instead of hanging the suite.)
     probe = textwrap.dedent("""\
-        from lightmigrate.rules import gates, behaviour_notes, loggers_cli, trainer_api
+        from lightmigrate.rules.shared import gates
+        from lightmigrate.rules import lm309_behaviour_notes as behaviour_notes, lm203_loggers_cli as loggers_cli, lm102_trainer_api as trainer_api
         line = "#" * 200 + "\\n"
         assert not gates.attribute_read("x." + line, frozenset({"fit"}))
         assert not gates.attribute_read("trainer" + line, frozenset({"fit"}), frozenset({"t"}))

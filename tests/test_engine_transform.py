@@ -17,8 +17,8 @@ from lightmigrate.engine import (
     needs_transform,
     transform_text,
 )
-from lightmigrate.findings import Kind
-from lightmigrate.project import ProjectIndex
+from lightmigrate.output.findings import Kind
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.base import Rule
 
 SRC = "class M:\n    def training_epoch_end(self, outputs):\n        pass\n"

@@ -72,7 +72,7 @@ def test_probes_are_found_along_with_the_triggers(monkeypatch):
     import random
 
     from lightmigrate.engine import triggers as triggers_module
-    from lightmigrate.project import TEXT_PROBES
+    from lightmigrate.analysis.project import TEXT_PROBES
     from lightmigrate.rules import ALL_RULES
 
     pieces = list(TEXT_PROBES) + ["dp", "'", '"', "class", "x", " ", "\n", "_", "ﬁ", "optim", "izer"]
@@ -94,7 +94,7 @@ def test_the_index_reads_the_same_from_the_probes_as_from_the_text():
     # the survey hands the index the probes the prefilter found: the entry is the one the index
     # reads from the text itself
     from lightmigrate.engine.triggers import TextTriggers
-    from lightmigrate.project import TEXT_PROBES, _text_settings, lazy_entry, worth_indexing
+    from lightmigrate.analysis.project import TEXT_PROBES, _text_settings, lazy_entry, worth_indexing
 
     root = Path(__file__).resolve().parent.parent
     triggers = TextTriggers([], TEXT_PROBES)

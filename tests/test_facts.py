@@ -1,9 +1,9 @@
-"""lightmigrate.facts: what the rules' gates read about a file."""
+"""lightmigrate.analysis.facts: what the rules' gates read about a file."""
 
 import ast
 from pathlib import Path
 
-from lightmigrate.facts import ast_nodes, file_facts
+from lightmigrate.analysis.facts import ast_nodes, file_facts
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

@@ -1,4 +1,4 @@
-"""lightmigrate.matchers: libcst.matchers, imported on first use."""
+"""lightmigrate.cst.matchers: libcst.matchers, imported on first use."""
 
 import subprocess
 import sys
@@ -15,14 +15,14 @@ def test_importing_the_cli_does_not_import_libcst_matchers():
 def test_m_is_the_module_once_used():
     import libcst.matchers as real
 
-    from lightmigrate.matchers import m
+    from lightmigrate.cst.matchers import m
 
     assert m.matches(cst.Name("x"), m.Name("x")) and not m.matches(cst.Name("y"), m.Name("x"))
     assert m.Call is real.Call and "Call" in vars(m)  # copied: later lookups skip __getattr__
 
 
 def test_preload_imports_it_in_a_thread_and_loaded_waits():
-    code = ("import sys, lightmigrate.matchers as lm\n"
+    code = ("import sys, lightmigrate.cst.matchers as lm\n"
             "assert 'libcst.matchers' not in sys.modules\n"
             "import threading\n"
             "done = []\n"
@@ -37,7 +37,7 @@ def test_preload_imports_it_in_a_thread_and_loaded_waits():
 
 def test_a_run_on_two_processes_preloads_during_the_survey(tmp_path, monkeypatch):
     import lightmigrate.engine.survey as survey_module
-    import lightmigrate.matchers as lm
+    import lightmigrate.cst.matchers as lm
     from lightmigrate.engine import Mode, run
     from lightmigrate.rules import ALL_RULES
 
@@ -50,5 +50,5 @@ def test_a_run_on_two_processes_preloads_during_the_survey(tmp_path, monkeypatch
                                            "    def training_epoch_end(self, outputs):\n        pass\n")
     report = run([str(tmp_path)], ALL_RULES, Mode.CHECK, jobs=2)
     assert sum(f.changed for f in report.files) == 4
-    from lightmigrate.cst_walk import field_orders
+    from lightmigrate.cst.walk import field_orders
     assert calls == [("preload", field_orders), "loaded"]  # libcst's field orders read there too

@@ -102,7 +102,7 @@ def test_sarif_fixes_applied_give_the_rewrite(tmp_path, schema):
 
 def test_verify_sarif_reports_dead_hooks_and_errors(tmp_path, schema):
     from lightmigrate.verify.session import CaseResult, VerifyReport
-    from lightmigrate.formats import verify_sarif
+    from lightmigrate.output.formats import verify_sarif
 
     report = VerifyReport("the v1 shim", [
         CaseResult("ok", str(tmp_path / "ok.py"), "match"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lightmigrate.engine.survey import survey
-from lightmigrate.project import (
+from lightmigrate.analysis.project import (
     CALLBACK_NAMES,
     LIGHTNING_MODULE_NAMES,
     _CLASS_NAME,
@@ -248,7 +248,7 @@ def test_trainer_settings_text_search_finds_every_setting_the_parse_finds():
     # only when a text search finds one of those names as a keyword or a string key.
     import random
 
-    from lightmigrate.project import _MANUAL_REJECT_USE, _text_settings, _trainer_settings
+    from lightmigrate.analysis.project import _MANUAL_REJECT_USE, _text_settings, _trainer_settings
 
     rng = random.Random(2)
     names = ["gradient_clip_val", "accumulate_grad_batches", "gradient_clip_algorithm", "max_epochs"]

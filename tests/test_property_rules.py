@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine.transform import transform_text
-from lightmigrate.hooks_catalog import REMOVED_MODULE_HOOKS
-from lightmigrate.project import ProjectIndex
+from lightmigrate.catalog.hooks import REMOVED_MODULE_HOOKS
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules import ALL_RULES
 
 # Method snippets, by the slot they fill; a class takes at most one per slot.

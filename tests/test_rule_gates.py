@@ -6,10 +6,10 @@ from __future__ import annotations
 from gate_checks import project_of as _index, walk_acts
 
 from lightmigrate.engine.transform import transform_text
-from lightmigrate.project import ClassInfo, ProjectIndex
+from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.log_dict import LogDictRule
-from lightmigrate.rules.loggers_cli import LoggersCliRule
+from lightmigrate.rules.lm301_log_dict import LogDictRule
+from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
 
 
 def test_subclasses_see_classes_added_after_a_lookup():

@@ -4,7 +4,7 @@ from lm_cli import EPOCH_END, lightmigrate, write
 
 from lightmigrate.engine import transform_text
 from lightmigrate.engine.suppress import SuppressionMap
-from lightmigrate.findings import Kind
+from lightmigrate.output.findings import Kind
 from lightmigrate.rules import ALL_RULES
 
 TWO = EPOCH_END + '''

@@ -1,6 +1,6 @@
-"""The regular-expression building blocks of the text searches (lightmigrate/text_patterns.py)."""
+"""The regular-expression building blocks of the text searches (lightmigrate/analysis/analysis/text_patterns.py)."""
 
-from lightmigrate.text_patterns import word_at_start
+from lightmigrate.analysis.text_patterns import word_at_start
 
 
 def test_word_at_start_says_what_a_leading_word_boundary_says():
@@ -26,7 +26,7 @@ def test_word_at_start_says_what_a_leading_word_boundary_says():
 def test_one_of_matches_each_word_as_a_literal():
     import re
 
-    from lightmigrate.text_patterns import one_of
+    from lightmigrate.analysis.text_patterns import one_of
 
     pattern = re.compile(one_of({"a.b", "x"}) + "=")
     assert pattern.fullmatch("a.b=") and pattern.fullmatch("x=")

@@ -13,7 +13,7 @@ import re
 from typing import List, Sequence
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.findings import Finding, Kind
+from lightmigrate.output.findings import Finding, Kind
 
 _MARKER_COMMENT = re.compile(r"[ \t]*#[ \t]*" + re.escape(MARKER_PREFIX) + r".*$")
 

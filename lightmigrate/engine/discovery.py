@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Optional, Set, Tuple
 from lightmigrate.engine.gitignore import IgnoreRules, read_ignore_file
 from lightmigrate.engine.model import Problem
 from lightmigrate.engine.yaml_config import file_has_trainer_section
-from lightmigrate.project import is_yaml
+from lightmigrate.analysis.project import is_yaml
 
 SKIP_DIRS = frozenset(
     {

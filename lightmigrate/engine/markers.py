@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Iterator, List, Sequence, Tuple
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.findings import Finding, Kind
+from lightmigrate.output.findings import Finding, Kind
 
 MARKER_RE = re.compile(re.escape(MARKER_PREFIX) + r"\s*(LM\d+)\b[\s:\-]*(.*)")
 

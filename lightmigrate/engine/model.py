@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from lightmigrate.findings import Finding
+from lightmigrate.output.findings import Finding
 
 
 class Mode(str, enum.Enum):

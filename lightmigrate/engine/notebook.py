@@ -32,8 +32,8 @@ from json.decoder import scanstring
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from lightmigrate.engine.model import EngineError
-from lightmigrate.findings import Finding, Kind
-from lightmigrate.project import ProjectIndex
+from lightmigrate.output.findings import Finding, Kind
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.base import Rule
 
 SUFFIX = ".ipynb"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from lightmigrate import matchers
-from lightmigrate.cst_walk import field_orders
+from lightmigrate.cst import matchers
+from lightmigrate.cst.walk import field_orders
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
 from lightmigrate.engine import notebook
@@ -22,9 +22,9 @@ from lightmigrate.engine.source import (
 from lightmigrate.engine.survey import FACTS, HOOK_FACTS, facts_now, needs_rules, prefilter, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
 from lightmigrate.engine.yaml_config import transform_config
-from lightmigrate.facts import remember
-from lightmigrate.rules.gates import path_may_have_kind, remember_hook_facts
-from lightmigrate.project import ProjectIndex, is_yaml, may_index_lazily
+from lightmigrate.analysis.facts import remember
+from lightmigrate.rules.shared.gates import path_may_have_kind, remember_hook_facts
+from lightmigrate.analysis.project import ProjectIndex, is_yaml, may_index_lazily
 from lightmigrate.rules.base import Rule
 
 

@@ -31,7 +31,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.engine.markers import _comments
-from lightmigrate.findings import Finding, Kind
+from lightmigrate.output.findings import Finding, Kind
 
 _DIRECTIVE = re.compile(r"#\s*lightmigrate:\s*(ignore|off|on)\b(?:\[([^\]]*)\])?", re.IGNORECASE)
 ALL = ""  # the prefix every code starts with

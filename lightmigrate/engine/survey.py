@@ -4,7 +4,7 @@ The prefilter searches each text for the rules' trigger words, then asks each ma
 gate for its text-only first steps (``Rule.may_need``, ``Rule.gate_kinds``). Each file some
 gate may still need is parsed once with Python's ``ast`` (C speed; libcst costs about ten
 times more): that one tree gives the file's part of the project class index and its facts
-(``lightmigrate.facts``). A file only the index reads is indexed lazily: it is parsed when a
+(``lightmigrate.analysis.facts``). A file only the index reads is indexed lazily: it is parsed when a
 question about the project's classes may concern it, which in most runs is never; so is a
 file whose gates only need a class of some Lightning kind, until the index finds one in it.
 With the whole index built, the engine asks every rule's gate (``Rule.needed``) about each
@@ -20,11 +20,11 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine import transform
 from lightmigrate.engine.parallel import INDEX_STAGE, Progress, map_in_order
 from lightmigrate.engine.triggers import TextTriggers
-from lightmigrate.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
-from lightmigrate.project import (TEXT_PROBES, LazyEntry, ProjectIndex, is_yaml, lazy_entry, may_index_lazily,
+from lightmigrate.analysis.facts import FileFacts, file_facts, nodes_of, parse_tree, remember
+from lightmigrate.analysis.project import (TEXT_PROBES, LazyEntry, ProjectIndex, is_yaml, lazy_entry, may_index_lazily,
                                   search_text, worth_indexing)
 from lightmigrate.rules.base import Rule, RuleContext
-from lightmigrate.rules.gates import HookFacts, hook_facts_of_tree, remember_hook_facts
+from lightmigrate.rules.shared.gates import HookFacts, hook_facts_of_tree, remember_hook_facts
 
 # (text, path, facts wanted[, probes]): text as the index should read it (a notebook's code
 # cells); facts wanted is 0 (none), FACTS, or HOOK_FACTS (the facts, and the hook facts some gate

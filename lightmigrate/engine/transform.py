@@ -11,16 +11,16 @@ from typing import Dict, FrozenSet, List, Optional, Sequence
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst_codegen import forget_code, remember_text
-from lightmigrate.cst_helpers import module_text
-from lightmigrate.cst_walk import forget_masks, same_tree
+from lightmigrate.cst.codegen import forget_code, remember_text
+from lightmigrate.cst.helpers import module_text
+from lightmigrate.cst.walk import forget_masks, same_tree
 from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
 from lightmigrate.engine.model import EngineError
-from lightmigrate.facts import file_facts, known_facts, remember_tree
-from lightmigrate.findings import Finding
-from lightmigrate.project import ProjectIndex
+from lightmigrate.analysis.facts import file_facts, known_facts, remember_tree
+from lightmigrate.output.findings import Finding
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.base import Rule, RuleContext
 
 
@@ -158,7 +158,7 @@ def _invalid_reason(code: str, original: str, path: str) -> Optional[str]:
 
 
 def _python_tree(text: str, path: str) -> Optional[ast.AST]:
-    """``ast.parse(text)``: the tree the rules' gates read (``lightmigrate.facts``), or None
+    """``ast.parse(text)``: the tree the rules' gates read (``lightmigrate.analysis.facts``), or None
     when Python cannot say (a null byte, too deep for its recursion limit).
 
     libcst accepts some code Python 3 does not (``except X, e:`` from Python 2). Output

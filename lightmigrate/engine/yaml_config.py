@@ -3,7 +3,7 @@
 A small line-based editor, so the core needs no YAML library and every byte the mapping does not
 touch (comments, order, quoting, blank lines, other sections) stays as it was. It reads the block
 ``trainer:`` section, one ``key: scalar`` per line, applies the same argument mapping as LM101
-(:mod:`lightmigrate.rules.trainer_arg_map`) and writes changed keys back in the file's style.
+(:mod:`lightmigrate.catalog.trainer_args`) and writes changed keys back in the file's style.
 What it cannot edit safely (a flow-style ``trainer: {...}``, anchors, aliases and tags, nested
 values that would need rewriting, new callbacks) gets a ``# TODO(lightmigrate): LM101`` YAML
 comment above the line instead.
@@ -17,8 +17,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.transform import TransformResult
-from lightmigrate.findings import Finding, Kind
-from lightmigrate.rules import trainer_arg_map as tam
+from lightmigrate.output.findings import Finding, Kind
+from lightmigrate.catalog import trainer_args as tam
 
 CODE = "LM101"
 _TOP_TRAINER = re.compile(r"^trainer[ \t]*:(?P<rest>.*)$")
@@ -291,7 +291,7 @@ def transform_config(text: str, rules: Sequence, path: str = "<string>", project
     codes = {getattr(r, "code", "") for r in rules}
     marked = text
     if "LM005" in codes and project is not None:
-        from lightmigrate.rules.multi_optimizer import script_marker  # the rule's own wording
+        from lightmigrate.rules.lm005_multi_optimizer import script_marker  # the rule's own wording
 
         why = script_marker(project, path)
         if why is not None:

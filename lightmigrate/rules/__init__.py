@@ -5,28 +5,28 @@ from __future__ import annotations
 from typing import Dict, List, Sequence
 
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
-from lightmigrate.rules.behaviour_notes import BehaviourNotesRule
-from lightmigrate.rules.callback_api import CallbackApiRule
-from lightmigrate.rules.dataloader_idx import DataloaderIdxRule
-from lightmigrate.rules.dead_hooks import DeadHooksRule
-from lightmigrate.rules.epoch_end import EpochEndRule
-from lightmigrate.rules.grad_norm import GradNormRule
-from lightmigrate.rules.legacy_hooks import LegacyHooksRule
-from lightmigrate.rules.legacy_module_api import LegacyModuleApiRule
-from lightmigrate.rules.log_dict import LogDictRule
-from lightmigrate.rules.loggers_cli import LoggersCliRule
-from lightmigrate.rules.module_api import ModuleApiRule
-from lightmigrate.rules.moved_imports import MovedImportsRule
-from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
-from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
-from lightmigrate.rules.precision_attr import PrecisionAttrRule
-from lightmigrate.rules.removed_api import RemovedApiRule
-from lightmigrate.rules.removed_apis import RemovedApisRule
-from lightmigrate.rules.step_end import StepEndRule
-from lightmigrate.rules.tbptt import TbpttRule
-from lightmigrate.rules.trainer_api import TrainerApiRule
-from lightmigrate.rules.trainer_constructor import TrainerConstructorRule
-from lightmigrate.rules.unified_imports import UnifiedImportsRule
+from lightmigrate.rules.lm309_behaviour_notes import BehaviourNotesRule
+from lightmigrate.rules.lm307_callback_api import CallbackApiRule
+from lightmigrate.rules.lm303_dataloader_idx import DataloaderIdxRule
+from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
+from lightmigrate.rules.lm001_epoch_end import EpochEndRule
+from lightmigrate.rules.lm302_grad_norm import GradNormRule
+from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
+from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
+from lightmigrate.rules.lm301_log_dict import LogDictRule
+from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
+from lightmigrate.rules.lm308_module_api import ModuleApiRule
+from lightmigrate.rules.lm201_moved_imports import MovedImportsRule
+from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
+from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
+from lightmigrate.rules.lm304_precision_attr import PrecisionAttrRule
+from lightmigrate.rules.lm090_removed_api import RemovedApiRule
+from lightmigrate.rules.lm202_removed_imports import RemovedApisRule
+from lightmigrate.rules.lm003_step_end import StepEndRule
+from lightmigrate.rules.lm006_tbptt import TbpttRule
+from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
+from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
+from lightmigrate.rules.lm210_unified_imports import UnifiedImportsRule
 
 # LM3xx (hooks, issue 6) run just before LM002 so that it marks only what they could not fix.
 HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), PrecisionAttrRule(), LegacyHooksRule(),

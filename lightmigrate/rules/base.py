@@ -13,9 +13,9 @@ from typing import ClassVar, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst_codegen import ModulePositions, known_text
-from lightmigrate.findings import Finding, Kind
-from lightmigrate.project import ProjectIndex
+from lightmigrate.cst.codegen import ModulePositions, known_text
+from lightmigrate.output.findings import Finding, Kind
+from lightmigrate.analysis.project import ProjectIndex
 
 
 class Handling(str, enum.Enum):

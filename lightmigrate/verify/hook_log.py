@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any, Dict, List, Optional
 
-from lightmigrate.hooks_catalog import (
+from lightmigrate.catalog.hooks import (
     KNOWN_HOOK_NAMES,
     REMOVED_MODULE_HOOKS,
     V1_TO_V2_NAME,

@@ -155,7 +155,7 @@ def engine_migrate(rules: Optional[Sequence[Any]] = None) -> Migrate:
     self-contained file, so the project index is built from that file alone.
     """
     from lightmigrate.engine import transform_text
-    from lightmigrate.project import ProjectIndex
+    from lightmigrate.analysis.project import ProjectIndex
 
     if rules is None:
         from lightmigrate.rules import ALL_RULES
@@ -178,7 +178,7 @@ def engine_migrate_project(case_files: Sequence[PathLike], rules: Optional[Seque
     case, so a cross-file mistake shows up as a mismatch. :func:`migrate_cases` passes each
     file's path (``str(path)``, as indexed here)."""
     from lightmigrate.engine import transform_text
-    from lightmigrate.project import ProjectIndex
+    from lightmigrate.analysis.project import ProjectIndex
 
     if rules is None:
         from lightmigrate.rules import ALL_RULES

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from lightmigrate.engine import discover, read_source, transform_text
-from lightmigrate.project import ProjectIndex
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules import ALL_RULES, Rule
 from lightmigrate.verify import oracle
 from lightmigrate.verify.compare import Difference, compare_case

@@ -1,7 +1,7 @@
 """The v1 shim's import layer: 1.x module paths that Lightning 2.x moved or removed import again
 when un-migrated 1.x code runs on 2.x.
 
-For every module path in :mod:`lightmigrate.import_table` that 2.x no longer has
+For every module path in :mod:`lightmigrate.catalog.imports` that 2.x no longer has
 (``pytorch_lightning.trainer.supporters``, ``pytorch_lightning.utilities.apply_func``,
 ``pytorch_lightning.profiler``, ...), :func:`install` registers a stand-in module whose
 attributes resolve through the table to the 2.x objects (``CombinedLoader`` ->
@@ -18,8 +18,8 @@ import sys
 import types
 from typing import Any, Set
 
-from lightmigrate.import_rewrite import new_path, to_absolute
-from lightmigrate.import_table import ENTRIES
+from lightmigrate.rules.shared.import_rewrite import new_path, to_absolute
+from lightmigrate.catalog.imports import ENTRIES
 
 _INSTALLED: Set[str] = set()
 

@@ -9,8 +9,8 @@ from typing import Dict, List, Optional, Tuple
 
 import pytest
 
-from lightmigrate.findings import Finding
-from lightmigrate.project import ProjectIndex
+from lightmigrate.output.findings import Finding
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
 from lightmigrate.rules.base import Rule
 

@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 from gate_checks import gate_says, walk_acts
 
-from lightmigrate.project import ClassInfo, ProjectIndex
+from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.gates import def_parameter_names
-from lightmigrate.rules.dataloader_idx import DataloaderIdxRule
-from lightmigrate.rules.dead_hooks import DeadHooksRule
-from lightmigrate.rules.epoch_end import EpochEndRule
-from lightmigrate.rules.legacy_hooks import LegacyHooksRule
-from lightmigrate.rules.legacy_module_api import LegacyModuleApiRule
-from lightmigrate.rules.log_dict import LogDictRule
-from lightmigrate.rules.optimizer_hooks import OptimizerHooksRule
-from lightmigrate.rules.step_end import StepEndRule
+from lightmigrate.rules.shared.gates import def_parameter_names
+from lightmigrate.rules.lm303_dataloader_idx import DataloaderIdxRule
+from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
+from lightmigrate.rules.lm001_epoch_end import EpochEndRule
+from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
+from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
+from lightmigrate.rules.lm301_log_dict import LogDictRule
+from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
+from lightmigrate.rules.lm003_step_end import StepEndRule
 
 RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(), LogDictRule(), DataloaderIdxRule(),
          LegacyHooksRule(), LegacyModuleApiRule()]

@@ -13,17 +13,17 @@ import textwrap
 import pytest
 from gate_checks import gate_says, walk_acts
 
-from lightmigrate.project import ProjectIndex
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.callback_api import CallbackApiRule
-from lightmigrate.rules.gates import DottedTable, RootedTable, import_path_words, marker_in_head
-from lightmigrate.rules.loggers_cli import LoggersCliRule
-from lightmigrate.rules.module_api import ModuleApiRule
-from lightmigrate.rules.moved_imports import MovedImportsRule
-from lightmigrate.rules.removed_api import RemovedApiRule
-from lightmigrate.rules.removed_apis import RemovedApisRule
-from lightmigrate.rules.unified_imports import UnifiedImportsRule
-from lightmigrate.facts import file_facts
+from lightmigrate.rules.lm307_callback_api import CallbackApiRule
+from lightmigrate.rules.shared.gates import DottedTable, RootedTable, import_path_words, marker_in_head
+from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
+from lightmigrate.rules.lm308_module_api import ModuleApiRule
+from lightmigrate.rules.lm201_moved_imports import MovedImportsRule
+from lightmigrate.rules.lm090_removed_api import RemovedApiRule
+from lightmigrate.rules.lm202_removed_imports import RemovedApisRule
+from lightmigrate.rules.lm210_unified_imports import UnifiedImportsRule
+from lightmigrate.analysis.facts import file_facts
 
 GROUP = [MovedImportsRule(), RemovedApisRule(), RemovedApiRule(), UnifiedImportsRule(), ModuleApiRule(),
          CallbackApiRule(), LoggersCliRule()]
@@ -308,8 +308,8 @@ def test_lm090_looks_closer_only_where_an_import_may_reach_the_catalogue():
     # ``_may_offend`` decides whether the gate reads the file's statements one by one
     # (``all_offences_marked``): only when some module or dotted use through an import is in
     # the catalogue (each component of an entry being somewhere in the file is not enough)
-    from lightmigrate.facts import file_facts
-    from lightmigrate.rules.removed_api import RemovedApiRule
+    from lightmigrate.analysis.facts import file_facts
+    from lightmigrate.rules.lm090_removed_api import RemovedApiRule
 
     unrelated = ("from lightning.pytorch.utilities.rank_zero import rank_zero_warn\nimport lightning.pytorch as pl\n\n"
                  "from lightning.pytorch.core.module import LightningModule\nm = pl.utilities.memory.garbage_collection_cuda\n")

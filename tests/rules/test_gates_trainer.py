@@ -8,21 +8,21 @@ import pytest
 from gate_checks import acts as _acts, check, needed as _needed, project_of as _index
 
 from lightmigrate.engine.transform import transform_text
-from lightmigrate.project import ClassInfo, ProjectIndex
+from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.behaviour_notes import BehaviourNotesRule
-from lightmigrate.rules.gates import (
+from lightmigrate.rules.lm309_behaviour_notes import BehaviourNotesRule
+from lightmigrate.rules.shared.gates import (
     attribute_assigned,
     attribute_compared,
     string_key,
     trainer_call_names,
 )
-from lightmigrate.rules.grad_norm import GradNormRule
-from lightmigrate.rules.multi_optimizer import MultiOptimizerRule
-from lightmigrate.rules.precision_attr import PrecisionAttrRule
-from lightmigrate.rules.tbptt import TbpttRule
-from lightmigrate.rules.trainer_api import TrainerApiRule
-from lightmigrate.rules.trainer_constructor import TrainerConstructorRule
+from lightmigrate.rules.lm302_grad_norm import GradNormRule
+from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
+from lightmigrate.rules.lm304_precision_attr import PrecisionAttrRule
+from lightmigrate.rules.lm006_tbptt import TbpttRule
+from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
+from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
 
 GROUP = [TrainerConstructorRule(), TrainerApiRule(), GradNormRule(), MultiOptimizerRule(), TbpttRule(),
          PrecisionAttrRule(), BehaviourNotesRule()]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lightmigrate.import_table import BY_OLD, ENTRIES, KEPT, KEPT_MODULES, LAZY_MODULES, lookup, mapped
+from lightmigrate.catalog.imports import BY_OLD, ENTRIES, KEPT, KEPT_MODULES, LAZY_MODULES, lookup, mapped
 
 ROOT = Path(__file__).resolve().parents[2]
 PL19 = ROOT / ".venv-pl19" / "bin" / "python"

@@ -1,9 +1,9 @@
-"""lightmigrate.rules.marking.StatementMarker: with ``types`` it skips subtrees, same output."""
+"""lightmigrate.rules.shared.marking.StatementMarker: with ``types`` it skips subtrees, same output."""
 
 import libcst as cst
 
-from lightmigrate.cst_walk import transform
-from lightmigrate.rules.marking import StatementMarker
+from lightmigrate.cst.walk import transform
+from lightmigrate.rules.shared.marking import StatementMarker
 
 SOURCE = '''\
 import os

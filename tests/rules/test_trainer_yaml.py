@@ -7,8 +7,8 @@ import yaml
 from lightmigrate.engine import discover, run
 from lightmigrate.engine.model import Mode
 from lightmigrate.engine.yaml_config import has_trainer_section, parse_scalar, transform_yaml
-from lightmigrate.findings import Kind
-from lightmigrate.rules.trainer_arg_map import NOT_LITERAL
+from lightmigrate.output.findings import Kind
+from lightmigrate.catalog.trainer_args import NOT_LITERAL
 from lightmigrate.rules import ALL_RULES, select_rules
 
 CONFIG = """\

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from lightmigrate.engine import transform_text
-from lightmigrate.hooks_catalog import REMOVED_MODULE_HOOKS
+from lightmigrate.catalog.hooks import REMOVED_MODULE_HOOKS
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.verify import oracle
 from lightmigrate.verify.compare import compare_case, format_differences

@@ -1,0 +1,638 @@
+"""LM001: ``*_epoch_end(outputs)`` hooks become ``on_*_epoch_end`` with explicit output buffers.
+
+Lightning 2.0 removed ``training_epoch_end``, ``validation_epoch_end`` and ``test_epoch_end``
+(it raises ``NotImplementedError`` at ``fit``/``validate``/``test`` when they exist) and
+changed ``on_predict_epoch_end(self, results)`` to take no argument. The rewrite hands the old
+body exactly what 1.9 handed it (spec B.1, B.7):
+
+- training: the dict each batch passed to ``on_train_batch_end`` (loss detached and divided by
+  ``accumulate_grad_batches``, a bare tensor wrapped as ``{"loss": ...}``), skipping batches
+  whose step returned None;
+- validation/test: the raw step outputs without Nones, a flat list for one dataloader and a
+  list per dataloader otherwise, reset at each epoch start so sanity-check outputs never leak;
+- predict: one list per dataloader, as ``results`` was.
+
+Two shapes of output code:
+
+- *inline* (the common case): the old body becomes the body of ``on_*_epoch_end`` and reads
+  the buffer into the old parameter name; when the body never used ``outputs``, a plain rename.
+- *helper*: when the hook takes part in inheritance (a subclass overrides it or calls
+  ``super()``), is called directly (``self.validation_epoch_end(outputs)``), or cannot be merged
+  into an existing ``on_*_epoch_end`` safely, the old method keeps its body and signature under
+  a private name (``_validation_epoch_end``) and ``on_*_epoch_end`` calls it. Dispatch then works
+  exactly as it did in 1.9.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from lightmigrate.cst.helpers import (
+    BodyFacts,
+    Statement,
+    add_marker,
+    append_statements,
+    body_of,
+    drop_docstring,
+    fresh_name,
+    has_star_params,
+    keep_only_params,
+    param_names,
+    parse_method,
+    parse_statements,
+    prepend_statements,
+    self_name,
+    set_param_default,
+    split_docstring,
+    super_call_attr,
+    with_body,
+)
+from lightmigrate.output.findings import Kind
+from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.shared.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
+from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_migrate_candidates
+
+CODE = "LM001"
+GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
+
+
+@dataclass(frozen=True)
+class Stage:
+    old: str  # the removed 1.x hook
+    new: str  # the 2.x epoch-end hook
+    start: str  # epoch-start hook that resets the buffer
+    batch_end: str  # batch-end hook that fills it
+    buffer: str  # preferred buffer attribute name
+    loaders: Optional[str]  # trainer attribute listing the dataloaders (None: training)
+
+
+TRAIN = Stage("training_epoch_end", "on_train_epoch_end", "on_train_epoch_start", "on_train_batch_end",
+              "training_step_outputs", None)
+VALIDATION = Stage("validation_epoch_end", "on_validation_epoch_end", "on_validation_epoch_start",
+                   "on_validation_batch_end", "validation_step_outputs", "val_dataloaders")
+TEST = Stage("test_epoch_end", "on_test_epoch_end", "on_test_epoch_start", "on_test_batch_end",
+             "test_step_outputs", "test_dataloaders")
+STAGES = (TRAIN, VALIDATION, TEST)
+PREDICT_HOOK = "on_predict_epoch_end"
+HOOKS = frozenset({s.old for s in STAGES} | {PREDICT_HOOK})
+# Methods the class walk may edit or mark in a class: the old hooks themselves, and the hooks
+# that collect outputs for an old hook a parent class defines.
+EDITED_METHODS = HOOKS | frozenset(name for s in STAGES for name in (s.start, s.batch_end, s.new))
+UNKNOWN_CLASS = ("looks like a Lightning 1.x epoch-end hook, but the class is not recognisably a "
+                 "LightningModule; migrate it by hand if it is one")
+
+
+# ---------------------------------------------------------------------------------------------
+# Code templates. ``S`` is the name of the method's first parameter (usually ``self``).
+
+
+def _reset(stage: Stage, s: str, buf: str, local: str) -> List[Statement]:
+    if stage.loaders is None:
+        return parse_statements(f"{s}.{buf} = []")
+    return parse_statements(
+        f"""
+        {local} = {s}.trainer.{stage.loaders}
+        {s}.{buf} = [[] for _ in ({local} if isinstance({local}, (list, tuple)) else [{local}])]
+        """
+    )
+
+
+def _collect(stage: Stage, s: str, buf: str, out: str, dl_idx: str) -> List[Statement]:
+    if stage.loaders is None:
+        # 2.x passes {} for a step that returned None; 1.9 left such batches out.
+        return parse_statements(f"if {out}:\n    {s}.{buf}.append({out})")
+    return parse_statements(f"if {out} is not None:\n    {s}.{buf}[{dl_idx}].append({out})")
+
+
+def _gather(stage: Stage, s: str, buf: str, local: str) -> List[Statement]:
+    """Bind ``local`` to what 1.9 passed as ``outputs``."""
+    if stage.loaders is None:
+        return parse_statements(f"{local} = {s}.{buf}")
+    return parse_statements(
+        f"""
+        {local} = {s}.{buf}
+        if len({local}) == 1:
+            {local} = {local}[0]
+        """
+    )
+
+
+def _predict_results(s: str, local: str, loaders: str) -> List[Statement]:
+    return parse_statements(
+        f"""
+        {loaders} = {s}.trainer.predict_dataloaders
+        {local} = {s}.trainer.predict_loop.predictions
+        if not isinstance({loaders}, (list, tuple)) or len({loaders}) == 1:
+            {local} = [{local}]
+        """
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-class facts
+
+
+def _names_for(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Tuple[str, str]:
+    """Buffer attribute and helper method names for ``top``'s family, the same wherever asked."""
+    taken = taken_names(index, top)
+    buf = fresh_name(stage.buffer, taken)
+    helper = fresh_name("_" + stage.old, taken | {buf})
+    return buf, helper
+
+
+def _uses_helper(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
+    """Whether the family of ``top`` needs the old hook kept as a callable helper."""
+    hooks = {stage.old, stage.new, stage.start, stage.batch_end}
+    for c in index.descendants(top):
+        if hooks & c.methods:
+            return True
+    return any(stage.old in c.self_calls for c in [top, *index.descendants(top)])
+
+
+# ---------------------------------------------------------------------------------------------
+# The class rewrite
+
+
+class _ClassMigration(ClassEditor):
+    code = CODE
+
+    # -- entry ---------------------------------------------------------------------------------
+
+    def _note_callback_order(self, stage: Stage) -> None:
+        """Spec B.2: 2.x runs user callbacks' epoch-end hooks before the module's, so a callback
+        that reads what this body computes now sees the previous epoch's value."""
+        callbacks = sorted(
+            c.name for c in self.index.classes(mentioning=stage.new)
+            if stage.new in c.methods and self.index.in_lightning_hierarchy(c, CALLBACK_NAMES)
+        )
+        if callbacks:
+            line, col = self.pos(stage.old)
+            self.ctx.report(
+                CODE,
+                f"{self.info.name}.{stage.old}: callbacks' own {stage.new} ({', '.join(callbacks)}) now run "
+                f"before this body; in 1.x they ran after it. Check what they read (spec B.2)",
+                Kind.NOTE, line, col,
+            )
+
+    def migrate(self) -> None:
+        self._mark_aliases()
+        for stage in STAGES:
+            self._migrate_stage(stage)
+        self._migrate_predict()
+
+    def _mark_aliases(self) -> None:
+        olds = {s.old for s in STAGES}
+        for i, item in enumerate(self.items):
+            if not isinstance(item, cst.SimpleStatementLine):
+                continue
+            for small in item.body:
+                if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value in olds for t in small.targets
+                ):
+                    why = ("epoch-end hook assigned as an attribute; define the matching on_*_epoch_end "
+                           "that calls the shared method with the collected outputs")
+                    self.items[i] = add_marker(item, CODE, why)
+                    self.changed = True
+
+    # -- one stage -----------------------------------------------------------------------------
+
+    def _blocked(self, stage: Stage, old: cst.FunctionDef) -> Optional[str]:
+        names = param_names(old)
+        if has_star_params(old) or len(names) != 2 or any(
+            p.default is not None for p in old.params.params[1:2]
+        ):
+            return f"unusual signature for {stage.old}; move its body to {stage.new}(self) by hand"
+        if stage is TRAIN:
+            for c in [self.info, *self.h.ancestors]:
+                step = c.params.get("training_step", ())
+                if "optimizer_idx" in step:
+                    return ("outputs are nested per optimizer (optimizer_idx); this needs the "
+                            "multiple-optimizer migration (manual optimization)")
+                if "hiddens" in step or "truncated_bptt_steps" in c.attributes | c.methods:
+                    return "outputs are nested per TBPTT split; this needs the TBPTT migration"
+        facts = BodyFacts(body_of(old))
+        if facts.has_yield:
+            return f"{stage.old} is a generator; port it by hand"
+        return None
+
+    def _migrate_stage(self, stage: Stage) -> None:
+        old = self.get(stage.old)
+        if old is None and not self.h.ancestor_defines(stage.old):
+            return
+        if old is not None:
+            why = self._blocked(stage, old)
+            if why:
+                self.mark(stage.old, why)
+                return
+        top = self.h.top_definer(stage.old)
+        buf, helper = _names_for(self.index, top, stage)
+        if old is not None:
+            self._note_callback_order(stage)
+        if old is not None and top is self.info:
+            self._migrate_top(stage, old, buf, helper)
+        else:
+            if old is not None:
+                # A subclass override: keep it as an override of the parent's helper.
+                self.set(stage.old, old.with_changes(name=cst.Name(helper)))
+                self.renames[stage.old] = helper
+                self.fixed(f"{stage.old} kept as {helper}(), called from the inherited {stage.new}", stage.old)
+            self._inject_into_own_hooks(stage, buf, helper)
+
+    def _migrate_top(self, stage: Stage, old: cst.FunctionDef, buf: str, helper: str) -> None:
+        old = self._strip_super_old(old, stage)
+        self.set(stage.old, old)
+        s = self_name(old)
+        param = param_names(old)[1]
+        old_facts = BodyFacts(body_of(old))
+        existing_end = self.get(stage.new)
+        use_helper = _uses_helper(self.index, self.info, stage)
+        if not use_helper and existing_end is not None:
+            use_helper = not self._merge_safe(old, existing_end, param)
+        if not use_helper and existing_end is None and self.h.may_inherit(stage.new) and old_facts.has_return:
+            use_helper = True
+        needs_buffer = use_helper or old_facts.uses(param)
+
+        if needs_buffer:
+            self._add_buffer_hooks(stage, s, buf, before=stage.old)
+            old = self.get(stage.old)  # spacing before it may have changed
+            assert old is not None
+
+        super_tail = (
+            parse_statements(f"super().{stage.new}()")
+            if existing_end is None and self.h.may_inherit(stage.new) else []
+        )
+        if use_helper:
+            local = fresh_name(param, [])
+            dispatch = [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
+            if existing_end is not None:
+                facts = BodyFacts(body_of(existing_end))
+                local = fresh_name(param, facts.loaded | facts.bound)
+                es = self_name(existing_end)
+                dispatch = [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")]
+                self.set(stage.new, prepend_statements(existing_end, dispatch))
+            else:
+                new = parse_method(f"def {stage.new}({s}):\n    pass")
+                self.insert_before(stage.old, [with_body(new, [*dispatch, *super_tail])])
+            self.set(stage.old, old.with_changes(name=cst.Name(helper)))
+            self.renames[stage.old] = helper
+            self.fixed(f"{stage.old} kept as {helper}(outputs) and called from {stage.new} "
+                        f"with the outputs collected in self.{buf}", stage.old)
+            return
+
+        body = body_of(old)
+        gather = _gather(stage, s, buf, param) if needs_buffer else []
+        new = keep_only_params(old, 1).with_changes(name=cst.Name(stage.new))
+        if existing_end is not None:
+            doc, old_rest = split_docstring(body)
+            merged = [*doc, *gather, *old_rest, *drop_docstring(body_of(existing_end))]
+            new = with_body(new, merged)
+            self.set(stage.new, None)
+        else:
+            new = with_body(new, [*split_docstring(body)[0], *gather, *drop_docstring(body), *super_tail])
+        self.set(stage.old, new)
+        how = "with the outputs collected in self." + buf if needs_buffer else "(outputs was unused)"
+        merged_note = f", merged with the existing {stage.new}" if existing_end is not None else ""
+        self.fixed(f"{stage.old} -> {stage.new} {how}{merged_note}", stage.old)
+
+    def _merge_safe(self, old: cst.FunctionDef, existing: cst.FunctionDef, param: str) -> bool:
+        a = BodyFacts(body_of(old))
+        b = BodyFacts(body_of(existing))
+        if a.has_return or a.has_scope_decl or b.has_scope_decl or self_name(old) != self_name(existing):
+            return False
+        if param_names(existing)[1:] or has_star_params(existing):
+            return False
+        clash = (a.bound & (b.loaded - b.bound)) | (b.bound & (a.loaded - a.bound)) | ({param} & b.loaded)
+        return not clash
+
+    def _strip_super_old(self, func: cst.FunctionDef, stage: Stage) -> cst.FunctionDef:
+        """``super().validation_epoch_end(outputs)`` in the topmost definer reached Lightning's
+        empty default; drop it when every base is known, mark it otherwise."""
+        if not calls_super(func, stage.old):
+            return func
+        if self.h.complete:
+            stmts = [
+                st for st in body_of(func)
+                if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
+                        and isinstance(st.body[0], cst.Expr) and super_call_attr(st.body[0].value) == stage.old)
+            ]
+            return with_body(func, stmts)
+        why = f"super().{stage.old}() reaches a base class lightmigrate cannot see; port that call by hand"
+        return add_marker(func, CODE, why)
+
+    # -- buffer hooks --------------------------------------------------------------------------
+
+    def _add_buffer_hooks(self, stage: Stage, s: str, buf: str, before: str) -> None:
+        new_funcs = []
+        start = self.get(stage.start)
+        if start is not None:
+            self.set(stage.start, self._with_reset(stage, start, buf))
+        else:
+            func = parse_method(f"def {stage.start}({s}):\n    pass")
+            func = with_body(func, _reset(stage, s, buf, "loaders"))
+            if self.h.may_inherit(stage.start):
+                func = append_statements(func, parse_statements(f"super().{stage.start}()"))
+            new_funcs.append(func)
+        end = self.get(stage.batch_end)
+        if end is not None:
+            self.set(stage.batch_end, self._with_collect(stage, end, buf))
+        else:
+            sig = (f"{s}, outputs, batch, batch_idx" if stage.loaders is None
+                   else f"{s}, outputs, batch, batch_idx, dataloader_idx=0")
+            func = parse_method(f"def {stage.batch_end}({sig}):\n    pass")
+            func = with_body(func, _collect(stage, s, buf, "outputs", "dataloader_idx"))
+            if self.h.may_inherit(stage.batch_end):
+                args = sig.split(", ", 1)[1].replace("=0", "")
+                func = append_statements(func, parse_statements(f"super().{stage.batch_end}({args})"))
+            new_funcs.append(func)
+        if new_funcs:
+            self.insert_before(before, new_funcs)
+
+    def _with_reset(self, stage: Stage, func: cst.FunctionDef, buf: str) -> cst.FunctionDef:
+        facts = BodyFacts(body_of(func))
+        local = fresh_name("loaders", facts.loaded | facts.bound)
+        return prepend_statements(func, _reset(stage, self_name(func), buf, local))
+
+    def _with_collect(self, stage: Stage, func: cst.FunctionDef, buf: str) -> cst.FunctionDef:
+        names = param_names(func)
+        wanted = 2 if stage.loaders is None else 5
+        if has_star_params(func) or len(names) < wanted:
+            why = (f"{stage.batch_end} has a signature lightmigrate cannot extend; append its outputs "
+                   f"to self.{buf} by hand")
+            return add_marker(func, CODE, why)
+        dl_idx = names[4] if stage.loaders is not None else ""
+        if stage.loaders is not None:
+            func = set_param_default(func, dl_idx, "0")  # 2.x omits it with one dataloader
+        return prepend_statements(func, _collect(stage, names[0], buf, names[1], dl_idx))
+
+    def _inject_into_own_hooks(self, stage: Stage, buf: str, helper: str) -> None:
+        """A class below the one that owns the buffer overrides one of its hooks without calling
+        super(): put the buffer logic into the override too, as 1.9 collected regardless."""
+        for name in (stage.start, stage.batch_end, stage.new):
+            func = self.get(name)
+            if func is None or calls_super(func, name):
+                continue
+            if name == stage.start:
+                func = self._with_reset(stage, func, buf)
+            elif name == stage.batch_end:
+                func = self._with_collect(stage, func, buf)
+            else:
+                facts = BodyFacts(body_of(func))
+                local = fresh_name("outputs", facts.loaded | facts.bound)
+                s = self_name(func)
+                func = prepend_statements(
+                    func, [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
+                )
+            self.set(name, func)
+            self.fixed(f"{name} overrides the hook that collects outputs for {stage.old}; collection added", name)
+
+    # -- predict -------------------------------------------------------------------------------
+
+    def _migrate_predict(self) -> None:
+        func = self.get(PREDICT_HOOK)
+        if func is None:
+            return
+        names = param_names(func)
+        if len(names) != 2 or has_star_params(func):
+            return  # already 2.x (self only), or a callback-style signature
+        s, param = names
+        facts = BodyFacts(body_of(func))
+        new = keep_only_params(func, 1)
+        if self._mutates(func, param):
+            self.mark(PREDICT_HOOK, f"changes `{param}` in place, which in 1.x also changed what "
+                                     "trainer.predict() returned; in 2.x edit "
+                                     "self.trainer.predict_loop.predictions instead")
+            return
+        supers_ok = self._predict_super_calls_ok(func, param)
+        if not supers_ok:
+            self.mark(PREDICT_HOOK, f"passes something other than `{param}` to super().{PREDICT_HOOK}(); "
+                                     "port that call by hand")
+            return
+        if facts.uses(param):
+            loaders = fresh_name("loaders", facts.loaded | facts.bound)
+            new = prepend_statements(new, _predict_results(s, param, loaders))
+        new = transform(new, _DropSuperArgs(PREDICT_HOOK))  # type: ignore[assignment]
+        self.set(PREDICT_HOOK, new)
+        self.fixed(f"{PREDICT_HOOK}({param}) -> {PREDICT_HOOK}() reading trainer.predict_loop.predictions",
+                    PREDICT_HOOK)
+
+    @staticmethod
+    def _mutates(func: cst.FunctionDef, name: str) -> bool:
+        hits = []
+
+        class V(cst.CSTVisitor):
+            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                t = node.target
+                if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name:
+                    hits.append(t)
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                if isinstance(node.target, cst.Name) and node.target.value == name:
+                    hits.append(node)
+
+            def visit_Call(self, node: cst.Call) -> None:
+                f = node.func
+                if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
+                        and f.attr.value in {"append", "extend", "insert", "pop", "clear", "remove", "sort",
+                                             "reverse"}):
+                    hits.append(node)
+
+        walk(func, V())
+        return bool(hits)
+
+    @staticmethod
+    def _predict_super_calls_ok(func: cst.FunctionDef, param: str) -> bool:
+        bad = []
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if super_call_attr(node) == PREDICT_HOOK:
+                    args = node.args
+                    if not (len(args) == 1 and isinstance(args[0].value, cst.Name) and args[0].value.value == param):
+                        bad.append(node)
+
+        walk(func, V())
+        return not bad
+
+
+class _DropSuperArgs(PrunedTransformer):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if super_call_attr(updated) == self.name:
+            return updated.with_changes(args=())
+        return updated
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class EpochEndRule(Rule):
+    code = CODE
+    name = "epoch-end-outputs"
+    summary = "`*_epoch_end(outputs)` hooks become `on_*_epoch_end` hooks with explicit output buffers."
+    spec_rows = ("M1", "M2", "M3", "M6")
+    coverage = {
+        "M1": Handling.REWRITTEN,
+        "M2": Handling.REWRITTEN,
+        "M3": Handling.REWRITTEN,
+        "M6": Handling.REWRITTEN,
+    }
+    guide = (f"{GUIDE} (1.9 advanced rows: 'used training_epoch_end', 'used validation_epoch_end', "
+             "'used test_epoch_end', 'used on_predict_epoch_end with results'; PRs 16520, 16655)")
+    safety = Safety.PRESERVING
+    triggers = ("_epoch_end",)
+    description = (
+        "Lightning 2.0 removed `training_epoch_end`, `validation_epoch_end` and `test_epoch_end` "
+        "(fit/validate/test raise NotImplementedError while they exist) and calls "
+        "`on_predict_epoch_end` without `results`. This rule moves each body into the 2.x hook and "
+        "collects the step outputs the way 1.9 did: training outputs as the dicts `on_train_batch_end` "
+        "receives (loss detached and divided by accumulate_grad_batches, None steps skipped); "
+        "validation/test outputs raw, a flat list for one dataloader and one list per dataloader "
+        "otherwise, reset at every epoch start so sanity-check outputs never reach epoch 0; "
+        "predictions one list per dataloader. Existing hooks are merged, inheritance and "
+        "super() calls keep their 1.9 dispatch, and buffer names never collide with existing "
+        "attributes. Multi-optimizer and TBPTT training outputs get a marker."
+    )
+
+    examples = (
+        Example(
+            title="training outputs, with a buffer",
+            before='''\
+import pytorch_lightning as pl
+import torch
+
+
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return self.layer(batch).sum()
+
+    def training_epoch_end(self, outputs):
+        self.log("train_mean", torch.stack([o["loss"] for o in outputs]).mean())
+''',
+            after='''\
+import pytorch_lightning as pl
+import torch
+
+
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return self.layer(batch).sum()
+
+    def on_train_epoch_start(self):
+        self.training_step_outputs = []
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        if outputs:
+            self.training_step_outputs.append(outputs)
+
+    def on_train_epoch_end(self):
+        outputs = self.training_step_outputs
+        self.log("train_mean", torch.stack([o["loss"] for o in outputs]).mean())
+''',
+        ),
+        Example(
+            title="validation outputs: flat for one dataloader, nested for several",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+''',
+            after='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+
+    def on_validation_epoch_end(self):
+        outputs = self.validation_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self.log("n", float(len(outputs)))
+''',
+        ),
+        Example(
+            title="outputs never used: a plain rename",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def test_epoch_end(self, outputs):
+        self.log("done", 1.0)
+''',
+            after='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_test_epoch_end(self):
+        self.log("done", 1.0)
+''',
+        ),
+        Example(
+            title="predict results",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_predict_epoch_end(self, results):
+        self.n_predictions = len(results[0])
+''',
+            after='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_predict_epoch_end(self):
+        loaders = self.trainer.predict_dataloaders
+        results = self.trainer.predict_loop.predictions
+        if not isinstance(loaders, (list, tuple)) or len(loaders) == 1:
+            results = [results]
+        self.n_predictions = len(results[0])
+''',
+        ),
+        Example(
+            title="already 2.x: left alone",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_validation_epoch_end(self):
+        self.log("x", 1.0)
+''',
+            after=None,
+        ),
+    )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only classes that define or inherit an old hook (by the index) and are not known to be
+        # outside a LightningModule are edited, and only in methods among EDITED_METHODS or an
+        # old hook assigned as an attribute (``validation_epoch_end = _shared``).
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        if not (facts.defs & EDITED_METHODS or facts.names & HOOKS):
+            return False
+        candidates = hooks_migrate_candidates(ctx, HOOKS)
+        return candidates is None or bool(candidates)
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS)

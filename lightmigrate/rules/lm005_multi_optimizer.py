@@ -1,0 +1,1007 @@
+"""LM005: several optimizers with ``optimizer_idx`` become an explicit manual-optimization loop.
+
+Lightning 2.0 dropped automatic optimization with several optimizers: a ``training_step`` with
+an ``optimizer_idx`` parameter raises (spec M7), and ``"frequency"`` in optimizer dicts is
+ignored (M8). The rewrite turns the class to manual optimization and writes out, in plain 2.x
+code, the loop 1.9 ran for it (spec B.5):
+
+- per batch, for each active optimizer (all of them, or the one the frequencies pick from the
+  batch index within the epoch): toggle it, run the old step body (and ``training_step_end``)
+  in a closure that calls ``zero_grad`` *after* the forward pass (first batch of an
+  accumulation window only) and ``manual_backward(loss / N)``, give the closure to the
+  optimizer (or to the user's ``optimizer_step`` override, in its 2.x signature), untoggle;
+  a step that returned None still steps the optimizer;
+- the closure returns the loss, so LBFGS can evaluate it again and again;
+- LR schedulers are stepped where 1.9 stepped them (step interval after the batch's optimizer
+  steps, epoch interval after the last batch, ``ReduceLROnPlateau`` at the end of
+  ``on_train_epoch_end`` with its monitor), since 2.x steps none under manual optimization;
+- ``Trainer(gradient_clip_val=..., accumulate_grad_batches=...)`` raise under manual
+  optimization: the values move into the module (clipping in ``on_before_optimizer_step``, or
+  through the user's ``configure_gradient_clipping``) and leave the Trainer call or dict;
+- ``training_epoch_end(outputs)`` gets 1.9's ``outputs[batch][optimizer]`` from a buffer the
+  loop fills, in ``on_train_epoch_end``.
+
+The old step body moves verbatim to ``_training_step(self, batch, batch_idx, optimizer_idx)``.
+User hooks with 1.x signatures (``optimizer_step``, ``optimizer_zero_grad``,
+``configure_gradient_clipping``, ``lr_scheduler_step``, ...) are called in their 2.x signatures;
+LM004, which runs later, rewrites their definitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from lightmigrate.cst.helpers import (
+    module_text,
+    code_of,
+    BodyFacts,
+    add_marker,
+    append_statements,
+    body_of,
+    fresh_name,
+    has_star_params,
+    param_names,
+    parse_method,
+    parse_statements,
+    prepend_statements,
+    self_name,
+    split_docstring,
+    super_call_attr,
+)
+from lightmigrate.analysis.facts import file_facts
+from lightmigrate.output.findings import Kind
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.analysis.project import ProjectIndex
+from lightmigrate.rules.shared.class_edit import ClassEditor, migrate_classes, taken_names
+from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+
+CODE = "LM005"
+GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
+UNKNOWN_CLASS = ("training_step takes optimizer_idx, but the class is not recognisably a LightningModule; "
+                 "switch it to manual optimization by hand if it is one")
+
+# Trainer arguments that raise under manual optimization and move into the module.
+MOVED_ARGS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
+# Keyword arguments of the 1.9 (and 2.x) Trainer: enough to recognise a dict of Trainer kwargs.
+TRAINER_ARGS = frozenset("""
+logger enable_checkpointing callbacks default_root_dir gradient_clip_val gradient_clip_algorithm
+num_nodes num_processes devices gpus auto_select_gpus tpu_cores ipus enable_progress_bar
+overfit_batches track_grad_norm check_val_every_n_epoch fast_dev_run accumulate_grad_batches
+max_epochs min_epochs max_steps min_steps max_time limit_train_batches limit_val_batches
+limit_test_batches limit_predict_batches val_check_interval log_every_n_steps accelerator
+strategy sync_batchnorm precision enable_model_summary num_sanity_val_steps resume_from_checkpoint
+profiler benchmark deterministic reload_dataloaders_every_n_epochs auto_lr_find replace_sampler_ddp
+detect_anomaly auto_scale_batch_size plugins amp_backend amp_level move_metrics_to_cpu
+multiple_trainloader_mode inference_mode use_distributed_sampler barebones
+""".split())
+TRAINER_DICT_ANCHORS = frozenset({"max_epochs", "max_steps", "gradient_clip_val", "accumulate_grad_batches",
+                                  "callbacks", "limit_train_batches", "devices", "accelerator"})
+NOT_LITERAL = object()
+
+
+def _literal(node: cst.BaseExpression):
+    """The value of a literal number / string / None / bool, else NOT_LITERAL."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.evaluated_value
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[node.value]
+    return NOT_LITERAL
+
+
+# ---------------------------------------------------------------------------------------------
+# Trainer arguments in one file
+
+
+def _is_trainer_call(node: cst.Call) -> bool:
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name == "Trainer"
+
+
+def _dict_key(el: cst.BaseDictElement) -> Optional[str]:
+    if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
+        value = el.key.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _is_trainer_dict(node: cst.Dict) -> bool:
+    keys = [_dict_key(el) for el in node.elements]
+    return (bool(keys) and all(k is not None and k in TRAINER_ARGS for k in keys)
+            and bool(TRAINER_DICT_ANCHORS & set(keys)))  # type: ignore[arg-type]
+
+
+def trainer_settings(module: cst.Module) -> Dict[str, object]:
+    """``accumulate_grad_batches`` / ``gradient_clip_*`` given to a Trainer in this file: name ->
+    literal value (NOT_LITERAL when it is an expression). The first occurrence wins."""
+    found: Dict[str, object] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if _is_trainer_call(node):
+                for arg in node.args:
+                    if arg.keyword is not None and arg.keyword.value in MOVED_ARGS:
+                        found.setdefault(arg.keyword.value, _literal(arg.value))
+
+        def visit_Dict(self, node: cst.Dict) -> None:
+            if _is_trainer_dict(node):
+                for el in node.elements:
+                    key = _dict_key(el)
+                    if key in MOVED_ARGS:
+                        found.setdefault(key, _literal(el.value))  # type: ignore[union-attr]
+
+    walk(module, V())
+    return found
+
+
+def _without_commas(kept: List, original: Sequence) -> List:
+    if kept and original and kept[-1] is not original[-1]:
+        kept[-1] = kept[-1].with_changes(comma=original[-1].comma)
+    return kept
+
+
+class _StripTrainerArgs(PrunedTransformer):
+    """Drop the moved arguments from Trainer calls and Trainer dicts (literal values only)."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if not _is_trainer_call(original):
+            return updated
+        kept = [a for a in updated.args
+                if not (a.keyword is not None and a.keyword.value in MOVED_ARGS and _literal(a.value) is not NOT_LITERAL)]
+        if len(kept) == len(updated.args):
+            return updated
+        return updated.with_changes(args=_without_commas(kept, updated.args))
+
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.Dict:
+        if not _is_trainer_dict(original):
+            return updated
+        kept = [el for el in updated.elements
+                if not (_dict_key(el) in MOVED_ARGS and _literal(el.value) is not NOT_LITERAL)]  # type: ignore[union-attr]
+        if len(kept) == len(updated.elements) or not kept:
+            return updated
+        return updated.with_changes(elements=_without_commas(kept, updated.elements))
+
+
+class _MarkTrainerArgs(PrunedTransformer):
+    """Put a marker above every statement that gives the moved arguments to a Trainer."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def _has_args(self, node: cst.CSTNode) -> bool:
+        hits = []
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, n: cst.Call) -> None:
+                if _is_trainer_call(n) and any(a.keyword is not None and a.keyword.value in MOVED_ARGS for a in n.args):
+                    hits.append(n)
+
+            def visit_Dict(self, n: cst.Dict) -> None:
+                if _is_trainer_dict(n) and any(_dict_key(el) in MOVED_ARGS for el in n.elements):
+                    hits.append(n)
+
+        walk(node, V())
+        return bool(hits)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        return add_marker(updated, CODE, self.why) if self._has_args(original) else updated
+
+
+# ---------------------------------------------------------------------------------------------
+# What configure_optimizers tells statically
+
+
+@dataclass
+class OptimizerConfig:
+    frequencies: Optional[Tuple[int, ...]] = None
+    may_have_schedulers: bool = True
+    monitor: Optional[str] = None
+    problem: Optional[str] = None  # why the configuration cannot be migrated
+
+
+def _returns(func: cst.FunctionDef) -> List[cst.Return]:
+    found: List[cst.Return] = []
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append(node)
+
+    walk(func, V())
+    return found
+
+
+def _dicts(node: cst.CSTNode) -> List[cst.Dict]:
+    found: List[cst.Dict] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Dict(self, n: cst.Dict) -> None:
+            found.append(n)
+
+    walk(node, V())
+    return found
+
+
+def read_optimizers(func: Optional[cst.FunctionDef]) -> OptimizerConfig:
+    conf = OptimizerConfig()
+    if func is None:
+        return conf
+    dicts = _dicts(func)
+    monitors = set()
+    for d in dicts:
+        for el in d.elements:
+            if _dict_key(el) == "monitor":
+                value = _literal(el.value)  # type: ignore[union-attr]
+                monitors.add(value if isinstance(value, str) else NOT_LITERAL)
+            if _dict_key(el) == "strict":
+                conf.problem = "a scheduler config sets \"strict\"; step it by hand"
+    if len(monitors) == 1 and NOT_LITERAL not in monitors:
+        conf.monitor = monitors.pop()  # type: ignore[assignment]
+    elif monitors:
+        conf.problem = "ReduceLROnPlateau monitors that are not one literal name"
+    text = code_of(func)
+    if "ReduceLROnPlateau" in text and conf.monitor is None and not conf.problem:
+        conf.problem = "a ReduceLROnPlateau scheduler whose monitor cannot be read"
+    conf.may_have_schedulers = "scheduler" in text.lower() or "LR(" in text
+    opt_dicts = [d for d in dicts if any(_dict_key(el) == "optimizer" for el in d.elements)]
+    with_freq = [d for d in opt_dicts if any(_dict_key(el) == "frequency" for el in d.elements)]
+    if not with_freq:
+        return conf
+    rets = _returns(func)
+    ok = len(rets) == 1 and isinstance(rets[0].value, (cst.List, cst.Tuple))
+    freqs: List[int] = []
+    if ok:
+        for el in rets[0].value.elements:  # type: ignore[union-attr]
+            if not isinstance(el.value, cst.Dict) or el.value not in opt_dicts:
+                ok = False
+                break
+            values = [_literal(e.value) for e in el.value.elements if _dict_key(e) == "frequency"]  # type: ignore[union-attr]
+            if len(values) != 1 or not isinstance(values[0], int) or isinstance(values[0], bool) or values[0] < 1:
+                ok = False
+                break
+            freqs.append(values[0])
+    if not ok or len(freqs) < 2:
+        conf.problem = ("optimizer \"frequency\" values that cannot be read statically (return one list of "
+                        "optimizer dicts with literal frequencies)")
+        return conf
+    conf.frequencies = tuple(freqs)
+    return conf
+
+
+class _DropFrequencies(PrunedTransformer):
+    """Remove ``"frequency"`` from the optimizer dicts (2.x warns about it and ignores it)."""
+
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.Dict:
+        keys = [_dict_key(el) for el in updated.elements]
+        if "optimizer" not in keys or "frequency" not in keys:
+            return updated
+        kept = [el for el in updated.elements if _dict_key(el) != "frequency"]
+        return updated.with_changes(elements=_without_commas(kept, updated.elements))
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated code
+
+
+@dataclass
+class Plan:
+    s: str  # the self parameter name
+    step_helper: str
+    optimize: str
+    end_helper: Optional[str]
+    buffer: Optional[str]  # the epoch-end buffer attribute
+    step_schedulers: Optional[str]  # helper name when schedulers may exist
+    accumulate: int
+    clip_val: object
+    clip_algo: object
+    frequencies: Optional[Tuple[int, ...]]
+    overrides_optimizer_step: bool
+    zero_grad_hooks: List[str] = field(default_factory=list)
+    batch_end_outputs: Optional[str] = None  # attribute holding 1.x's on_train_batch_end outputs
+
+
+def _training_step(p: Plan) -> cst.FunctionDef:
+    s = p.s
+    lines = []
+    if p.accumulate > 1 or p.step_schedulers:
+        lines.append(f"last_batch = {s}.trainer.is_last_batch or batch_idx + 1 == {s}.trainer.num_training_batches")
+    if p.accumulate > 1:
+        lines.append(f"# Trainer(accumulate_grad_batches={p.accumulate}) in 1.x: step every {p.accumulate} "
+                     "batches and after the last one")
+        lines.append(f"should_step = (batch_idx + 1) % {p.accumulate} == 0 or last_batch")
+    step_arg = ", should_step" if p.accumulate > 1 else ""
+    if p.frequencies:
+        total = sum(p.frequencies)
+        ends = tuple(sum(p.frequencies[:i + 1]) for i in range(len(p.frequencies)))
+        lines.append(f"# optimizer frequencies {p.frequencies} in 1.x: one optimizer per batch, taking turns "
+                     "by the batch index within the epoch")
+        lines.append(f"active = [next(i for i, end in enumerate({ends}) if batch_idx % {total} < end)]")
+        loop_head = ["optimizers = " + f"{s}.optimizers()", "for optimizer_idx in active:",
+                     "    optimizer = optimizers[optimizer_idx]"]
+    else:
+        loop_head = [f"for optimizer_idx, optimizer in enumerate({s}.optimizers()):"]
+    collect = p.buffer is not None or p.batch_end_outputs is not None
+    if collect:
+        lines.append("outputs = []")
+    lines.extend(loop_head)
+    lines.append(f"    {s}.toggle_optimizer(optimizer)")
+    call = f"{s}.{p.optimize}(batch, batch_idx, optimizer_idx, optimizer{step_arg})"
+    if collect:
+        lines.append(f"    output = {call}")
+    else:
+        lines.append(f"    {call}")
+    lines.append(f"    {s}.untoggle_optimizer(optimizer)")
+    if collect:
+        lines.append("    if output is not None:")
+        lines.append("        outputs.append(output)")
+    if p.step_schedulers:
+        if p.frequencies:
+            total = sum(p.frequencies)
+            ends = tuple(sum(p.frequencies[:i + 1]) for i in range(len(p.frequencies)))
+            lines.append("# 1.x chose the schedulers to step by the batch index counted across epochs")
+            lines.append(f"total_idx = {s}.trainer.fit_loop.epoch_loop.total_batch_idx")
+            lines.append(f"active = [next(i for i, end in enumerate({ends}) if total_idx % {total} < end)]")
+        else:
+            lines.append(f"active = range(len({s}.optimizers()))")
+        if p.accumulate > 1:
+            lines.append("if should_step:")
+            lines.append(f"    {s}.{p.step_schedulers}(\"step\", active)")
+        else:
+            lines.append(f"{s}.{p.step_schedulers}(\"step\", active)")
+        lines.append("if last_batch:")
+        lines.append(f"    {s}.{p.step_schedulers}(\"epoch\", active)")
+    if p.batch_end_outputs:
+        lines.append(f"{s}.{p.batch_end_outputs} = outputs")
+    if p.buffer:
+        lines.append(f"{s}.{p.buffer}.append(outputs)")
+    body = "\n".join("    " + line for line in lines)
+    doc = ('"""Lightning 1.x ran this loop itself (automatic optimization with several optimizers):\n'
+           '    each optimizer in turn, with only its own parameters trainable."""')
+    return parse_method(f"def training_step({s}, batch, batch_idx):\n    {doc}\n{body}\n")
+
+
+def _optimize(p: Plan) -> cst.FunctionDef:
+    s = p.s
+    n = p.accumulate
+    sig = f"def {p.optimize}({s}, batch, batch_idx, optimizer_idx, optimizer" + (", should_step" if n > 1 else "") + "):"
+    collect = bool(p.buffer or p.batch_end_outputs)
+    doc = ('    """One optimizer\'s part of a batch as 1.x ran it: the step in a closure (forward, then\n'
+           '    zero_grad, then backward) handed to the optimizer.'
+           + (' Returns the step\'s output as 1.x\n    collected it (None when the step returned None)."""'
+              if collect else '"""'))
+    lines = (["output = None", "", "def closure():", "    nonlocal output"] if collect else ["def closure():"])
+    lines.append(f"    output = {s}.{p.step_helper}(batch, batch_idx, optimizer_idx)")
+    if p.end_helper:
+        lines += [f"    result = {s}.{p.end_helper}(output)", "    if result is not None:", "        output = result"]
+    lines.append("    loss = output[\"loss\"] if isinstance(output, dict) else output")
+    zero = []
+    for hook in p.zero_grad_hooks:
+        if hook == "on_before_zero_grad":
+            zero.append(f"{s}.on_before_zero_grad(optimizer)")
+        else:
+            zero.append(f"{s}.optimizer_zero_grad({s}.current_epoch, batch_idx, optimizer)")
+    if "optimizer_zero_grad" not in p.zero_grad_hooks:
+        zero.append("optimizer.zero_grad()")
+    if n > 1:
+        lines.append(f"    if batch_idx % {n} == 0:  # 1.x zeroed the gradients after the forward pass, "
+                     "once per accumulation window")
+        lines += ["        " + z for z in zero]
+    else:
+        lines.append("    # 1.x zeroed the gradients after the forward pass")
+        lines += ["    " + z for z in zero]
+    lines.append("    if loss is not None:")
+    if n > 1:
+        lines.append(f"        loss = loss / {n}")
+    lines.append(f"        {s}.manual_backward(loss)")
+    lines.append("    return loss")
+    lines += [""]
+    if p.overrides_optimizer_step:
+        do_step = f"{s}.optimizer_step({s}.current_epoch, batch_idx, optimizer, closure)"
+    else:
+        do_step = "optimizer.step(closure=closure)"
+    if n > 1:
+        lines += ["if should_step:", "    " + do_step, "else:", "    closure()"]
+    else:
+        lines.append(do_step)
+    if collect:
+        lines += ["if output is None:", "    return None",
+                  "if isinstance(output, dict):",
+                  f"    return {{**output, \"loss\": output[\"loss\"].detach(){' / ' + str(n) if n > 1 else ''}}}",
+                  f"return {{\"loss\": output.detach(){' / ' + str(n) if n > 1 else ''}}}"]
+    body = "\n".join(("    " + line) if line else "" for line in lines)
+    return parse_method(f"{sig}\n{doc}\n{body}\n")
+
+
+def _scheduler_helper(p: Plan, name: str) -> cst.FunctionDef:
+    s = p.s
+    return parse_method(f'''
+        def {name}({s}, interval, optimizer_indices):
+            """Step the LR schedulers of these optimizers as 1.x did (2.x steps none under manual
+            optimization). ReduceLROnPlateau is stepped in on_train_epoch_end."""
+            for config in {s}.trainer.lr_scheduler_configs:
+                if config.interval != interval or isinstance(config.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+                    continue
+                if {s}.trainer.optimizers.index(config.scheduler.optimizer) not in optimizer_indices:
+                    continue
+                count = {s}.trainer.fit_loop.epoch_loop.batch_idx if interval == "step" else {s}.current_epoch
+                if (count + 1) % config.frequency == 0:
+                    {s}.lr_scheduler_step(config.scheduler, None)
+    ''')
+
+
+# ---------------------------------------------------------------------------------------------
+# The class editor
+
+
+def _has_top_level_return(func: cst.FunctionDef) -> bool:
+    return bool(_returns(func))
+
+
+class _MultiOptimizerMigration(ClassEditor):
+    code = CODE
+    settings: Dict[str, object] = {}
+    settings_where: str = ""
+
+    def migrate(self) -> None:
+        step = self.get("training_step")
+        if step is None or "optimizer_idx" not in param_names(step):
+            return
+        top = self.h.top_definer("training_step")
+        taken = taken_names(self.index, top)
+        step_helper = fresh_name("_training_step", taken)
+        end_helper = fresh_name("_training_step_end", taken | {step_helper})
+        if top is not self.info:
+            # A subclass override: it now overrides the helper the parent's loop calls.
+            self.rename("training_step", step_helper)
+            self.fixed(f"training_step kept as {step_helper}(), called from the inherited manual-optimization loop",
+                       "training_step")
+            if self.get("training_step_end") is not None:
+                self.rename("training_step_end", end_helper)
+            return
+        why = self._blocked(step)
+        if why:
+            self.mark("training_step", why)
+            return
+        self._migrate_top(step, taken, step_helper, end_helper)
+
+    def _blocked(self, step: cst.FunctionDef) -> Optional[str]:
+        names = param_names(step)
+        if has_star_params(step) or names[1:] != ["batch", "batch_idx", "optimizer_idx"][:len(names) - 1] \
+                and len(names) != 4:
+            return "unusual training_step signature; switch to manual optimization by hand"
+        if "hiddens" in names or "truncated_bptt_steps" in self.info.attributes | self.info.methods:
+            return "TBPTT together with several optimizers; switch to manual optimization by hand (spec B.5, B.6)"
+        if self.h.descendants and any("training_step" in d.methods and "optimizer_idx" not in d.params.get("training_step", ())
+                                      for d in self.h.descendants):
+            return "a subclass overrides training_step without optimizer_idx; migrate the hierarchy by hand"
+        for key, value in self.settings.items():
+            if value is NOT_LITERAL:
+                return (f"Trainer argument {key} {self.settings_where}is not a literal; it raises under manual "
+                        "optimization: move it into this module by hand")
+        acc = self.settings.get("accumulate_grad_batches", 1)
+        if acc is None:
+            acc = 1
+        if not isinstance(acc, int) or isinstance(acc, bool) or acc < 1:
+            return "accumulate_grad_batches is not a positive int; migrate by hand"
+        if "configure_optimizers" not in self.info.methods and self.h.may_inherit("configure_optimizers"):
+            return "configure_optimizers is inherited; its frequencies and schedulers cannot be read here"
+        conf = read_optimizers(self.get("configure_optimizers"))
+        if conf.problem:
+            return conf.problem
+        end = self.get("training_step_end")
+        if end is not None and (has_star_params(end) or len(param_names(end)) != 2):
+            return "unusual training_step_end signature; migrate by hand"
+        old_end = self.get("training_epoch_end")
+        if old_end is not None and (has_star_params(old_end) or len(param_names(old_end)) != 2):
+            return "unusual training_epoch_end signature; migrate by hand"
+        if old_end is not None and BodyFacts(body_of(old_end)).has_yield:
+            return "training_epoch_end is a generator; migrate by hand"
+        if self.h.may_inherit("training_epoch_end") or self.h.may_inherit("training_step_end"):
+            if self.h.ancestor_defines("training_epoch_end") or self.h.ancestor_defines("training_step_end"):
+                return "training_epoch_end / training_step_end come from a base class; migrate by hand"
+        for d in self.h.descendants:
+            if {"training_epoch_end", "on_train_epoch_end"} & d.methods:
+                return "subclasses override training_epoch_end or on_train_epoch_end; migrate by hand"
+        return None
+
+    # -- the top class -----------------------------------------------------------------------
+
+    def _migrate_top(self, step: cst.FunctionDef, taken: Set[str], step_helper: str, end_helper: str) -> None:
+        s = self_name(step)
+        conf = read_optimizers(self.get("configure_optimizers"))
+        acc = self.settings.get("accumulate_grad_batches") or 1
+        clip_val = self.settings.get("gradient_clip_val")
+        clip_algo = self.settings.get("gradient_clip_algorithm")
+        used = set(taken) | {step_helper, end_helper}
+
+        def new(base: str) -> str:
+            name = fresh_name(base, used)
+            used.add(name)
+            return name
+
+        has_end = self.get("training_step_end") is not None
+        old_epoch_end = self.get("training_epoch_end")
+        batch_end = self.get("on_train_batch_end")
+        plan = Plan(
+            s=s,
+            step_helper=step_helper,
+            optimize=new("_optimize"),
+            end_helper=end_helper if has_end else None,
+            buffer=new("_train_outputs") if old_epoch_end is not None else None,
+            step_schedulers=new("_step_lr_schedulers") if conf.may_have_schedulers else None,
+            accumulate=int(acc),  # type: ignore[arg-type]
+            clip_val=clip_val,
+            clip_algo=clip_algo,
+            frequencies=conf.frequencies,
+            overrides_optimizer_step="optimizer_step" in self.info.methods or self.h.ancestor_defines("optimizer_step"),
+            zero_grad_hooks=[h for h in ("on_before_zero_grad", "optimizer_zero_grad")
+                             if h in self.info.methods or self.h.ancestor_defines(h)],
+            batch_end_outputs=new("_train_batch_outputs") if batch_end is not None else None,
+        )
+        # the step: the old body moves to the helper, the loop takes its place
+        self.rename("training_step", step_helper)
+        new_funcs: List[cst.FunctionDef] = [_training_step(plan), _optimize(plan)]
+        if plan.step_schedulers:
+            new_funcs.append(_scheduler_helper(plan, plan.step_schedulers))
+        self.insert_before(step_helper, new_funcs)
+        if has_end:
+            self.rename("training_step_end", end_helper)
+        self._init(s)
+        if plan.batch_end_outputs and batch_end is not None:
+            out = param_names(batch_end)[1]
+            self.set("on_train_batch_end", prepend_statements(batch_end, parse_statements(
+                f"{out} = {self_name(batch_end)}.{plan.batch_end_outputs}  # 1.x passed a list with one dict per optimizer")))
+        if plan.buffer:
+            self._epoch_start(s, plan.buffer)
+        self._epoch_end(s, plan, old_epoch_end, conf)
+        self._clipping(s, plan)
+        if conf.frequencies:
+            i = self.find("configure_optimizers")
+            assert i is not None
+            self.items[i] = transform(self.items[i], _DropFrequencies())  # type: ignore[assignment]
+        self.keep_calls.update({plan.optimize, step_helper})
+        what = []
+        if acc > 1:
+            what.append(f"accumulate_grad_batches={acc}")
+        if clip_val is not None:
+            what.append(f"gradient_clip_val={clip_val!r}")
+        if conf.frequencies:
+            what.append(f"frequencies {conf.frequencies}")
+        extra = f" (with {', '.join(what)})" if what else ""
+        if acc > 1:
+            self._note_accumulated_logging(int(acc))  # type: ignore[arg-type]
+        self.fixed(f"several optimizers switched to manual optimization{extra}: training_step runs 1.9's loop, "
+                   f"the old step body is {step_helper}()", "training_step")
+
+    def _note_accumulated_logging(self, acc: int) -> None:
+        """Training is kept, but the logger sees another cadence: 1.9's automatic optimization
+        sent step metrics only on batches that stepped, with the logger step counting
+        accumulation windows; 2.x manual optimization sends every batch, step counting batches."""
+        line, col = self.pos("training_step")
+        self.ctx.report(
+            self.code,
+            f"{self.info.name}: with accumulate_grad_batches={acc} under manual optimization, step-level metrics "
+            f"reach the logger on every batch and the logger's step counts batches, where 1.x logged only the "
+            f"batches that stepped and counted accumulation windows (every {acc} batches); training, global_step "
+            "and the logged values are unchanged, only when metrics reach the logger and their step numbers differ",
+            Kind.NOTE, line, col)
+
+    def _init(self, s: str) -> None:
+        line = parse_statements("self.automatic_optimization = False")[0]
+        init = self.get("__init__")
+        if init is None:
+            new = parse_method(f"def __init__({s}, *args, **kwargs):\n"
+                               f"    super().__init__(*args, **kwargs)\n"
+                               f"    {s}.automatic_optimization = False\n")
+            i = self.find("training_step")
+            assert i is not None
+            insert_at = 0
+            for j, item in enumerate(self.items):
+                if isinstance(item, cst.FunctionDef):
+                    insert_at = j
+                    break
+            name = self.items[insert_at].name.value if isinstance(self.items[insert_at], cst.FunctionDef) else "training_step"
+            self.insert_before(name, [new])
+            return
+        si = self_name(init)
+        line = parse_statements(f"{si}.automatic_optimization = False")[0]
+        doc, stmts = split_docstring(body_of(init))
+        for k, st in enumerate(stmts):
+            if isinstance(st, cst.SimpleStatementLine) and any(
+                    isinstance(small, cst.Expr) and super_call_attr(small.value) == "__init__" for small in st.body):
+                stmts.insert(k + 1, line)
+                break
+            if isinstance(st, cst.SimpleStatementLine) and "__init__(" in code_of(st) and "super" not in code_of(st):
+                stmts.insert(k + 1, line)  # pl.LightningModule.__init__(self)
+                break
+        else:
+            stmts.insert(0, line)
+        self.set("__init__", init.with_changes(body=init.body.with_changes(body=[*doc, *stmts])))
+
+    def _epoch_start(self, s: str, buffer: str) -> None:
+        reset = parse_statements(f"{s}.{buffer} = []")
+        existing = self.get("on_train_epoch_start")
+        if existing is not None:
+            reset = parse_statements(f"{self_name(existing)}.{buffer} = []")
+            self.set("on_train_epoch_start", prepend_statements(existing, reset))
+            return
+        func = parse_method(f"def on_train_epoch_start({s}):\n    pass")
+        func = func.with_changes(body=func.body.with_changes(body=reset))
+        if self.h.may_inherit("on_train_epoch_start"):
+            func = append_statements(func, parse_statements("super().on_train_epoch_start()"))
+        anchor = "training_epoch_end" if self.get("training_epoch_end") is not None else "configure_optimizers"
+        if self.get(anchor) is None:
+            anchor = self.items[-1].name.value if isinstance(self.items[-1], cst.FunctionDef) else "training_step"
+        self.insert_before(anchor, [func])
+
+    def _epoch_end(self, s: str, plan: Plan, old: Optional[cst.FunctionDef], conf: OptimizerConfig) -> None:
+        stmts: List = []
+        if old is not None:
+            so, out = param_names(old)
+            doc, body = split_docstring(body_of(old))
+            stmts += parse_statements(f"""
+                {out} = [per_batch for per_batch in {so}.{plan.buffer} if per_batch]  # 1.x: [batch][optimizer]
+                if len({so}.{plan.buffer}) == 1:  # 1.x squeezed away a batch dimension of size one
+                    {out} = {so}.{plan.buffer}[0]
+            """)
+            if so != s:
+                stmts = [transform(st, _RenameName(s, so)) for st in stmts]
+            body_stmts = list(body)
+            if _has_returns(body_stmts):
+                self.mark("training_epoch_end", "an early return in training_epoch_end; moved by hand")
+                return
+            stmts += body_stmts
+        plateau = []
+        if conf.monitor is not None:
+            plateau = parse_statements(f"""
+                # 1.x stepped ReduceLROnPlateau after on_train_epoch_end, with the monitored metric
+                for config in {s}.trainer.lr_scheduler_configs:
+                    if isinstance(config.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau) and (
+                        {s}.current_epoch + 1
+                    ) % config.frequency == 0:
+                        {s}.lr_scheduler_step(config.scheduler, {s}.trainer.callback_metrics[{conf.monitor!r}])
+            """)
+        if not stmts and not plateau:
+            return
+        existing = self.get("on_train_epoch_end")
+        if existing is not None:
+            se = self_name(existing)
+            if se != s:
+                stmts = [transform(st, _RenameName(s, se)) for st in stmts]
+                plateau = [transform(st, _RenameName(s, se)) for st in plateau]
+            if plateau and _has_returns(body_of(existing)):
+                self.mark("on_train_epoch_end", "an early return here would skip stepping ReduceLROnPlateau")
+                plateau = []
+            merged = prepend_statements(existing, stmts)
+            merged = append_statements(merged, plateau)
+            self.set("on_train_epoch_end", merged)
+            if old is not None:
+                self.set("training_epoch_end", None)
+            return
+        func = parse_method(f"def on_train_epoch_end({s}):\n    pass")
+        func = func.with_changes(body=func.body.with_changes(body=[*stmts, *plateau]))
+        if self.h.may_inherit("on_train_epoch_end"):
+            func = append_statements(func, parse_statements("super().on_train_epoch_end()"))
+        if old is not None:
+            i = self.find("training_epoch_end")
+            assert i is not None
+            self.items[i] = func.with_changes(leading_lines=old.leading_lines, decorators=old.decorators)
+        else:
+            anchor = "configure_optimizers" if self.get("configure_optimizers") is not None else plan.step_helper
+            self.insert_before(anchor, [func])
+
+    def _clipping(self, s: str, plan: Plan) -> None:
+        user_clip = "configure_gradient_clipping" in self.info.methods or self.h.ancestor_defines("configure_gradient_clipping")
+        if plan.clip_val is None and not user_clip:
+            return
+        algo = plan.clip_algo
+        args = f"gradient_clip_val={plan.clip_val!r}, gradient_clip_algorithm={algo!r}"
+        existing = self.get("on_before_optimizer_step")
+        opt = param_names(existing)[1] if existing is not None and len(param_names(existing)) > 1 else "optimizer"
+        se = self_name(existing) if existing is not None else s
+        if user_clip:
+            call = f"{se}.configure_gradient_clipping({opt}, {args})"
+            note = "# 1.x called configure_gradient_clipping right after on_before_optimizer_step"
+        else:
+            call = f"{se}.clip_gradients({opt}, {args})"
+            note = (f"# Trainer(gradient_clip_val={plan.clip_val!r}) clipped here in 1.x; "
+                    "it raises under manual optimization")
+        stmts = parse_statements(f"{note}\n{call}")
+        if existing is not None:
+            if _has_returns(body_of(existing)) or has_star_params(existing):
+                self.mark("on_before_optimizer_step", f"add `{call}` at the end of this hook (1.x clipped there)")
+                return
+            self.set("on_before_optimizer_step", append_statements(existing, stmts))
+            return
+        func = parse_method(f"def on_before_optimizer_step({s}, optimizer):\n    pass")
+        func = func.with_changes(body=func.body.with_changes(body=stmts))
+        anchor = "configure_optimizers" if self.get("configure_optimizers") is not None else plan.step_helper
+        self.insert_before(anchor, [func])
+
+
+def _has_returns(stmts) -> bool:
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def visit_Return(self, node) -> None:
+            found.append(node)
+
+    for st in stmts:
+        walk(st, V())
+    return bool(found)
+
+
+class _RenameName(PrunedTransformer):
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        return updated.with_changes(value=self.new) if updated.value == self.old else updated
+
+
+def _multi_optimizer_classes(ctx: RuleContext) -> List:
+    return _multi_classes(ctx.project)
+
+
+def _multi_classes(project: ProjectIndex) -> List:
+    return [c for c in project.classes(mentioning="optimizer_idx") if "optimizer_idx" in c.params.get("training_step", ())]
+
+
+def _trainer_scripts(ctx: RuleContext) -> List[str]:
+    return _scripts(ctx.project)
+
+
+def _scripts(project: ProjectIndex) -> List[str]:
+    """Files that give a Trainer accumulation/clipping arguments and define no LightningModule
+    of their own: training scripts (and LightningCLI YAML configs), whose Trainer may train a
+    module from another file. A file with its own LightningModule(s) is taken to train those."""
+    with_modules = {c.path for c in project.kind_classes()}
+    return sorted(p for p, v in project.trainer_settings.items() if v and p not in with_modules)
+
+
+def script_marker(project: ProjectIndex, path: str) -> Optional[str]:
+    """Why the accumulation/clipping Trainer arguments of the training script or config ``path``
+    must go, when LM005 moves a module of the project to manual optimization; None otherwise."""
+    settings = project.trainer_settings.get(path)
+    multi = _multi_classes(project)
+    scripts = _scripts(project)
+    if not settings or not multi or path not in scripts:
+        return None
+    takers = [c for c in multi if c.path not in project.trainer_settings
+              and sorted(p for p in scripts if p != c.path) == [path]]
+    if takers:
+        names = ", ".join(sorted({f"{c.name} ({c.path})" for c in takers}))
+        return (f"{', '.join(sorted(settings))} raise under manual optimization, which {names} now uses; "
+                "remove them here (LM005 moved literal values into the module)")
+    names = ", ".join(sorted({f"{c.name} ({c.path})" for c in multi}))
+    return (f"{', '.join(sorted(settings))} raise under manual optimization if this Trainer trains "
+            f"{names}; several Trainer files could, so LM005 migrated them without these values: "
+            "move them into that module's loop by hand")
+
+
+def _needs_torch_import(module: cst.Module) -> bool:
+    text = module_text(module)
+    return "torch.optim.lr_scheduler" in text and not any(
+        isinstance(st, cst.SimpleStatementLine) and any(
+            isinstance(sm, cst.Import) and any(code_of(a.name) == "torch" and a.asname is None for a in sm.names)
+            for sm in st.body)
+        for st in module.body)
+
+
+class MultiOptimizerRule(Rule):
+    code = CODE
+    name = "multiple-optimizers"
+    summary = ("`training_step(..., optimizer_idx)` with several optimizers becomes manual optimization that "
+               "runs 1.9's loop (toggling, closures, accumulation, clipping, schedulers, frequencies).")
+    spec_rows = ("M7", "M8", "M10", "M11", "M12", "M13", "M14", "M15", "T11")
+    coverage = {
+        "M7": Handling.REWRITTEN,
+        "M8": Handling.REWRITTEN,
+        "M10": Handling.REWRITTEN,
+        "M11": Handling.REWRITTEN,
+        "M12": Handling.REWRITTEN,
+        "M13": Handling.REWRITTEN,
+        "M14": Handling.REWRITTEN,
+        "M15": Handling.REWRITTEN,
+    }
+    guide = (f"{GUIDE} (1.9 advanced rows: 'used training_step with optimizer_idx' / multiple optimizers in "
+             "automatic optimization -> switch to manual optimization; 'used the frequency key of "
+             "configure_optimizers'; PR 16539)")
+    safety = Safety.PRESERVING
+    triggers = ("optimizer_idx", "frequency", "gradient_clip_val", "accumulate_grad_batches")
+    description = (
+        "Lightning 2.x raises for a training_step with optimizer_idx and no longer runs several optimizers "
+        "automatically. The class switches to manual optimization, and a generated training_step runs the loop 1.9 "
+        "ran: per active optimizer (all, or the one the \"frequency\" keys pick from the batch index within the "
+        "epoch) toggle it, run the old step (moved verbatim to _training_step) and training_step_end in a closure "
+        "that zeroes gradients after the forward pass and calls manual_backward(loss / accumulate_grad_batches), "
+        "hand the closure to the optimizer (or to the user's optimizer_step, in its 2.x signature), untoggle. LR "
+        "schedulers are stepped where 1.9 stepped them; ReduceLROnPlateau at the end of on_train_epoch_end. "
+        "Trainer gradient_clip_val / gradient_clip_algorithm / accumulate_grad_batches (which raise under manual "
+        "optimization) move from the Trainer call or Trainer dict of the same file into the module. "
+        "training_epoch_end becomes on_train_epoch_end and receives 1.9's outputs[batch][optimizer]. What cannot "
+        "be read statically (frequencies, plateau monitors, non-literal Trainer values, TBPTT) gets a marker."
+    )
+    examples = (
+        Example(
+            title="two optimizers: an explicit manual-optimization loop",
+            before='''\
+import pytorch_lightning as pl
+import torch
+
+
+class GAN(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.nn.Linear(2, 2)
+        self.discriminator = torch.nn.Linear(2, 1)
+
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        if optimizer_idx == 0:
+            return self.discriminator(self.generator(batch)).mean()
+        return -self.discriminator(batch).mean()
+
+    def configure_optimizers(self):
+        g = torch.optim.Adam(self.generator.parameters())
+        d = torch.optim.Adam(self.discriminator.parameters())
+        return [g, d], []
+''',
+            after='''\
+import pytorch_lightning as pl
+import torch
+
+
+class GAN(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.generator = torch.nn.Linear(2, 2)
+        self.discriminator = torch.nn.Linear(2, 1)
+
+    def training_step(self, batch, batch_idx):
+        \"\"\"Lightning 1.x ran this loop itself (automatic optimization with several optimizers):
+        each optimizer in turn, with only its own parameters trainable.\"\"\"
+        for optimizer_idx, optimizer in enumerate(self.optimizers()):
+            self.toggle_optimizer(optimizer)
+            self._optimize(batch, batch_idx, optimizer_idx, optimizer)
+            self.untoggle_optimizer(optimizer)
+
+    def _optimize(self, batch, batch_idx, optimizer_idx, optimizer):
+        \"\"\"One optimizer's part of a batch as 1.x ran it: the step in a closure (forward, then
+        zero_grad, then backward) handed to the optimizer.\"\"\"
+        def closure():
+            output = self._training_step(batch, batch_idx, optimizer_idx)
+            loss = output["loss"] if isinstance(output, dict) else output
+            # 1.x zeroed the gradients after the forward pass
+            optimizer.zero_grad()
+            if loss is not None:
+                self.manual_backward(loss)
+            return loss
+
+        optimizer.step(closure=closure)
+
+    def _training_step(self, batch, batch_idx, optimizer_idx):
+        if optimizer_idx == 0:
+            return self.discriminator(self.generator(batch)).mean()
+        return -self.discriminator(batch).mean()
+
+    def configure_optimizers(self):
+        g = torch.optim.Adam(self.generator.parameters())
+        d = torch.optim.Adam(self.discriminator.parameters())
+        return [g, d], []
+''',
+        ),
+        Example(
+            title="one optimizer, no optimizer_idx: left alone",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return self(batch).sum()
+''',
+            after=None,
+        ),
+    )
+
+    def may_need(self, text: str) -> bool:
+        # optimizer_idx as a training_step parameter, or Trainer settings of this file (the
+        # index records them only for a text with one of these words; MOVED_ARGS have them too)
+        return "optimizer_idx" in text or "gradient_clip" in text or "accumulate_grad_batches" in text
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # apply acts on the classes of this file whose training_step takes optimizer_idx, and
+        # otherwise only marks this file's Trainer settings when some class of the project does.
+        facts = file_facts(text)
+        if not facts.parsed:
+            return True
+        project = ctx.project
+        if not project.has_path(ctx.path):  # apply indexes the file first
+            if "training_step" in facts.defs and "optimizer_idx" in facts.params:
+                return True
+            return any(a in text for a in MOVED_ARGS) and bool(_multi_classes(project))
+        if any("optimizer_idx" in c.params.get("training_step", ()) for c in project.classes_in(ctx.path)):
+            return True
+        return bool(project.trainer_settings.get(ctx.path)) and bool(_multi_classes(project))
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        if not ctx.project.has_path(ctx.path):
+            ctx.project.add_source(module_text(module), ctx.path)
+        multi = _multi_optimizer_classes(ctx)
+        if not multi:
+            return module
+        here = [c for c in multi if c.path == ctx.path]
+        settings = trainer_settings(module)
+        scripts = _trainer_scripts(ctx)
+        if here:
+            where = ""
+            ambiguous: List[str] = []
+            if not settings:
+                candidates = sorted(p for p in scripts if p != ctx.path)
+                if len(candidates) == 1:
+                    # the one training script of the project: its Trainer trains this module
+                    path = candidates[0]
+                    where = f"(in {path}) "
+                    settings = {k: (NOT_LITERAL if v == "<expr>" else v)
+                                for k, v in ctx.project.trainer_settings[path].items()}
+                else:
+                    ambiguous = candidates  # none, or several: never guess which one applies
+            def editor(*args):
+                ed = _MultiOptimizerMigration(*args)
+                ed.settings, ed.settings_where = settings, where
+                return ed
+
+            before = module
+            module = migrate_classes(module, ctx, CODE, frozenset({"training_step"}), editor, UNKNOWN_CLASS)
+            if module is not before and module_text(module) != module_text(before) and "automatic_optimization = False" in module_text(module):
+                if where:
+                    module = self._mark_model(module, ctx, where)
+                elif ambiguous:
+                    module = self._mark_model_ambiguous(module, ambiguous)
+                elif settings and all(v is not NOT_LITERAL for v in settings.values()):
+                    module = transform(module, _StripTrainerArgs())
+                if _needs_torch_import(module):
+                    module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
+        elif settings and ctx.path in scripts:
+            why = script_marker(ctx.project, ctx.path)
+            if why is not None:
+                module = transform(module, _MarkTrainerArgs(why))
+        return module
+
+    def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str]) -> cst.Module:
+        why = (f"Trainer arguments in {', '.join(paths)} (accumulation, clipping) may apply to this module; "
+               "this loop was written without them (several Trainer files: LM005 does not guess): if one of "
+               "those Trainers trains this module, move its values into the loop by hand")
+
+        class M(PrunedTransformer):
+            def leave_FunctionDef(self, original, updated):
+                if updated.name.value == "training_step" and "toggle_optimizer" in code_of(updated):
+                    return add_marker(updated, CODE, why)
+                return updated
+        return transform(module, M())
+
+    def _mark_model(self, module: cst.Module, ctx: RuleContext, where: str) -> cst.Module:
+        class M(PrunedTransformer):
+            def leave_FunctionDef(self, original, updated):
+                if updated.name.value == "training_step" and "toggle_optimizer" in code_of(updated):
+                    return add_marker(updated, CODE, f"Trainer arguments read from the Trainer {where}were moved "
+                                                     "into this module; remove them from that Trainer")
+                return updated
+        return transform(module, M())

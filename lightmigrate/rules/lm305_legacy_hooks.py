@@ -1,0 +1,246 @@
+"""LM305: legacy hooks with a 2.x equivalent are renamed (with the parameters 2.x passes).
+
+Lightning removed these hooks in 1.6-1.9, and 2.x silently never calls them (spec M25, M27,
+A.8 "Hooks"). Where the replacement runs at the same point with the same meaning, the method is
+renamed:
+
+- ``configure_sharded_model`` -> ``configure_model`` (module; deprecated in 2.1, the same hook);
+- ``on_pretrain_routine_start`` / ``on_pretrain_routine_end`` -> ``on_fit_start`` (module and
+  callback; both ran once per ``fit`` before training);
+- callback ``on_batch_start`` / ``on_batch_end`` -> ``on_train_batch_start`` /
+  ``on_train_batch_end`` (they ran around each training batch), gaining ``batch, batch_idx``
+  (and ``outputs``);
+- callback ``on_keyboard_interrupt`` -> ``on_exception`` with the body under
+  ``if isinstance(exception, KeyboardInterrupt):`` (1.7-1.9 already ignored it silently; this
+  brings back what 1.6 did);
+- callback ``on_configure_sharded_model`` / ``on_before_accelerator_backend_setup`` ->
+  ``setup(trainer, pl_module, stage)``.
+
+Nothing is renamed when the class already defines the target, when two old hooks map to one
+target, or when the body calls ``super()`` with the old name: LM002 then marks the old hook.
+Hooks whose mapping is a human's choice (``on_epoch_start/end``: train, validation or test?
+``on_init_*``, ``on_hpc_save/load``, ``get_progress_bar_dict``) stay marked by LM002.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+import libcst as cst
+
+from lightmigrate.cst.helpers import (
+    body_of,
+    fresh_name,
+    param_names,
+    parse_statements,
+    positional_params,
+    self_name,
+    with_body,
+    has_star_params,
+)
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.shared.class_edit import CallRenamer, KindTransformer, calls_super, ensure_indexed
+from lightmigrate.cst.walk import transform, find_all
+from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_path_kinds
+
+CODE = "LM305"
+
+# old name -> (new name, parameters to append after the old ones, old positional count after self)
+MODULE_RENAMES: Dict[str, Tuple[str, Tuple[str, ...], int]] = {
+    "configure_sharded_model": ("configure_model", (), 0),
+    "on_pretrain_routine_start": ("on_fit_start", (), 0),
+    "on_pretrain_routine_end": ("on_fit_start", (), 0),
+}
+CALLBACK_RENAMES: Dict[str, Tuple[str, Tuple[str, ...], int]] = {
+    "on_pretrain_routine_start": ("on_fit_start", (), 2),
+    "on_pretrain_routine_end": ("on_fit_start", (), 2),
+    "on_batch_start": ("on_train_batch_start", ("batch", "batch_idx"), 2),
+    "on_batch_end": ("on_train_batch_end", ("outputs", "batch", "batch_idx"), 2),
+    "on_keyboard_interrupt": ("on_exception", ("exception",), 2),
+    "on_configure_sharded_model": ("setup", ("stage",), 2),
+    "on_before_accelerator_backend_setup": ("setup", ("stage",), 2),
+}
+
+
+def _add_params(func: cst.FunctionDef, names: Tuple[str, ...]) -> Tuple[cst.FunctionDef, List[str]]:
+    taken = set(param_names(func))
+    body_names = {n.value for n in _names(func)}
+    added = []
+    params = list(func.params.params)
+    if params:
+        params[-1] = params[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    for base in names:
+        name = fresh_name(base, taken | body_names)
+        taken.add(name)
+        added.append(name)
+        params.append(cst.Param(cst.Name(name)))
+    return func.with_changes(params=func.params.with_changes(params=params)), added
+
+
+def _names(func: cst.FunctionDef) -> List[cst.Name]:
+    import libcst.matchers as m
+    return list(find_all(func.body, m.Name()))  # type: ignore[arg-type]
+
+
+class _Fix(KindTransformer):
+    def edit_class(self, kind, original, updated):
+        table = MODULE_RENAMES if kind == "module" else CALLBACK_RENAMES if kind == "callback" else None
+        if not table:
+            return updated
+        items = list(updated.body.body)
+        defined = [i.name.value for i in items if isinstance(i, cst.FunctionDef)]
+        targets: Dict[str, List[str]] = {}
+        for name in defined:
+            if name in table:
+                targets.setdefault(table[name][0], []).append(name)
+        renames: Dict[str, str] = {}
+        for i, item in enumerate(items):
+            if not isinstance(item, cst.FunctionDef) or item.name.value not in table:
+                continue
+            old = item.name.value
+            new, extra, count = table[old]
+            if new in defined or len(targets[new]) > 1 or calls_super(item, old) or item.decorators:
+                continue
+            if has_star_params(item) or len(positional_params(item)) != count + 1:
+                continue
+            func, added = _add_params(item, extra)
+            if old == "on_keyboard_interrupt":
+                func = self._guard(func, added[0])
+            items[i] = func.with_changes(name=cst.Name(new))
+            renames[old] = new
+            self.report(CODE, original.body.body[i], f"{self.class_name}.{old} -> {new}")
+        if not renames:
+            return updated
+        # other methods calling self.OLD(): only hooks without new parameters keep their call shape
+        plain = {o: n for o, n in renames.items() if not table[o][1]}
+        if plain:
+            items = [transform(it, CallRenamer(self_name(it), plain)) if isinstance(it, cst.FunctionDef) else it
+                     for it in items]
+        return updated.with_changes(body=updated.body.with_changes(body=items))
+
+    @staticmethod
+    def _guard(func: cst.FunctionDef, exc: str) -> cst.FunctionDef:
+        stmts = body_of(func)
+        doc: List = []
+        if stmts and isinstance(stmts[0], cst.SimpleStatementLine) and isinstance(stmts[0].body[0], cst.Expr) \
+                and isinstance(stmts[0].body[0].value, cst.SimpleString):
+            doc, stmts = [stmts[0]], stmts[1:]
+        (guard,) = parse_statements(f"if isinstance({exc}, KeyboardInterrupt):\n    pass\n")
+        assert isinstance(guard, cst.If)
+        inner = [s.with_changes(leading_lines=s.leading_lines) for s in stmts] or guard.body.body
+        guard = guard.with_changes(body=guard.body.with_changes(body=inner))
+        return with_body(func, [*doc, guard])
+
+
+class LegacyHooksRule(Rule):
+    code = CODE
+    name = "legacy-hooks"
+    summary = "Renames legacy hooks that 2.x never calls to their 2.x equivalents (on_batch_end, on_keyboard_interrupt...)."
+    spec_rows = ("M25", "M27", "A8-hooks")
+    guide = ("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html (rows on configure_sharded_model, "
+             "on_pretrain_routine_*, on_batch_*, on_keyboard_interrupt, on_configure_sharded_model; the 1.6-1.8 "
+             "upgrade tables; PRs 18004, 11578, 12122, 14834)")
+    safety = Safety.REVIEW
+    triggers = ("configure_sharded_model", "on_pretrain_routine_", "def on_batch_", "on_keyboard_interrupt",
+                "on_before_accelerator_backend_setup")
+    description = (
+        "Lightning 2.x silently never calls hooks removed in 1.6-1.9. Where the 2.x hook runs at the same "
+        "point, the method is renamed and given the parameters 2.x passes: `configure_sharded_model` -> "
+        "`configure_model`, `on_pretrain_routine_start/end` -> `on_fit_start`, callback `on_batch_start/end` "
+        "-> `on_train_batch_start/end(trainer, pl_module, [outputs,] batch, batch_idx)`, "
+        "`on_keyboard_interrupt` -> `on_exception` guarded by `isinstance(exception, KeyboardInterrupt)`, "
+        "`on_configure_sharded_model` / `on_before_accelerator_backend_setup` -> `setup(trainer, pl_module, "
+        "stage)`. Needs review: 1.x code with these hooks predates 1.9 (most raised there, and 1.7-1.9 silently "
+        "ignored `on_keyboard_interrupt`), so no 1.9 run can confirm the timing. When the target already exists (or two old hooks map to it) nothing is "
+        "renamed and LM002 marks the old hook; `on_epoch_start/end`, `on_init_*` and `on_hpc_save/load` "
+        "need a human's choice and stay marked by LM002."
+    )
+    coverage = {"M25": Handling.REWRITTEN, "M27": Handling.REWRITTEN, "A8-hooks": Handling.REWRITTEN}
+    examples = (
+        Example(
+            title="callback hooks",
+            before='''\
+from pytorch_lightning import Callback
+
+
+class Watch(Callback):
+    def on_batch_end(self, trainer, pl_module):
+        self.count += 1
+
+    def on_keyboard_interrupt(self, trainer, pl_module):
+        print("interrupted")
+        trainer.save_checkpoint("last.ckpt")
+''',
+            after='''\
+from pytorch_lightning import Callback
+
+
+class Watch(Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.count += 1
+
+    def on_exception(self, trainer, pl_module, exception):
+        if isinstance(exception, KeyboardInterrupt):
+            print("interrupted")
+            trainer.save_checkpoint("last.ckpt")
+''',
+        ),
+        Example(
+            title="module hooks",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def configure_sharded_model(self):
+        self.block = make_block()
+
+    def on_pretrain_routine_start(self):
+        self.started = True
+''',
+            after='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def configure_model(self):
+        self.block = make_block()
+
+    def on_fit_start(self):
+        self.started = True
+''',
+        ),
+        Example(
+            title="the target exists already: left for LM002 to mark",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_pretrain_routine_end(self):
+        self.a = 1
+
+    def on_fit_start(self):
+        self.b = 2
+''',
+            after=None,
+        ),
+    )
+
+    def needed(self, text: str, ctx: RuleContext) -> bool:
+        # Only methods named in the rename table of their class's kind (by the index) change.
+        facts = hooks_gate_facts(text, ctx)
+        if facts is None:
+            return True
+        module_old = bool(facts.defs & MODULE_RENAMES.keys())
+        callback_old = bool(facts.defs & CALLBACK_RENAMES.keys())
+        if not (module_old or callback_old):
+            return False
+        kinds = hooks_path_kinds(ctx)
+        if kinds is None:
+            return True
+        return (module_old and "module" in kinds) or (callback_old and "callback" in kinds)
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        ensure_indexed(module, ctx)
+        return transform(module, _Fix(ctx, module))

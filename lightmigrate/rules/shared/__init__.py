@@ -1,0 +1,1 @@
+"""Helpers shared by several rules (class editing, markers, Trainer keyword reading, import rewriting)."""

@@ -1,0 +1,507 @@
+"""LM001: before/after cases for each bullet of the epoch-end migration (issue 2), beyond the
+rule's own examples. Runtime equivalence with real 1.9.5 is checked by tests/verify."""
+
+from lightmigrate.output.findings import Kind
+from lightmigrate.rules.lm001_epoch_end import EpochEndRule
+
+from .conftest import check_rewrite, run_rule
+
+RULE = EpochEndRule()
+HEAD = "import pytorch_lightning as pl\n\n\n"
+
+
+def rw(before, after, **kw):
+    return check_rewrite(RULE, HEAD + before, None if after is None else HEAD + after, **kw)
+
+
+def test_existing_epoch_end_hook_runs_after_old_body():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def training_epoch_end(self, outs):
+        """Sum the losses."""
+        self.total = sum(o["loss"] for o in outs)
+
+    def on_train_epoch_end(self):
+        """Log them."""
+        self.log("total", self.total)
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_train_epoch_start(self):
+        self.training_step_outputs = []
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        if outputs:
+            self.training_step_outputs.append(outputs)
+
+    def on_train_epoch_end(self):
+        """Sum the losses."""
+        outs = self.training_step_outputs
+        self.total = sum(o["loss"] for o in outs)
+        self.log("total", self.total)
+''',
+    )
+
+
+def test_existing_batch_end_and_epoch_start_hooks_are_merged_not_replaced():
+    findings = rw(
+        '''\
+class M(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        self.started = True
+
+    def on_validation_batch_end(self, out, batch, batch_idx, dataloader_idx):
+        self.last = out
+
+    def validation_epoch_end(self, outputs):
+        self.n = len(outputs)
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.started = True
+
+    def on_validation_batch_end(self, out, batch, batch_idx, dataloader_idx=0):
+        if out is not None:
+            self.validation_step_outputs[dataloader_idx].append(out)
+        self.last = out
+
+    def on_validation_epoch_end(self):
+        outputs = self.validation_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self.n = len(outputs)
+''',
+    )
+    assert [f.kind for f in findings] == [Kind.FIXED]
+
+
+def test_unused_outputs_merged_into_existing_hook_without_buffer():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def test_epoch_end(self, outputs):
+        self.log("a", 1.0)
+
+    def on_test_epoch_end(self):
+        self.log("b", 2.0)
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_test_epoch_end(self):
+        self.log("a", 1.0)
+        self.log("b", 2.0)
+''',
+    )
+
+
+def test_early_return_with_existing_hook_keeps_old_body_as_helper():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def test_epoch_end(self, outputs):
+        if not outputs:
+            return
+        self.first = outputs[0]
+
+    def on_test_epoch_end(self):
+        self.done = True
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_test_epoch_start(self):
+        loaders = self.trainer.test_dataloaders
+        self.test_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.test_step_outputs[dataloader_idx].append(outputs)
+
+    def _test_epoch_end(self, outputs):
+        if not outputs:
+            return
+        self.first = outputs[0]
+
+    def on_test_epoch_end(self):
+        outputs = self.test_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._test_epoch_end(outputs)
+        self.done = True
+''',
+    )
+
+
+def test_name_clash_between_bodies_uses_helper():
+    # The old body binds `total`, which the existing hook reads as a global: inlining would
+    # change what the existing hook sees.
+    out, _ = run_rule(RULE, HEAD + '''\
+total = 0
+
+
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        total = len(outputs)
+        self.log("n", float(total))
+
+    def on_validation_epoch_end(self):
+        self.log("global_total", float(total))
+''')
+    assert "def _validation_epoch_end(self, outputs):" in out
+    assert "self._validation_epoch_end(outputs)" in out
+    compile(out, "m.py", "exec")
+
+
+def test_delegation_to_another_epoch_end_keeps_a_callable_helper():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("loss", sum(outputs) / len(outputs))
+
+    def test_epoch_end(self, outputs):
+        return self.validation_epoch_end(outputs)
+''')
+    assert "def validation_epoch_end" not in out and "def test_epoch_end" not in out
+    assert "def _validation_epoch_end(self, outputs):" in out
+    assert "return self._validation_epoch_end(outputs)" in out
+    assert "self.test_step_outputs[dataloader_idx].append(outputs)" in out
+    assert "self.validation_step_outputs[dataloader_idx].append(outputs)" in out
+
+
+def test_epoch_end_delegating_to_plain_helper_method_is_inlined():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def _summarise(self, outputs, stage):
+        self.log(stage, float(len(outputs)))
+
+    def training_epoch_end(self, outputs):
+        self._summarise(outputs, "train")
+''',
+        '''\
+class M(pl.LightningModule):
+    def _summarise(self, outputs, stage):
+        self.log(stage, float(len(outputs)))
+
+    def on_train_epoch_start(self):
+        self.training_step_outputs = []
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        if outputs:
+            self.training_step_outputs.append(outputs)
+
+    def on_train_epoch_end(self):
+        outputs = self.training_step_outputs
+        self._summarise(outputs, "train")
+''',
+    )
+
+
+def test_subclass_override_and_super_call_keep_1x_dispatch():
+    out, findings = run_rule(RULE, HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("base", float(len(outputs)))
+
+
+class Child(Base):
+    def validation_epoch_end(self, outputs):
+        super().validation_epoch_end(outputs)
+        self.log("child", float(len(outputs)))
+''')
+    base, child = out.split("class Child(Base):")
+    # Only the base collects and dispatches; the child overrides the helper, like it overrode the hook.
+    assert "def on_validation_epoch_end(self):" in base and "self._validation_epoch_end(outputs)" in base
+    assert "on_validation_" not in child
+    assert "def _validation_epoch_end(self, outputs):" in child
+    assert "super()._validation_epoch_end(outputs)" in child
+    assert {f.kind for f in findings} == {Kind.FIXED}
+
+
+def test_super_call_to_lightning_default_is_dropped():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        super().validation_epoch_end(outputs)
+        self.log("n", 1.0)
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_validation_epoch_end(self):
+        self.log("n", 1.0)
+''',
+    )
+
+
+def test_subclass_overriding_collecting_hook_gets_collection_too():
+    out, _ = run_rule(RULE, HEAD + '''\
+class Base(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.n = len(outputs)
+
+
+class Child(Base):
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        self.seen = outputs
+''')
+    child = out.split("class Child(Base):")[1]
+    assert "if outputs:\n            self.training_step_outputs.append(outputs)\n        self.seen = outputs" in child
+    # the base must keep the body callable so the child's dispatch can reach it
+    assert "def _training_epoch_end(self, outputs):" in out
+
+
+def test_steps_inherited_from_base_in_another_file():
+    base = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    def validation_step(self, b, i):\n        return b\n"
+    out, findings = run_rule(RULE, '''\
+from base import Base
+
+
+class Child(Base):
+    def validation_epoch_end(self, outputs):
+        self.n = len(outputs)
+''', path="child.py", project_files={"base.py": base})
+    assert "def on_validation_epoch_end(self):" in out and "super()" not in out
+    assert findings and findings[0].kind is Kind.FIXED
+
+
+def test_unknown_base_calls_super_in_generated_hooks():
+    out, _ = run_rule(RULE, '''\
+from somewhere import SomeLightningBase
+import pytorch_lightning as pl
+
+
+class Child(SomeLightningBase):
+    def validation_epoch_end(self, outputs):
+        self.n = len(outputs)
+''')
+    # The base may define these hooks too; the generated ones must not swallow them.
+    assert "super().on_validation_epoch_start()" in out
+    assert "super().on_validation_batch_end(outputs, batch, batch_idx, dataloader_idx)" in out
+    assert "super().on_validation_epoch_end()" in out
+    compile(out, "m.py", "exec")
+
+
+def test_buffer_name_avoids_existing_attributes():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.validation_step_outputs = "something else"
+
+    def validation_epoch_end(self, outputs):
+        self.n = len(outputs)
+''')
+    assert "self.validation_step_outputs_1[dataloader_idx].append(outputs)" in out
+    assert 'self.validation_step_outputs = "something else"' in out
+
+
+def test_self_parameter_with_another_name():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def training_epoch_end(me, outputs):
+        me.n = len(outputs)
+''')
+    assert "def on_train_epoch_end(me):\n        outputs = me.training_step_outputs" in out
+
+
+def test_multiple_optimizers_get_marker_not_guess():
+    src = HEAD + '''\
+class GAN(pl.LightningModule):
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return batch.sum()
+
+    def training_epoch_end(self, outputs):
+        self.n = len(outputs[0])
+'''
+    out, findings = run_rule(RULE, src)
+    assert "# TODO(lightmigrate): LM001 outputs are nested per optimizer" in out
+    assert "def training_epoch_end(self, outputs):" in out
+    assert [f.kind for f in findings] == [Kind.MARKER]
+    marker_line = out.splitlines().index(next(l for l in out.splitlines() if "TODO(lightmigrate)" in l)) + 1
+    assert findings[0].line == marker_line
+    again, findings_again = run_rule(RULE, out)
+    assert again == out
+    assert findings_again == findings  # the same single report on every run
+
+
+def test_tbptt_gets_marker():
+    out, findings = run_rule(RULE, HEAD + '''\
+class RNN(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.truncated_bptt_steps = 2
+
+    def training_epoch_end(self, outputs):
+        self.n = len(outputs)
+''')
+    assert "TBPTT" in out and findings[0].kind is Kind.MARKER
+
+
+def test_predict_results_mutated_in_place_gets_marker():
+    out, findings = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def on_predict_epoch_end(self, results):
+        results[0] = sum(results[0])
+''')
+    assert "TODO(lightmigrate): LM001" in out and "def on_predict_epoch_end(self, results):" in out
+    assert findings[0].kind is Kind.MARKER
+
+
+def test_predict_super_call_loses_its_argument():
+    out, _ = run_rule(RULE, HEAD + '''\
+class Base(pl.LightningModule):
+    def on_predict_epoch_end(self, results):
+        self.n = len(results)
+
+
+class Child(Base):
+    def on_predict_epoch_end(self, results):
+        super().on_predict_epoch_end(results)
+''')
+    assert "super().on_predict_epoch_end()" in out
+    assert out.count("def on_predict_epoch_end(self):") == 2
+
+
+def test_callback_hook_with_trainer_arguments_is_left_alone():
+    rw(
+        '''\
+class Writer(pl.Callback):
+    def on_predict_epoch_end(self, trainer, pl_module, outputs):
+        self.n = len(outputs)
+''',
+        None,
+    )
+
+
+def test_class_that_is_not_lightning_is_left_alone():
+    rw(
+        '''\
+class Plain:
+    def validation_epoch_end(self, outputs):
+        return outputs
+''',
+        None,
+    )
+
+
+def test_unrecognised_class_gets_a_marker():
+    out, findings = run_rule(RULE, '''\
+from framework import Trainable
+
+
+class Thing(Trainable):
+    def validation_epoch_end(self, outputs):
+        return outputs
+''')
+    assert "# TODO(lightmigrate): LM001 looks like a Lightning 1.x epoch-end hook" in out
+    assert findings[0].kind is Kind.MARKER
+
+
+def test_unusual_signature_gets_marker():
+    out, findings = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, *args):
+        self.n = len(args[0])
+''')
+    assert "TODO(lightmigrate): LM001 unusual signature" in out
+    assert findings[0].kind is Kind.MARKER
+
+
+def test_alias_assignment_gets_marker():
+    out, findings = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def on_validation_epoch_end(self):
+        pass
+
+    test_epoch_end = on_validation_epoch_end
+''')
+    assert "TODO(lightmigrate): LM001 epoch-end hook assigned as an attribute" in out
+    assert findings[0].kind is Kind.MARKER
+
+
+def test_tab_indentation_is_kept_in_generated_code():
+    src = HEAD + "class M(pl.LightningModule):\n\tdef training_epoch_end(self, outputs):\n\t\tself.n = len(outputs)\n"
+    out, _ = run_rule(RULE, src)
+    assert "\tdef on_train_batch_end(self, outputs, batch, batch_idx):\n\t\tif outputs:\n\t\t\tself.training_step_outputs.append(outputs)" in out
+    assert "    " not in out
+
+
+def test_comments_and_decorators_are_kept():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    # summarise the epoch
+    @torch.no_grad()
+    def validation_epoch_end(self, outputs):  # noqa: D102
+        # mean of the losses
+        self.log("m", sum(outputs))
+''')
+    assert "    # summarise the epoch\n    @torch.no_grad()\n    def on_validation_epoch_end(self):  # noqa: D102" in out
+    assert "        # mean of the losses\n" in out
+
+
+def test_one_line_body():
+    out, _ = run_rule(RULE, HEAD + "class M(pl.LightningModule):\n    def test_epoch_end(self, outputs): self.n = len(outputs)\n")
+    assert "def on_test_epoch_end(self):\n        outputs = self.test_step_outputs" in out
+    compile(out, "m.py", "exec")
+
+
+def test_mixin_combined_with_lightning_module_is_migrated():
+    # Found by the corpus (corpus/mixin_epoch_end.py): the mixin is a plain class, and only a
+    # LightningModule that mixes it in makes its hooks Lightning hooks.
+    out, findings = run_rule(RULE, '''\
+import pytorch_lightning as pl
+
+
+class SummaryMixin:
+    def validation_epoch_end(self, outputs):
+        self.n = len(outputs)
+
+
+class Model(SummaryMixin, pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch.sum()
+''')
+    mixin = out.split("class Model")[0]
+    assert "def validation_epoch_end" not in out
+    assert "def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):" in mixin
+    assert "def on_validation_epoch_end(self):\n        outputs = self.validation_step_outputs" in mixin
+    assert "super()" not in mixin
+    assert [f.kind for f in findings] == [Kind.FIXED]
+
+
+def test_plain_class_never_mixed_into_lightning_is_left_alone():
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class Reporter:
+    def validation_epoch_end(self, outputs):
+        return len(outputs)
+
+
+class Model(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch.sum()
+''', None)
+
+
+def test_callbacks_with_their_own_epoch_end_hook_get_a_note():
+    out, findings = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.avg = sum(o["loss"] for o in outputs)
+
+
+class Reader(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module):
+        print(pl_module.avg)
+''')
+    notes = [f for f in findings if f.kind is Kind.NOTE]
+    assert len(notes) == 1
+    assert "callbacks' own on_train_epoch_end (Reader) now run before this body" in notes[0].message
+    assert notes[0].line == 5
+    assert "TODO(lightmigrate)" not in out  # a note, not a marker: the rewrite itself is right

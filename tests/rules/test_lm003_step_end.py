@@ -1,0 +1,242 @@
+"""LM003: step-end hooks, inlined when they can change the result, moved to batch-end hooks
+when they only have side effects. Runtime equivalence with 1.9.5: corpus/*step_end* cases."""
+
+
+import pytest
+
+from lightmigrate.engine import transform_text
+from lightmigrate.output.findings import Kind
+from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.lm003_step_end import StepEndRule
+
+from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
+
+RULE = StepEndRule()
+HEAD = "import pytorch_lightning as pl\n\n\n"
+
+
+def rw(before, after, **kw):
+    return check_rewrite(RULE, HEAD + before, None if after is None else HEAD + after, **kw)
+
+
+def test_dict_mutated_in_place_is_inlined():
+    findings = rw(
+        '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return {"loss": batch.sum(), "n": 1}
+
+    def training_step_end(self, out):
+        out["loss"] = out["loss"] * 2
+''',
+        '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        outputs = self._training_step(batch, batch_idx)
+        result = self._training_step_end(outputs)
+        return outputs if result is None else result
+
+    def _training_step(self, batch, batch_idx):
+        return {"loss": batch.sum(), "n": 1}
+
+    def _training_step_end(self, out):
+        out["loss"] = out["loss"] * 2
+''',
+    )
+    assert [f.kind for f in findings] == [Kind.FIXED]
+
+
+def test_training_hook_logging_an_extra_key_moves_to_batch_end():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def training_step_end(self, out):
+        """Log the accuracy."""
+        self.log("acc", out["acc"])
+        return out
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_train_batch_end(self, out, batch, batch_idx):
+        self.log("acc", out["acc"])
+''',
+    )
+
+
+def test_training_hook_reading_the_loss_is_inlined():
+    # on_train_batch_end would see the loss detached and divided by accumulate_grad_batches
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def training_step_end(self, out):
+        self.log("loss_again", out["loss"])
+''')
+    assert "def on_train_batch_end" not in out
+    assert "result = self._training_step_end(outputs)" in out
+
+
+def test_training_hook_reading_weights_or_global_step_is_inlined():
+    for body in ('self.log("w", self.layer.weight.sum())', 'self.log("step", float(self.global_step))'):
+        out, _ = run_rule(RULE, HEAD + f'''\
+class M(pl.LightningModule):
+    def training_step_end(self, out):
+        {body}
+''')
+        assert "def on_train_batch_end" not in out, body  # they change across the optimizer step
+
+
+def test_none_return_keeps_raw_output_through_the_wrapper():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def training_step_end(self, loss):
+        if loss > 0:
+            return loss * 2
+''')
+    assert "return outputs if result is None else result" in out
+    assert "def _training_step_end(self, loss):\n        if loss > 0:\n            return loss * 2" in out
+
+
+def test_metric_update_merges_into_existing_batch_end_hook():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def validation_step_end(self, out):
+        self.acc(out["preds"], out["target"])
+        self.log("val_acc", self.acc)
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        self.seen += 1
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        out = outputs
+        self.acc(out["preds"], out["target"])
+        self.log("val_acc", self.acc)
+        self.seen += 1
+''',
+    )
+
+
+def test_several_dataloaders_pass_dataloader_idx_through():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def test_step(self, batch, batch_idx, dataloader_idx=0):
+        return {"err": batch.sum(), "loader": dataloader_idx}
+
+    def test_step_end(self, out):
+        return {"err": out["err"] * 2, "loader": out["loader"]}
+''')
+    assert "def test_step(self, batch, batch_idx, dataloader_idx=0):\n        outputs = self._test_step(batch, batch_idx, dataloader_idx)" in out
+    assert "def _test_step(self, batch, batch_idx, dataloader_idx=0):" in out
+
+
+def test_step_end_in_base_class_subclass_overrides_the_helper():
+    out, _ = run_rule(RULE, HEAD + '''\
+class Base(pl.LightningModule):
+    def training_step_end(self, loss):
+        return loss + 1
+
+
+class Child(Base):
+    def training_step(self, batch, batch_idx):
+        return super().training_step(batch, batch_idx) * 2
+''')
+    base, child = out.split("class Child(Base):")
+    assert "def training_step(self, *args, **kwargs):" in base
+    assert "def _training_step(self, *args, **kwargs):\n        return super().training_step(*args, **kwargs)" in base
+    assert "def _training_step(self, batch, batch_idx):\n        return super()._training_step(batch, batch_idx) * 2" in child
+    assert "def training_step" not in child
+
+
+def test_direct_calls_of_the_step_skip_the_hook_as_in_1x():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def training_step_end(self, loss):
+        return loss * 2
+
+    def validation_step(self, batch, batch_idx):
+        return self.training_step(batch, batch_idx)
+''')
+    # 1.9 applied training_step_end only in the training loop, never to a direct call
+    assert "return self._training_step(batch, batch_idx)" in out
+
+
+def test_dp_reduction_is_marked_when_the_project_uses_dp():
+    src = HEAD + '''\
+class M(pl.LightningModule):
+    def training_step_end(self, out):
+        return out["loss"].mean()
+
+
+trainer = pl.Trainer(strategy="dp", gpus=2)
+'''
+    out, findings = run_rule(RULE, src)
+    assert "TODO(lightmigrate): LM003 this reduced outputs gathered across GPUs" in out
+    assert Kind.MARKER in [f.kind for f in findings]
+    plain, _ = run_rule(RULE, src.replace('strategy="dp", ', ""))
+    assert "TODO(lightmigrate)" not in plain
+
+
+def test_multiple_optimizers_get_a_marker():
+    out, findings = run_rule(RULE, HEAD + '''\
+class GAN(pl.LightningModule):
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return batch.sum()
+
+    def training_step_end(self, out):
+        return out
+''')
+    assert "TODO(lightmigrate): LM003 runs once per optimizer" in out
+    assert "def training_step_end(self, out):" in out
+
+
+def test_step_end_and_epoch_end_together_buffer_the_step_end_result():
+    src = HEAD + '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def training_step_end(self, loss):
+        return {"loss": loss, "double": loss * 2}
+
+    def training_epoch_end(self, outputs):
+        self.total = sum(o["double"] for o in outputs)
+'''
+    result = transform_text(src, ALL_RULES, path="m.py")
+    text = result.text
+    assert "return outputs if result is None else result" in text  # the step returns the hook's dict
+    assert "self.training_step_outputs.append(outputs)" in text  # which on_train_batch_end buffers
+    assert "def training_step_end" not in text and "def training_epoch_end" not in text
+    assert "TODO(lightmigrate)" not in text
+    assert transform_text(text, ALL_RULES, path="m.py").text == text
+
+
+def test_report_says_why_a_hook_was_inlined():
+    cases = {
+        'return {"loss": out["loss"] * 2}': "because it returns a new value",
+        'out["loss"] = 0': "because it changes its argument",
+        'self.log("l", out["loss"])': "reads the loss",
+        'self.log("s", float(self.global_step))': "because it reads weights, gradients or global_step",
+    }
+    for body, reason in cases.items():
+        _, findings = run_rule(RULE, HEAD + f'''\
+class M(pl.LightningModule):
+    def training_step_end(self, out):
+        {body}
+''')
+        (finding,) = findings
+        assert reason in finding.message and "inlined" in finding.message, (body, finding.message)
+
+
+
+
+@pytest.mark.parametrize("name", ['eval_step_end_two_loaders', 'step_end_changes_loss', 'step_end_in_base_class', 'step_end_logs_only_or_none', 'step_end_metric_object', 'step_end_mutates_dict'])
+def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
+    """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
+    check_corpus_case_idempotent(RULE, name)

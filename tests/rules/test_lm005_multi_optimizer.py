@@ -1,0 +1,220 @@
+"""LM005: several optimizers with optimizer_idx become a manual-optimization loop (spec M7, M8, B.5).
+Runtime equivalence with 1.9.5: corpus/gan_two_optimizers.py, optimizer_frequencies.py,
+reduce_lr_on_plateau_two_optimizers.py, adam_and_lbfgs.py and the LM005 rows of corpus/README.md."""
+
+
+import pytest
+
+from lightmigrate.engine import transform_text
+from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
+
+from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
+
+RULE = MultiOptimizerRule()
+HEAD = "import pytorch_lightning as pl\nimport torch\n\n\n"
+
+GAN = HEAD + '''\
+class GAN(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.g = torch.nn.Linear(2, 2)
+
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return {"loss": batch.sum(), "i": optimizer_idx}
+
+    def training_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    def configure_optimizers(self):
+        return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)], []
+'''
+
+
+def test_examples_are_idempotent_and_compile():
+    for ex in RULE.examples:
+        check_rewrite(RULE, ex.before, ex.after)
+
+
+def test_epoch_end_gets_batch_optimizer_nesting_and_is_idempotent():
+    out, _ = run_rule(RULE, GAN)
+    compile(out, "<out>", "exec")
+    assert "def training_step(self, batch, batch_idx):" in out
+    assert "def _training_step(self, batch, batch_idx, optimizer_idx):" in out
+    assert "self.automatic_optimization = False" in out.split("def training_step")[0]
+    assert "def training_epoch_end" not in out
+    assert "self._train_outputs.append(outputs)" in out
+    assert "outputs = self._train_outputs[0]" in out  # the one-batch squeeze
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_whole_chain_leaves_no_marker():
+    result = transform_text(GAN, ALL_RULES, path="gan.py")
+    assert "TODO(lightmigrate)" not in result.text
+    assert transform_text(result.text, ALL_RULES, path="gan.py").text == result.text
+
+
+def test_frequencies_move_into_the_loop():
+    src = GAN.replace("return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)], []",
+                      'return ({"optimizer": torch.optim.SGD(self.g.parameters(), lr=0.1), "frequency": 2},\n'
+                      '                {"optimizer": torch.optim.SGD(self.g.parameters(), lr=0.1), "frequency": 1})')
+    out, _ = run_rule(RULE, src)
+    assert "enumerate((2, 3)) if batch_idx % 3 < end" in out
+    assert '"frequency"' not in out
+
+
+def test_trainer_args_in_same_file_move_into_the_module():
+    src = GAN + '\n\ntrainer = pl.Trainer(max_epochs=2, gradient_clip_val=0.5, accumulate_grad_batches=2)\n'
+    out, _ = run_rule(RULE, src)
+    assert "pl.Trainer(max_epochs=2)" in out
+    assert "self.clip_gradients(optimizer, gradient_clip_val=0.5, gradient_clip_algorithm=None)" in out
+    assert "loss = loss / 2" in out and "if batch_idx % 2 == 0:" in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_trainer_dict_literal():
+    src = GAN + '\n\ncfg = {"max_epochs": 2, "accumulate_grad_batches": 3}\n'
+    out, _ = run_rule(RULE, src)
+    assert 'cfg = {"max_epochs": 2}' in out
+    assert "(batch_idx + 1) % 3 == 0" in out
+
+
+def test_non_literal_trainer_arg_is_marked_and_left():
+    src = GAN + '\n\ntrainer = pl.Trainer(accumulate_grad_batches=ACC)\n'
+    out, _ = run_rule(RULE, src)
+    assert "# TODO(lightmigrate): LM005" in out and "optimizer_idx):" in out
+
+
+def test_trainer_in_another_file_marked_there():
+    train = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
+    out, _ = run_rule(RULE, train, path="train.py", project_files={"model.py": GAN})
+    assert "# TODO(lightmigrate): LM005" in out and "GAN (model.py)" in out
+    model, findings = run_rule(RULE, GAN, path="model.py", project_files={"train.py": train})
+    assert "gradient_clip_val=0.5" in model and "TODO(lightmigrate): LM005" in model
+    marker = next(line for line in model.splitlines() if "TODO(lightmigrate): LM005" in line)
+    assert "(in train.py)" in marker  # each place names the other
+    assert run_rule(RULE, model, path="model.py", project_files={"train.py": train})[0] == model
+
+
+def test_trainer_in_a_config_dict_in_another_file_is_used_and_marked():
+    config = 'TRAINER = {"max_epochs": 3, "accumulate_grad_batches": 2}\n'
+    model, _ = run_rule(RULE, GAN, path="model.py", project_files={"config.py": config})
+    assert "should_step = (batch_idx + 1) % 2 == 0 or last_batch" in model and "(in config.py)" in model
+    out, _ = run_rule(RULE, config, path="config.py", project_files={"model.py": GAN})
+    assert out.splitlines()[0].startswith("# TODO(lightmigrate): LM005 accumulate_grad_batches raise")
+    assert "GAN (model.py)" in out and '"accumulate_grad_batches": 2' in out  # marked, left for the user
+
+
+def test_several_training_scripts_are_never_guessed_between():
+    a = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accumulate_grad_batches=3)\n"
+    b = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
+    files = {"a_train.py": a, "b_finetune.py": b}
+    model, _ = run_rule(RULE, GAN, path="model.py", project_files=files)
+    assert "self.automatic_optimization = False" in model
+    assert "should_step" not in model and "clip_gradients" not in model  # no values taken from either
+    marker = next(line for line in model.splitlines() if "TODO(lightmigrate): LM005" in line)
+    assert "a_train.py, b_finetune.py" in marker
+    for path, text in files.items():
+        others = {p: t for p, t in files.items() if p != path}
+        out, _ = run_rule(RULE, text, path=path, project_files={"model.py": GAN, **others})
+        assert "if this Trainer trains GAN (model.py)" in out and "Trainer(" in out
+        assert out.count("TODO(lightmigrate)") == 1
+
+
+def test_trainer_next_to_its_own_module_is_not_applied_to_other_files():
+    own = HEAD + ("class Single(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+                  "        return batch.sum()\n\n\ncfg = {\"accumulate_grad_batches\": 3}\n")
+    model, _ = run_rule(RULE, GAN, path="gan.py", project_files={"single.py": own})
+    assert "should_step" not in model and "TODO(lightmigrate)" not in model
+    out, _ = run_rule(RULE, own, path="single.py", project_files={"gan.py": GAN})
+    assert out == own  # its Trainer settings belong to its own single-optimizer module
+
+
+def test_tbptt_with_several_optimizers_is_marked():
+    src = GAN.replace("batch_idx, optimizer_idx)", "batch_idx, optimizer_idx, hiddens)")
+    out, _ = run_rule(RULE, src)
+    assert "TODO(lightmigrate): LM005" in out and "hiddens)" in out
+
+
+def test_single_optimizer_untouched():
+    src = HEAD + "class M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n        return batch.sum()\n"
+    check_rewrite(RULE, src, None)
+
+
+def test_accumulation_notes_the_changed_logging_cadence():
+    from lightmigrate.output.findings import Kind
+
+    src = GAN + '\n\ntrainer = pl.Trainer(max_epochs=2, accumulate_grad_batches=2)\n'
+    _, findings = run_rule(RULE, src)
+    notes = [f for f in findings if f.kind == Kind.NOTE]
+    assert len(notes) == 1 and notes[0].code == "LM005"
+    assert "accumulate_grad_batches=2" in notes[0].message and "step numbers differ" in notes[0].message
+    assert notes[0].line == src.splitlines().index("    def training_step(self, batch, batch_idx, optimizer_idx):") + 1
+    _, clip_only = run_rule(RULE, GAN + '\n\ntrainer = pl.Trainer(max_epochs=2, gradient_clip_val=0.5)\n')
+    assert [f for f in clip_only if f.kind == Kind.FIXED] and not [f for f in clip_only if f.kind == Kind.NOTE]
+
+
+
+
+@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip'])
+def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
+    """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
+    check_corpus_case_idempotent(RULE, name)
+
+
+def test_scheduler_frequency_is_left_alone_and_plateau_steps_at_epoch_end():
+    src = GAN.replace(
+        "        return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)], []\n",
+        "        a = torch.optim.SGD(self.g.parameters(), lr=0.1)\n"
+        "        b = torch.optim.SGD(self.g.parameters(), lr=0.1)\n"
+        '        return [a, b], [{"scheduler": torch.optim.lr_scheduler.StepLR(a, 1), "interval": "epoch", "frequency": 2},\n'
+        '                        {"scheduler": torch.optim.lr_scheduler.ReduceLROnPlateau(b), "monitor": "val_loss"}]\n')
+    assert '"frequency": 2' in src
+    out, _ = run_rule(RULE, src)
+    # a scheduler's own "frequency" is still valid on 2.x: kept, and honoured by the generated stepping
+    assert '"interval": "epoch", "frequency": 2}' in out
+    assert "if (count + 1) % config.frequency == 0:" in out
+    # ReduceLROnPlateau: stepped after the epoch with its monitor, as 1.9 did (spec B.5)
+    epoch_end = out.split("def on_train_epoch_end(self):", 1)[1]
+    assert "ReduceLROnPlateau" in epoch_end and "self.trainer.callback_metrics['val_loss']" in epoch_end
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_lightningcli_yaml_config_is_used_and_marked(tmp_path):
+    """A LightningCLI config is a training script too: its literal accumulation/clipping values
+    move into the manual loop, the module says where they came from, the YAML keys get an LM005
+    marker naming the module, and a second run changes nothing (issue 5: "or a config")."""
+    from lightmigrate.engine import Mode, run
+
+    (tmp_path / "model.py").write_text(GAN)
+    (tmp_path / "main.py").write_text("from pytorch_lightning.cli import LightningCLI\n\nfrom model import GAN\n\n"
+                                      "LightningCLI(GAN)\n")
+    config = "# training settings\ntrainer:\n  max_epochs: 3\n  accumulate_grad_batches: 2  # two batches\n" \
+             "  gradient_clip_val: 0.5\nmodel: {}\n"
+    (tmp_path / "config.yaml").write_text(config)
+    report = run([str(tmp_path)], ALL_RULES, Mode.WRITE)
+    assert report.failed == 0
+    model = (tmp_path / "model.py").read_text()
+    assert "should_step = (batch_idx + 1) % 2 == 0 or last_batch" in model
+    assert "gradient_clip_val=0.5" in model and "config.yaml" in model
+    out = (tmp_path / "config.yaml").read_text()
+    lines = out.splitlines()
+    for key in ("accumulate_grad_batches", "gradient_clip_val"):
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(key + ":"))
+        assert lines[at - 1].startswith("  # TODO(lightmigrate): LM005 ") and "GAN (" in lines[at - 1], key
+    assert "  accumulate_grad_batches: 2  # two batches" in lines and lines[0] == "# training settings"
+    findings = [f for f in report.files if f.path.endswith("config.yaml")][0].findings
+    assert sum(f.code == "LM005" for f in findings) == 2
+    again = run([str(tmp_path)], ALL_RULES, Mode.CHECK)
+    assert again.changed == 0 and again.failed == 0
+
+
+def test_yaml_config_without_a_multi_optimizer_module_is_not_marked(tmp_path):
+    from lightmigrate.engine import Mode, run
+
+    (tmp_path / "model.py").write_text(HEAD + "class One(pl.LightningModule):\n"
+                                       "    def training_step(self, batch, batch_idx):\n        return batch.sum()\n")
+    (tmp_path / "config.yaml").write_text("trainer:\n  accumulate_grad_batches: 2\n  gradient_clip_val: 0.5\n")
+    report = run([str(tmp_path)], ALL_RULES, Mode.WRITE)
+    assert report.failed == 0
+    assert "LM005" not in (tmp_path / "config.yaml").read_text()

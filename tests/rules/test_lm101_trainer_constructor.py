@@ -1,0 +1,234 @@
+"""LM101: Trainer constructor arguments."""
+
+import libcst as cst
+import pytest
+
+from lightmigrate.cst.helpers import ensure_import, lightning_root
+from lightmigrate.output.findings import Kind
+from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
+
+from .conftest import check_rewrite, run_rule
+
+RULE = TrainerConstructorRule()
+PL = "import pytorch_lightning as pl\n\n"
+
+
+def rw(before, after=None, **kw):
+    return check_rewrite(RULE, before, after, **kw)
+
+
+@pytest.mark.parametrize("before,after", [
+    ("pl.Trainer(gpus=2)", 'pl.Trainer(accelerator="gpu", devices=2)'),
+    ("pl.Trainer(gpus=-1)", 'pl.Trainer(accelerator="gpu", devices=-1)'),
+    ('pl.Trainer(gpus="0,1")', 'pl.Trainer(accelerator="gpu", devices="0,1")'),
+    ("pl.Trainer(gpus=[1])", 'pl.Trainer(accelerator="gpu", devices=[1])'),
+    ("pl.Trainer(gpus=0, max_epochs=1)", "pl.Trainer(max_epochs=1)"),
+    ("pl.Trainer(gpus=None, max_epochs=1)", "pl.Trainer(max_epochs=1)"),
+    ('pl.Trainer(gpus="0", max_epochs=1)', "pl.Trainer(max_epochs=1)"),
+    ('pl.Trainer(accelerator="gpu", gpus=2)', 'pl.Trainer(accelerator="gpu", devices=2)'),
+    ("pl.Trainer(gpus=2, devices=4)", 'pl.Trainer(accelerator="gpu", devices=2)'),
+    ("pl.Trainer(num_processes=2)", 'pl.Trainer(accelerator="cpu", devices=2)'),
+    ("pl.Trainer(tpu_cores=8)", 'pl.Trainer(accelerator="tpu", devices=8)'),
+    ("pl.Trainer(tpu_cores=[1])", 'pl.Trainer(accelerator="tpu", devices=[0])'),
+    ("pl.Trainer(gpus=args.gpus)", 'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
+                                  'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")'),
+    ("pl.Trainer(gpus=2, auto_select_gpus=True)",
+     'pl.Trainer(accelerator="gpu", devices=find_usable_cuda_devices(2))'),
+    ("pl.Trainer(precision=16)", 'pl.Trainer(precision="16-mixed")'),
+    ('pl.Trainer(precision="16")', 'pl.Trainer(precision="16-mixed")'),
+    ("pl.Trainer(precision=32)", 'pl.Trainer(precision="32-true")'),
+    ("pl.Trainer(precision=64)", 'pl.Trainer(precision="64-true")'),
+    ("pl.Trainer(precision='bf16')", "pl.Trainer(precision='bf16-mixed')"),
+    ('pl.Trainer(strategy="ddp")', 'pl.Trainer(strategy="ddp_find_unused_parameters_true")'),
+    ('pl.Trainer(strategy="ddp_spawn")', 'pl.Trainer(strategy="ddp_spawn_find_unused_parameters_true")'),
+    ('pl.Trainer(strategy="ddp_find_unused_parameters_false")', None),
+    ('pl.Trainer(strategy="fsdp_native")', 'pl.Trainer(strategy="fsdp")'),
+    ('pl.Trainer(strategy="fsdp_native_full_shard_offload")', 'pl.Trainer(strategy="fsdp_cpu_offload")'),
+    ('pl.Trainer(strategy="tpu_spawn")', 'pl.Trainer(strategy="xla")'),
+    ("pl.Trainer(strategy=None, accelerator=None, devices=None, accumulate_grad_batches=None)", "pl.Trainer()"),
+    ('pl.Trainer(amp_backend="native", precision=16)', 'pl.Trainer(precision="16-mixed")'),
+    ("pl.Trainer(replace_sampler_ddp=False)", "pl.Trainer(use_distributed_sampler=False)"),
+    ('pl.Trainer(multiple_trainloader_mode="max_size_cycle", move_metrics_to_cpu=False)', "pl.Trainer()"),
+    ("pl.Trainer(auto_lr_find=True, auto_scale_batch_size='power')", "pl.Trainer()"),
+    ("pl.Trainer(None, False, max_epochs=2)", "pl.Trainer(logger=None, enable_checkpointing=False, max_epochs=2)"),
+    ("pl.Trainer(checkpoint_callback=False, max_steps=None)", "pl.Trainer(enable_checkpointing=False, max_steps=-1)"),
+    ('pl.Trainer(distributed_backend="ddp", gpus=2)',
+     'pl.Trainer(strategy="ddp_find_unused_parameters_true", accelerator="gpu", devices=2)'),
+    ('pl.Trainer(accelerator="ddp", gpus=2)',
+     'pl.Trainer(strategy="ddp_find_unused_parameters_true", accelerator="gpu", devices=2)'),
+    ("pl.Trainer(weights_summary=None, progress_bar_refresh_rate=0)",
+     "pl.Trainer(enable_model_summary=False, enable_progress_bar=False)"),
+    ("pl.Trainer(strategy=DDPStrategy())", "pl.Trainer(strategy=DDPStrategy(find_unused_parameters=True))"),
+    ("pl.Trainer(strategy=DDPStrategy(find_unused_parameters=False))", None),
+    ('pl.Trainer(accelerator="cpu", max_epochs=1)', None),
+    ('pl.Trainer(precision="16-mixed", devices=1)', None),
+])
+def test_argument_mapping(before, after):
+    rw(PL + "t = " + before + "\n", None if after is None else PL + "t = " + after + "\n" if "find_usable" not in after
+       else "import pytorch_lightning as pl\nfrom pytorch_lightning.accelerators import find_usable_cuda_devices\n\n"
+       "t = " + after + "\n")
+
+
+def test_multiline_call_keeps_layout():
+    rw(PL + "trainer = pl.Trainer(\n    gpus=2,  # two cards\n    max_epochs=3,\n)\n",
+       PL + 'trainer = pl.Trainer(\n    accelerator="gpu",\n    devices=2,  # two cards\n    max_epochs=3,\n)\n')
+
+
+def test_callbacks_added_for_schedule_and_legacy_arguments():
+    rw(PL + "t = pl.Trainer(accumulate_grad_batches={0: 1, 2: 4}, callbacks=[cb], weights_summary='full')\n",
+       "import pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import ModelSummary, GradientAccumulationScheduler\n\n"
+       "t = pl.Trainer(callbacks=[cb, ModelSummary(max_depth=-1), GradientAccumulationScheduler(scheduling={0: 1, 2: 4})])\n")
+
+
+def test_callbacks_created_when_absent_and_import_root_kept():
+    rw("import lightning.pytorch as pl\n\nt = pl.Trainer(progress_bar_refresh_rate=5, max_epochs=1)\n",
+       "import lightning.pytorch as pl\nfrom lightning.pytorch.callbacks import TQDMProgressBar\n\n"
+       "t = pl.Trainer(max_epochs=1, callbacks=[TQDMProgressBar(refresh_rate=5)])\n")
+
+
+def test_callbacks_not_a_list_is_marked():
+    out, findings = run_rule(RULE, PL + "t = pl.Trainer(accumulate_grad_batches={0: 2}, callbacks=my_callbacks)\n")
+    assert "callbacks=my_callbacks" in out
+    assert "TODO(lightmigrate): LM101 A.8/T11: add GradientAccumulationScheduler(scheduling={0: 2})" in out
+
+
+def test_kwarg_dict_spread_into_trainer():
+    rw(PL + 'kw = {"gpus": 1, "precision": 16}\nt = pl.Trainer(**kw)\n',
+       PL + 'kw = {"accelerator": "gpu", "devices": 1, "precision": "16-mixed"}\nt = pl.Trainer(**kw)\n')
+    rw(PL + "t = pl.Trainer(**{'replace_sampler_ddp': False})\n",
+       PL + "t = pl.Trainer(**{'use_distributed_sampler': False})\n")
+
+
+def test_unrelated_dicts_are_left_alone():
+    rw(PL + 'hparams = {"precision": 16}\nmodel_cfg = {"model": {"precision": 16, "gpus": 2}}\n', None)
+
+
+def test_trainer_section_of_a_config_dict():
+    rw(PL + 'cfg = {"trainer": {"precision": 16, "max_epochs": 1}}\n',
+       PL + 'cfg = {"trainer": {"precision": "16-mixed", "max_epochs": 1}}\n')
+
+
+def test_resume_moves_to_every_fit_of_that_trainer_only():
+    rw(PL + "def main(path):\n    trainer = pl.Trainer(resume_from_checkpoint=path)\n"
+       "    trainer.fit(model, dm)\n    trainer.fit(model, ckpt_path='other.ckpt')\n    trainer.validate(model)\n",
+       PL + "def main(path):\n    trainer = pl.Trainer()\n"
+       "    trainer.fit(model, dm, ckpt_path=path)\n    trainer.fit(model, ckpt_path='other.ckpt')\n    trainer.validate(model)\n")
+
+
+def test_resume_without_visible_fit_is_marked():
+    out, findings = run_rule(RULE, PL + "def make(path):\n    return pl.Trainer(resume_from_checkpoint=path)\n")
+    assert "resume_from_checkpoint=path" in out
+    markers = [f for f in findings if f.kind is Kind.MARKER]
+    assert len(markers) == 1 and "T6" in markers[0].message and markers[0].line == 4
+
+
+def test_resume_with_fit_in_another_function_is_marked():
+    src = PL + "def make(p):\n    t = pl.Trainer(resume_from_checkpoint=p)\n    return t\n\ndef run(t):\n    t.fit(m)\n"
+    out, _ = run_rule(RULE, src)
+    assert "# TODO(lightmigrate): LM101 T6" in out and out.endswith("    t.fit(m)\n")
+
+
+@pytest.mark.parametrize("arg,row", [
+    ('amp_backend="apex"', "T8"), ('amp_level="O2"', "T8"), ("move_metrics_to_cpu=True", "T16"),
+    ('multiple_trainloader_mode="min_size"', "T17"), ('strategy="dp"', "T18"), ('strategy="ddp_sharded"', "T19"),
+('strategy="horovod"', "T25"), ('strategy="bagua"', "T26"),
+    ('accelerator="hpu"', "T27"), ("ipus=8", "T3"), ("stochastic_weight_avg=True", "A.8"),
+    ("terminate_on_nan=True", "A.8"), ("weights_save_path='w'", "A.8"), ("gpus=2, num_processes=2", "T1-T4"),
+    ("tpu_cores=cores", "T1-T4"),
+])
+def test_marked_arguments(arg, row):
+    src = PL + f"t = pl.Trainer({arg})\n"
+    out, findings = run_rule(RULE, src)
+    markers = [f for f in findings if f.kind is Kind.MARKER]
+    assert markers and all(m.code == "LM101" for m in markers)
+    assert any(m.message.startswith(row) for m in markers), [m.message for m in markers]
+    assert "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html" in markers[0].message
+    again, _ = run_rule(RULE, out)
+    assert again == out
+
+
+def test_tuner_flags_are_marked_when_tune_is_called():
+    out, findings = run_rule(RULE, PL + "t = pl.Trainer(auto_lr_find=True)\nt.tune(model)\n")
+    assert "auto_lr_find=True" in out
+    assert any(f.kind is Kind.MARKER and "T14" in f.message for f in findings)
+
+
+def test_from_argparse_args_is_marked():
+    out, findings = run_rule(RULE, PL + "t = pl.Trainer.from_argparse_args(args)\n")
+    assert "# TODO(lightmigrate): LM101 T-meth3" in out
+
+
+def test_star_args_is_marked():
+    out, _ = run_rule(RULE, PL + "t = pl.Trainer(*opts)\n")
+    assert "# TODO(lightmigrate): LM101 T0" in out and "pl.Trainer(*opts)" in out
+
+
+def test_removed_environment_variable_is_marked():
+    out, _ = run_rule(RULE, PL + 'os.environ["PL_FAULT_TOLERANT_TRAINING"] = "1"\n')
+    assert "LM101 T31" in out
+
+
+def test_one_note_per_trainer_call():
+    _, findings = run_rule(RULE, PL + "a = pl.Trainer(max_epochs=1)\nb = pl.Trainer(gpus=2)\nc = pl.Trainer(accelerator='cpu')\n")
+    notes = [f for f in findings if f.kind is Kind.NOTE]
+    assert [(n.line, "B-1" in n.message, "T22" in n.message) for n in notes] == [(3, True, False), (4, False, True)]
+
+
+def test_fsdp_gets_a_note_not_a_marker():
+    out, findings = run_rule(RULE, PL + 'a = pl.Trainer(strategy="fsdp", accelerator="gpu")\n')
+    assert "TODO" not in out
+    assert [f.message[:4] for f in findings if f.kind is Kind.NOTE] == ["T20:"]
+
+
+def test_no_note_when_kwargs_are_spread():
+    _, findings = run_rule(RULE, PL + "a = pl.Trainer(**kw)\n")
+    assert not [f for f in findings if f.kind is Kind.NOTE]
+
+
+def test_lightning_root_and_ensure_import():
+    m = cst.parse_module('"""doc"""\nimport lightning.pytorch as L\n\nx = 1\n')
+    assert lightning_root(m) == "lightning.pytorch"
+    out = ensure_import(m, "lightning.pytorch.tuner", "Tuner")
+    assert out.code == '"""doc"""\nimport lightning.pytorch as L\nfrom lightning.pytorch.tuner import Tuner\n\nx = 1\n'
+    assert ensure_import(out, "lightning.pytorch.tuner", "Tuner").code == out.code
+    assert lightning_root(cst.parse_module("import pytorch_lightning\nimport lightning\n")) == "pytorch_lightning"
+    assert lightning_root(cst.parse_module("x = 1\n")) == "pytorch_lightning"
+    bare = ensure_import(cst.parse_module("x = 1\n"), "a.b", "C")
+    assert bare.code == "from a.b import C\n\nx = 1\n"
+
+
+def test_argparse_options_spread_into_the_trainer_are_marked():
+    src = (PL + "parser = argparse.ArgumentParser()\nparser.add_argument('--gpus', type=int, default=0)\n"
+           "parser.add_argument('--lr', type=float)\nargs = parser.parse_args()\ntrainer = pl.Trainer(**vars(args))\n"
+           "other = pl.Trainer(gpus=args.gpus)\n")
+    out, findings = run_rule(RULE, src)
+    assert "# TODO(lightmigrate): LM101 T-meth3: the argparse options --gpus reach the Trainer through vars(args)" in out
+    assert ('other = pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
+            'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")') in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_add_argparse_args_then_spread_is_marked():
+    src = PL + "parser = pl.Trainer.add_argparse_args(parser)\nargs = parser.parse_args()\nt = pl.Trainer(**vars(args))\n"
+    out, _ = run_rule(RULE, src)
+    assert out.count("# TODO(lightmigrate): LM101 T-meth3") == 2
+
+
+def test_notebook_note_mentions_one_gpu():
+    _, findings = run_rule(RULE, PL + "a = pl.Trainer(max_epochs=1)\n", path="train.ipynb")
+    notes = [f for f in findings if f.kind is Kind.NOTE]
+    assert len(notes) == 1 and "B-6: in a notebook" in notes[0].message
+
+
+@pytest.mark.parametrize("gpus, accelerator, devices", [
+    (None, "cpu", "auto"), (0, "cpu", "auto"), ("0", "cpu", "auto"), ([], "cpu", "auto"),
+    (2, "gpu", 2), (-1, "gpu", -1), ("0,1", "gpu", "0,1"), ([1], "gpu", [1]),
+])
+def test_gpus_from_a_variable_keeps_1_9_meaning(gpus, accelerator, devices):
+    """1.9's device parser: None, 0, "0" and [] meant the CPU; run the generated expressions."""
+    from lightmigrate.engine import transform_text
+
+    text = transform_text("import pytorch_lightning as pl\n\npl.Trainer(gpus=args.gpus)\n", [RULE]).text
+    call = text.split("pl.Trainer(", 1)[1].rsplit(")", 1)[0]
+    kwargs = eval(f"dict({call})", {"args": type("A", (), {"gpus": gpus})})
+    assert kwargs == {"accelerator": accelerator, "devices": devices}

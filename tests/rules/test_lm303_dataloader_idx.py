@@ -1,0 +1,115 @@
+"""LM303: dataloader_idx parameters get a default of 0; LM002 then has nothing to mark."""
+
+from lightmigrate.output.findings import Kind
+from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.lm303_dataloader_idx import DataloaderIdxRule
+from lightmigrate.engine import transform_text
+
+from .conftest import check_rewrite
+
+RULE = DataloaderIdxRule()
+
+
+def test_module_eval_hooks_and_steps_get_default():
+    findings = check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def test_step(self, batch, batch_idx, dataloader_idx):
+        return batch
+
+    def on_predict_batch_start(self, batch, batch_idx, loader):
+        pass
+''', '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def test_step(self, batch, batch_idx, dataloader_idx=0):
+        return batch
+
+    def on_predict_batch_start(self, batch, batch_idx, loader=0):
+        pass
+''')
+    assert [(f.code, f.kind, f.line) for f in findings] == [("LM303", Kind.FIXED, 5), ("LM303", Kind.FIXED, 8)]
+
+
+def test_legacy_train_batch_hook_gets_default():
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        self.idx = dataloader_idx
+''', '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        self.idx = dataloader_idx
+''')
+
+
+def test_required_parameter_after_it_is_left_for_lm002():
+    src = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx, extra):
+        pass
+'''
+    check_rewrite(RULE, src, None)
+    out = transform_text(src, ALL_RULES, path="model.py").text
+    assert "TODO(lightmigrate): LM002" in out
+
+
+def test_callback_step_names_and_foreign_callbacks_untouched():
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+from keras.callbacks import Callback as KerasCallback
+
+
+class C(pl.Callback):
+    def validation_step(self, a, b, c, d):
+        pass
+
+
+class K(KerasCallback):
+    def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx):
+        pass
+''', None)
+
+
+def test_base_class_in_other_file():
+    check_rewrite(RULE, '''\
+from base import Base
+
+
+class Leaf(Base):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        pass
+''', '''\
+from base import Base
+
+
+class Leaf(Base):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        pass
+''', project_files={"base.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"})
+
+
+def test_whole_pipeline_leaves_no_lm002_marker():
+    src = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        pass
+'''
+    out = transform_text(src, ALL_RULES, path="model.py").text
+    assert "dataloader_idx=0" in out and "TODO(lightmigrate)" not in out
