@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict
 
 from lightmigrate.engine import transform
+from lightmigrate.rules.base import WHOLE_FILE, GatedRule
 from lightmigrate.engine.model import Mode
 from lightmigrate.engine.run import run
 from lightmigrate.rules import ALL_RULES, OPT_IN_RULES
@@ -34,14 +35,16 @@ def outcome(paths, rules) -> dict:
 def audit(paths, rules) -> list:
     """Paths whose outcome differs between gated and ungated runs."""
     gated = outcome(paths, rules)
-    real = transform.rule_gate, transform.rule_may_need, transform.rule_gate_kinds
-    transform.rule_gate = lambda rule, text, ctx: True
+    real = transform.rule_sites, transform.rule_may_need, transform.rule_gate_kinds
+    # (only rules still behind a gate, ``GatedRule``: the others' ``find`` is their decision)
+    transform.rule_sites = lambda rule, source, ctx: (
+        [WHOLE_FILE] if isinstance(rule, GatedRule) else real[0](rule, source, ctx))
     transform.rule_may_need = lambda rule, text: True
     transform.rule_gate_kinds = lambda rule, text: None
     try:
         open_ = outcome(paths, rules)
     finally:
-        transform.rule_gate, transform.rule_may_need, transform.rule_gate_kinds = real
+        transform.rule_sites, transform.rule_may_need, transform.rule_gate_kinds = real
     return sorted(p for p in set(gated) | set(open_) if gated.get(p) != open_.get(p))
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, GatedRule, Rule, RuleContext, Safety
 
 
-class _Toy(Rule):
+class _Toy(GatedRule):
     spec_rows = ("T1",)
     guide = "https://example.invalid/guide"
     safety = Safety.REVIEW

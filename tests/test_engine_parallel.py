@@ -232,11 +232,11 @@ def test_run_pauses_the_collector_and_workers_collect_between_items(tmp_path):
     import gc
 
     from lightmigrate.engine import parallel
-    from lightmigrate.rules.base import Rule
+    from lightmigrate.rules.base import GatedRule, Rule
 
     seen = []
 
-    class Probe(Rule):  # records the collector's state while the prefilter asks about a file
+    class Probe(GatedRule):  # records the collector's state while the prefilter asks about a file
         code, triggers = "LM999", ("x",)
 
         def may_apply(self, text):

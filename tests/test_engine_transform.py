@@ -19,7 +19,7 @@ from lightmigrate.engine import (
 )
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import ProjectIndex
-from lightmigrate.rules.base import Rule
+from lightmigrate.rules.base import GatedRule, Rule
 
 SRC = "class M:\n    def training_epoch_end(self, outputs):\n        pass\n"
 
@@ -80,7 +80,7 @@ def test_rule_crash_names_the_rule():
 
 
 def test_rule_returning_a_non_module_is_a_crash():
-    class Bad(Rule):
+    class Bad(GatedRule):
         code = "LM995"
         triggers = ("x",)
 
@@ -138,7 +138,7 @@ def test_rule_findings_and_project_are_passed_through():
     project = ProjectIndex()
     seen = []
 
-    class Peek(Rule):
+    class Peek(GatedRule):
         code = "LM996"
         triggers = ("",)
 
@@ -167,7 +167,7 @@ def test_find_markers_in_untokenizable_text_falls_back():
 def test_each_rule_is_gated_on_the_text_the_previous_rules_left():
     ran = []
 
-    class After(Rule):
+    class After(GatedRule):
         code = "LM998"
         triggers = ("on_train_epoch_end",)
 

@@ -19,7 +19,7 @@ from lightmigrate.engine.source import (
     unchanged_on_disk,
     write_atomic,
 )
-from lightmigrate.engine.survey import FACTS, HOOK_FACTS, facts_now, needs_rules, prefilter, survey
+from lightmigrate.engine.survey import FACTS, HOOK_FACTS, prefilter, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
 from lightmigrate.engine.yaml_config import transform_config
 from lightmigrate.analysis.facts import remember
@@ -45,13 +45,9 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(out)
 
 
-def process_source(
-    source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode,
-    verdicts: Optional[Dict[str, bool]] = None,
-) -> FileResult:
+def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
     """All the work for one file, writing included. Top-level and free of shared state, so a
-    process pool can run it. ``verdicts``: gates already asked about the file's text (rule
-    code -> needed), for the transform not to ask them again."""
+    process pool can run it."""
     result = FileResult(source.path)
     yaml = is_yaml(source.path)  # a LightningCLI config (engine/yaml_config.py)
     if not yaml and not needs_transform(source.text, rules):
@@ -62,7 +58,7 @@ def process_source(
         elif notebook.is_notebook(source.path):
             out = notebook.transform_notebook(source.text, rules, source.path, project)
         else:
-            out = transform_text(source.text, rules, source.path, project, verdicts)
+            out = transform_text(source.text, rules, source.path, project)
         result.findings = out.findings
         result.markers = out.markers
         result.changes = out.changes
@@ -86,15 +82,14 @@ def process_source(
 
 def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
     """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes,
-    facts, hook facts, gate verdicts)``); the rule objects travel to each worker once, the
-    per-file codes with every file, and with them what the survey and the gates found out
-    about it (so the gates need not parse it, or answer, again)."""
-    source, codes, facts, hooks, verdicts = item
+    facts, hook facts)``); the rule objects travel to each worker once, the per-file codes
+    with every file, and with them what the survey found out about it."""
+    source, codes, facts, hooks = item
     if facts is not None:
         remember(source.text, facts)
     if hooks is not None:
         remember_hook_facts(source.text, hooks)
-    return process_source(source, [r for r in rules if r.code in codes], project, mode, verdicts)
+    return process_source(source, [r for r in rules if r.code in codes], project, mode)
 
 
 def _prepare_migration() -> None:
@@ -164,7 +159,7 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
         read_at = [i for i, s in enumerate(sources) if s is not None]  # survey position -> file
         gated = {i for i in passed if not notebook.is_notebook(sources[i].path)}
         # the files some gate reading hook facts may look at get those worked out too
-        hook_codes = {r.code for r in rules if r.gate_reads_hook_facts}
+        hook_codes = {r.code for r in rules if getattr(r, "gate_reads_hook_facts", False)}
         wants = {i: HOOK_FACTS if not hook_codes.isdisjoint(passed[i]) else FACTS for i in gated}
         items = [(notebook.indexable_text(sources[i].path, sources[i].text), sources[i].path,
                   0 if i not in gated or i in deferred else wants[i], probes.get(i))
@@ -178,23 +173,16 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
         remove_stale_temp_files(s.path for s in sources if s is not None)
 
     def work():
-        # The gates run here, file by file, while the processes already transform the files
-        # found needed so far. A file no gate needs is None: nothing to do, nothing to report.
+        # Each file goes to a process, which finds the rules' sites and fixes them (a file no
+        # rule has a site in is not parsed with libcst). A file the lazy index says has no
+        # class of the kinds its rules need is None: nothing to do, nothing to report.
         for i in todo:
             source = sources[i]
             if i in deferred:
                 if not path_may_have_kind(project, source.path, deferred[i]):
                     yield None
                     continue
-                facts[i], found_hooks = facts_now(source.text, wants[i])
-                if found_hooks is not None:
-                    hooks[i] = found_hooks
-            verdicts: Dict[str, bool] = {}
-            if i in gated and not needs_rules(source.text, source.path, file_rules[i], facts.get(i), project,
-                                              passed[i], hooks.get(i), verdicts):
-                yield None
-            else:
-                yield (source, tuple(r.code for r in file_rules[i]), facts.get(i), hooks.get(i), verdicts)
+            yield (source, tuple(r.code for r in file_rules[i]), facts.get(i), hooks.get(i))
 
     matchers.loaded()  # no process is forked in the middle of that import
     results = map_in_order(_process_selected, work(), jobs, (rules, project, mode), progress, TRANSFORM_STAGE,

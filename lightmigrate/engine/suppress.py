@@ -213,17 +213,17 @@ def merge_suppressed(before: str, after: str, smap: SuppressionMap, code: str) -
     return "".join(out), undone
 
 
-def apply_rule(rule, module: cst.Module, ctx, text: Optional[str] = None) -> cst.Module:
-    """``rule.apply(module, ctx)`` with the suppression comments of ``module`` honoured
+def apply_rule(rule, module: cst.Module, ctx, text: Optional[str] = None, sites: Sequence = ()) -> cst.Module:
+    """``rule.fix(module, sites, ctx)`` with the suppression comments of ``module`` honoured
     (``text``: ``module.code``, when the caller has it)."""
     before = module.code if text is None else text
     if not has_directives(before):
-        return rule.apply(module, ctx)
+        return rule.fix(module, sites, ctx)
     smap = SuppressionMap(before)
     if not smap.mentions(rule.code):
-        return rule.apply(module, ctx)
+        return rule.fix(module, sites, ctx)
     seen = len(ctx.findings)
-    result = rule.apply(module, ctx)
+    result = rule.fix(module, sites, ctx)
     if not isinstance(result, cst.Module):
         return result  # the engine reports the broken rule
     after = result.code

@@ -195,39 +195,6 @@ def prefilter(items: Sequence[Tuple[str, Tuple[str, ...], bool]], rules: Sequenc
     return [flag for part in map_in_order(_prefilter_span, spans, jobs, (items, rules)) for flag in part]
 
 
-def facts_now(text: str, want: int) -> Tuple[FileFacts, Optional[HookFacts]]:
-    """What the survey would have found out about ``text`` with ``want`` (FACTS or HOOK_FACTS),
-    for a file the survey left to the lazy index (one ``ast`` parse, in this process)."""
-    tree = parse_tree(text)
-    return _facts_of(text, tree, nodes_of(tree) if tree is not None else None, want)
-
-
 def build_index(files: Sequence[Tuple[str, str]], jobs: int = 1, progress: Optional[Progress] = None) -> ProjectIndex:
     """The class index of ``files`` (``(text, path)`` pairs, in run order)."""
     return survey([(text, path, 0) for text, path in files], jobs, progress)[0]
-
-
-def needs_rules(text: str, path: str, rules: Sequence[Rule], facts: Optional[FileFacts], project: ProjectIndex,
-                matched: Optional[FrozenSet[str]] = None, hooks: Optional[HookFacts] = None,
-                verdicts: Optional[Dict[str, bool]] = None) -> bool:
-    """Whether transforming ``text`` could change it or report anything: it has markers to
-    count, it did not parse (the transform reports the error), or some rule's gate says the
-    rule is needed (``matched``: the codes whose text triggers match, when the prefilter has
-    them). False means the transform would return it unchanged with nothing to say.
-    ``verdicts``, when given, gets each gate's answer asked here (rule code -> needed), in
-    rule order up to the first rule needed: the transform need not ask them again."""
-    if MARKER_PREFIX in text or facts is None or not facts.parsed:
-        return True
-    remember(text, facts)
-    if hooks is not None:
-        remember_hook_facts(text, hooks)
-    ctx = RuleContext(path=path, project=project)
-    for rule in rules:
-        if not (rule.code in matched if matched is not None else rule.may_apply(text)):
-            continue
-        needed = transform.rule_gate(rule, text, ctx)
-        if verdicts is not None:
-            verdicts[rule.code] = needed
-        if needed:
-            return True
-    return False

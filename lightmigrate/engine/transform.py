@@ -21,7 +21,7 @@ from lightmigrate.engine.model import EngineError
 from lightmigrate.analysis.facts import file_facts, known_facts, remember_tree
 from lightmigrate.output.findings import Finding
 from lightmigrate.analysis.project import ProjectIndex
-from lightmigrate.rules.base import Rule, RuleContext
+from lightmigrate.rules.base import WHOLE_FILE, GatedRule, Rule, RuleContext, Site, SourceFile
 
 
 BOM = "\ufeff"
@@ -179,20 +179,22 @@ def _python_tree(text: str, path: str) -> Optional[ast.AST]:
             return None
 
 
-def rule_gate(rule: Rule, text: str, ctx: RuleContext) -> bool:
-    """Whether ``rule`` must walk the tree of ``text``: its ``needed`` gate. (A module-level
-    function so ``scripts/audit_gates.py`` can open every gate and compare the output.)"""
-    return rule.needed(text, ctx)
+def rule_sites(rule: Rule, source: SourceFile, ctx: RuleContext) -> List[Site]:
+    """``rule.find(source, ctx)``: where the rule acts in ``source``. (A module-level function
+    so ``scripts/audit_gates.py`` can open every gate and compare the output.)"""
+    return rule.find(source, ctx)
 
 
 def rule_may_need(rule: Rule, text: str) -> bool:
-    """``rule.may_need(text)``, the first step of its gate (module-level for the same reason)."""
-    return rule.may_need(text)
+    """``rule.may_need(text)``, the first step of its gate (module-level for the same reason);
+    True for a rule that finds its sites without a gate."""
+    return rule.may_need(text) if isinstance(rule, GatedRule) else True
 
 
 def rule_gate_kinds(rule: Rule, text: str) -> Optional[FrozenSet[str]]:
-    """``rule.gate_kinds(text)`` (module-level for the same reason)."""
-    return rule.gate_kinds(text)
+    """``rule.gate_kinds(text)`` (module-level for the same reason); None for a rule that
+    finds its sites without a gate."""
+    return rule.gate_kinds(text) if isinstance(rule, GatedRule) else None
 
 
 def transform_text(
@@ -200,19 +202,19 @@ def transform_text(
     rules: Sequence[Rule],
     path: str = "<string>",
     project: Optional[ProjectIndex] = None,
-    verdicts: Optional[Dict[str, bool]] = None,
+    tree: Optional[ast.Module] = None,
 ) -> TransformResult:
-    """Apply ``rules`` in order to ``text``; a rule runs only when its ``may_apply`` accepts
-    the text as the rules before it left it, and its gate (``rule_gate``) says it is needed.
-    ``verdicts`` (rule code -> needed) are gates' answers already known for ``text`` itself:
-    they stand while the text is unchanged.
+    """Apply ``rules`` in order to ``text``: each rule whose ``may_apply`` accepts the text as
+    the rules before it left it finds its sites (``Rule.find``, on that text), and fixes them
+    (``Rule.fix``) when there are any. libcst parses the text only once some rule has sites.
+    ``tree``: Python's ``ast`` of ``text``, when the caller parsed it already.
 
     Raises SourceSyntaxError when ``text`` does not parse, RuleCrash when a rule raises, and
     InvalidOutput when the result does not parse or compile. Unchanged input comes back
     byte-identical with ``changed`` False.
     """
     if text.startswith(BOM):  # libcst drops a leading BOM; keep it outside the tree
-        out = transform_text(text[1:], rules, path, project)  # (verdicts were for the text with its BOM)
+        out = transform_text(text[1:], rules, path, project)
         out.text = BOM + out.text
         return out
     changes: List[Finding] = []
@@ -222,33 +224,38 @@ def transform_text(
     if deep is not None:
         raise deep
     known = known_facts(text)  # the survey's, when it parsed this very text already
-    python_parses = known is not None and known.parsed
+    python_parses = tree is not None or (known is not None and known.parsed)
     if not python_parses:
         tree = _python_tree(text, path)  # raises the syntax error Python finds
         if tree is not None:
             python_parses = True
             remember_tree(text, tree)  # gates that look closer read it too
             file_facts(text, tree)  # the gates below read these
-    # libcst is parsed only once some rule is needed: most files that pass the text
-    # prefilter need no rule once the gates (``Rule.needed``) have looked at their facts.
+    # libcst is parsed only once some rule has sites: most files that pass the text
+    # prefilter have none once the rules' ``find`` have looked at them.
     # (When Python's parser could not say, libcst reports any error now.)
     module: Optional[cst.Module] = None if python_parses else parse_source(text, path)
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
-    answered = verdicts or {}
+    source = SourceFile(path, text, tree)
     for rule in rules:
         if not rule.may_apply(new_text):
             continue
-        needed = answered.get(rule.code) if new_text == text else None
-        if not (needed if needed is not None else rule_gate(rule, new_text, ctx)):
+        if source.text != new_text:
+            source = SourceFile(path, new_text)
+        try:
+            sites = rule_sites(rule, source, ctx)
+        except SyntaxError:
+            sites = [WHOLE_FILE]  # an earlier rule's output Python rejects: the check below says so
+        if not sites:
             continue
         if module is None:
             module = parse_source(text, path)
         before = module
         remember_text(module, new_text)  # rules that read module.code get it without codegen
         try:
-            module = apply_rule(rule, module, ctx, new_text)  # honours `# lightmigrate: ignore[...]`
+            module = apply_rule(rule, module, ctx, new_text, sites)  # honours `# lightmigrate: ignore[...]`
             # The next rule's prefilter sees this rule's output (a rule that returns the very
             # module it got changed nothing, so no need to generate the code again).
             step_input = new_text

@@ -1,15 +1,28 @@
 """The rule framework: what every rule declares, and what it gets to work with.
 
 A rule is a class with metadata (code, summary, the upgrade-guide row it implements, its
-safety) and one method, ``apply``, which takes a parsed libcst ``Module`` and returns the
-rewritten one. Rules never read or write files; the engine does that.
+safety, before/after examples) and two methods:
+
+- ``find(source, ctx)`` decides. It reads the file's Python ``ast`` tree (``source.tree``) and
+  the project's class index (``ctx.project``) and returns the rule's :class:`Site` s in that
+  file: every place it will change, mark or note, and what to do there. It is the only place
+  a rule decides, and it is exact: no sites means the rule changes and reports nothing. A
+  site may stem from code in another file (a base class the project index knows).
+- ``fix(module, sites, ctx)`` carries the sites out on the file's libcst ``Module`` and
+  returns the new module. It decides nothing: it edits where the sites say, as they say.
+
+The engine runs ``find`` for every file whose text holds one of the rule's ``triggers``, and
+parses with libcst and fixes only files with sites. When an earlier rule changed the text, a
+later rule's ``find`` reads the new text. Rules never read or write files; the engine does.
 """
 
 from __future__ import annotations
 
+import ast
 import enum
+import warnings
 from dataclasses import dataclass, field
-from typing import ClassVar, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, ClassVar, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -41,6 +54,40 @@ class Example:
     title: str = ""
 
 
+@dataclass(frozen=True)
+class Site:
+    """One place where a rule acts, as its ``find`` decided; ``fix`` carries it out.
+
+    Positions are those of the text ``find`` read (the engine runs ``find`` again on the new
+    text when an earlier rule changed it, so they are valid when ``fix`` gets them)."""
+
+    line: int = 0  # 1-based line of the node acted on (0: the file as a whole)
+    col: int = 0  # its 0-based column (``ast`` col_offset)
+    target: str = ""  # what is addressed: "Class", "Class.method", a name; "" for the file
+    action: str = ""  # what to do there, in the rule's own words ("rename", "mark", ...)
+    data: Any = None  # whatever else ``fix`` needs (hashable)
+
+
+class SourceFile:
+    """What ``find`` reads: one file's path and text, and its Python ``ast`` tree, parsed on
+    first use (``tree`` raises ``SyntaxError`` for text Python rejects)."""
+
+    __slots__ = ("path", "text", "_tree")
+
+    def __init__(self, path: str, text: str, tree: Optional[ast.Module] = None) -> None:
+        self.path = path
+        self.text = text
+        self._tree = tree
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._tree = ast.parse(self.text, self.path)
+        return self._tree
+
+
 @dataclass
 class RuleContext:
     """Per-file state a rule may use: the path, the project's class index, and the findings list."""
@@ -67,7 +114,7 @@ class RuleContext:
 
 
 class Rule:
-    """Base class of every rule. Subclasses fill in the metadata and ``apply``."""
+    """Base class of every rule: metadata, ``find`` and ``fix`` (see the module docstring)."""
 
     code: ClassVar[str]
     name: ClassVar[str]  # a short slug, e.g. "epoch-end-outputs"
@@ -86,15 +133,47 @@ class Rule:
     # "A8-imports", "A8-trainer-attributes", "A8-callbacks-loggers".
     coverage: ClassVar[Mapping[str, Handling]] = {}
 
+    def may_apply(self, text: str) -> bool:
+        return any(t in text for t in self.triggers)
+
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:  # pragma: no cover
+        """Every site of this rule in ``source`` (none: the rule changes and reports nothing)."""
+        raise NotImplementedError
+
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:  # pragma: no cover
+        """``module`` with ``sites`` (what ``find`` returned for its text) carried out."""
+        raise NotImplementedError
+
+
+WHOLE_FILE = Site()
+
+
+class GatedRule(Rule):
+    """A rule not yet split into ``find`` and ``fix`` (issue 20 moves every rule off it): a
+    gate (``may_need``, ``gate_kinds``, ``needed``) guesses on the text and ``ast`` whether
+    ``apply`` has work, then ``apply`` decides again on libcst. ``find`` answers with one
+    whole-file site when the gate says "needed"; ``fix`` is ``apply``."""
+
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:  # pragma: no cover
         raise NotImplementedError
+
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        from lightmigrate.rules.shared.gates import path_may_have_kind
+
+        if not self.may_need(source.text):
+            return []
+        kinds = self.gate_kinds(source.text)
+        if kinds is not None and ctx.project.has_path(ctx.path) and not path_may_have_kind(
+                ctx.project, ctx.path, kinds):
+            return []
+        return [WHOLE_FILE] if self.needed(source.text, ctx) else []
+
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        return self.apply(module, ctx)
 
     # The gate (``needed``) may read ``rules.gates.hook_facts(text)``: the survey then works
     # them out with the file's other facts, on the pool, instead of the gate parsing again.
     gate_reads_hook_facts: ClassVar[bool] = False
-
-    def may_apply(self, text: str) -> bool:
-        return any(t in text for t in self.triggers)
 
     def needed(self, text: str, ctx: RuleContext) -> bool:
         """A second, still cheap check after ``may_apply`` (which only sees the text): may also

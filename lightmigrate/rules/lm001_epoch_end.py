@@ -52,7 +52,7 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_migrate_candidates
@@ -472,7 +472,7 @@ class _DropSuperArgs(PrunedTransformer):
 # ---------------------------------------------------------------------------------------------
 
 
-class EpochEndRule(Rule):
+class EpochEndRule(GatedRule):
     code = CODE
     name = "epoch-end-outputs"
     summary = "`*_epoch_end(outputs)` hooks become `on_*_epoch_end` hooks with explicit output buffers."

@@ -20,7 +20,7 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst.helpers import add_marker, positional_params, module_text
 from lightmigrate.catalog.hooks import hook_table, likely_misspelling, removed_table
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
 from lightmigrate.rules.shared.class_edit import HOOK_KINDS
 from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
@@ -133,7 +133,7 @@ class _Marker(PrunedTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
 
 
-class DeadHooksRule(Rule):
+class DeadHooksRule(GatedRule):
     code = CODE
     gate_reads_hook_facts = True
     name = "dead-hooks"

@@ -48,7 +48,7 @@ from lightmigrate.cst.helpers import (
     with_body,
 )
 from lightmigrate.analysis.project import ClassInfo
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import ClassEditor, migrate_classes, taken_names
 from lightmigrate.cst.walk import walk
 from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_migrate_candidates
@@ -376,7 +376,7 @@ class _StepEndMigration(ClassEditor):
                    f"(step body in {step_helper}, hook in {end_helper})", stage.end)
 
 
-class StepEndRule(Rule):
+class StepEndRule(GatedRule):
     code = CODE
     name = "step-end-hooks"
     summary = "`*_step_end` hooks, silently ignored by 2.x, are inlined into the step or moved to `on_*_batch_end`."

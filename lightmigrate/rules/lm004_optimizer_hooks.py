@@ -51,7 +51,7 @@ from lightmigrate.cst.helpers import (
     with_body,
 )
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import LIGHTNING_HOOK_HINTS, ClassEditor, migrate_classes
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 from lightmigrate.rules.shared.gates import def_parameter_names, hook_facts, hooks_gate_facts, hooks_migrate_candidates
@@ -728,7 +728,7 @@ def _add_import(module: cst.Module, line: str) -> cst.Module:
 # The rule
 
 
-class OptimizerHooksRule(Rule):
+class OptimizerHooksRule(GatedRule):
     code = CODE
     gate_reads_hook_facts = True
     name = "optimizer-hooks"

@@ -53,7 +53,7 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.analysis.facts import file_facts
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.shared.class_edit import ClassEditor, migrate_classes, taken_names
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
@@ -804,7 +804,7 @@ def _needs_torch_import(module: cst.Module) -> bool:
         for st in module.body)
 
 
-class MultiOptimizerRule(Rule):
+class MultiOptimizerRule(GatedRule):
     code = CODE
     name = "multiple-optimizers"
     summary = ("`training_step(..., optimizer_idx)` with several optimizers becomes manual optimization that "

@@ -46,7 +46,7 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_migrate_candidates
 from lightmigrate.rules.shared import trainer_kwargs
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import ClassEditor, migrate_classes, taken_names
 from lightmigrate.cst.walk import walk
 
@@ -494,7 +494,7 @@ class _Tbptt(ClassEditor):
             self.set("training_epoch_end", new.with_changes(leading_lines=epoch_end.leading_lines))
 
 
-class TbpttRule(Rule):
+class TbpttRule(GatedRule):
     code = CODE
     name = "truncated-bptt"
     summary = "Truncated BPTT (`truncated_bptt_steps`, `hiddens`) becomes a manual-optimization split loop."

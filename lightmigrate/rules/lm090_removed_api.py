@@ -25,7 +25,7 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst.helpers import add_marker, dotted_name, module_text
 from lightmigrate.analysis.facts import ast_dotted, file_facts, nodes_of, parse_tree
 from lightmigrate.catalog.removed import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.gates import (DottedTable, RootedTable, attribute_read, import_path_words, imports_pl_root,
                                       marker_in_head)
 from lightmigrate.catalog.spec import rows_by_id
@@ -244,7 +244,7 @@ def _covered_rows() -> Dict[str, Handling]:
     return {row: Handling.MARKED for row in sorted(rows)}
 
 
-class RemovedApiRule(Rule):
+class RemovedApiRule(GatedRule):
     code = CODE
     name = "removed-api"
     summary = "Last resort: marks any remaining use of a 1.x import, Trainer argument or Trainer attribute that 2.x removed."

@@ -21,7 +21,7 @@ from lightmigrate.cst.helpers import add_markers, dotted_name, ensure_import, li
 from lightmigrate.analysis.facts import file_facts
 from lightmigrate.output.findings import Kind
 from lightmigrate.catalog import trainer_args as tam
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.gates import imports_pl_root, may_import_pl_root, string_key, trainer_may_call
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
@@ -584,7 +584,7 @@ ARGPARSE_ACTIONS = frozenset(ARGPARSE_METHODS)
 STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 
 
-class TrainerConstructorRule(Rule):
+class TrainerConstructorRule(GatedRule):
     code = CODE
     name = "trainer-arguments"
     summary = ("Trainer constructor arguments removed or changed in 2.0 (gpus, precision=16, strategy names, "

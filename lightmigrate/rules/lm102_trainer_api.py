@@ -26,7 +26,7 @@ import libcst as cst
 from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, module_text, code_of
 from lightmigrate.analysis.facts import file_facts, nodes_of, parse_tree
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.gates import (
     COMMENT,
     attribute_assigned,
@@ -522,7 +522,7 @@ def batch_size_keep_19(keywords: List[str]) -> List[str]:
     return out
 
 
-class TrainerApiRule(Rule):
+class TrainerApiRule(GatedRule):
     code = CODE
     name = "trainer-methods-properties"
     summary = ("Trainer methods and properties removed or changed in 2.0 (tune, tuner.lr_find, root_gpu, "

@@ -9,7 +9,7 @@ import libcst as cst
 from lightmigrate.analysis.facts import file_facts
 from lightmigrate.rules.shared.import_rewrite import ImportRewriter, drop_unused, reaches
 from lightmigrate.catalog.imports import ENTRIES, GUIDE, Entry
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.gates import RootedTable, import_path_words, imports_pl_root
 from lightmigrate.cst.walk import transform
 from lightmigrate.cst.helpers import code_of
@@ -88,7 +88,7 @@ MOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if moved(e))  # every ``old
 _ALWAYS_FIXED = frozenset(CALL_FIXES) - {"CombinedLoader"}
 
 
-class MovedImportsRule(Rule):
+class MovedImportsRule(GatedRule):
     code = CODE
     name = "moved-imports"
     summary = "Moved and renamed 1.x modules, classes and functions become their 2.x names, in imports and every use."

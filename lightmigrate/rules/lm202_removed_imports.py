@@ -13,7 +13,7 @@ from lightmigrate.cst.helpers import add_marker, param_names
 from lightmigrate.analysis.facts import file_facts
 from lightmigrate.rules.shared.import_rewrite import ImportRewriter, dotted, reaches
 from lightmigrate.catalog.imports import ENTRIES, GUIDE, Entry
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.gates import RootedTable, import_path_words, imports_pl_root
 
 CODE = "LM202"
@@ -105,7 +105,7 @@ class _PluginMethods(PrunedTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items))
 
 
-class RemovedApisRule(Rule):
+class RemovedApisRule(GatedRule):
     code = CODE
     name = "removed-apis"
     summary = "Marks uses of 1.x modules, classes and functions that Lightning 2.x removed, with what to do instead."

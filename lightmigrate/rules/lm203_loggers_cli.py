@@ -13,7 +13,7 @@ from lightmigrate.analysis.facts import FileFacts, file_facts
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.catalog.imports import GUIDE
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import DATAMODULE_NAMES
 from lightmigrate.rules.shared.gates import COMMENT, import_path_words, imports_pl_root, may_import_pl_root, word_at_start
 
@@ -164,7 +164,7 @@ def cli_args(call: cst.Call) -> Tuple[cst.Call, List[str]]:
     return _with_args(call, kept), whys
 
 
-class LoggersCliRule(Rule):
+class LoggersCliRule(GatedRule):
     code = CODE
     name = "loggers-and-cli"
     summary = "CometLogger and LightningCLI arguments take their 2.x names; the 1.5 ProgressBar() becomes TQDMProgressBar()."

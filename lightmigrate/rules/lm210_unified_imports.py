@@ -11,7 +11,7 @@ import libcst as cst
 from lightmigrate.analysis.facts import file_facts
 from lightmigrate.rules.shared.import_rewrite import build_dotted, dotted
 from lightmigrate.catalog.imports import GUIDE
-from lightmigrate.rules.base import Example, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 CODE = "LM210"
@@ -97,7 +97,7 @@ def _drop_duplicate_imports(module: cst.Module, before: cst.Module) -> cst.Modul
     return module.with_changes(body=body) if len(body) != len(module.body) else module
 
 
-class UnifiedImportsRule(Rule):
+class UnifiedImportsRule(GatedRule):
     code = CODE
     name = "unified-imports"
     summary = "Opt-in (--unified-imports): pytorch_lightning / lightning_fabric imports and uses become lightning.pytorch / lightning.fabric."

@@ -21,7 +21,7 @@ import libcst as cst
 from lightmigrate.cst.matchers import m
 
 from lightmigrate.cst.helpers import add_marker, self_name, code_of
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk, find_all
 from lightmigrate.rules.shared.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
@@ -249,7 +249,7 @@ class _MarkMonitors(PrunedTransformer):
         return updated
 
 
-class LogDictRule(Rule):
+class LogDictRule(GatedRule):
     code = CODE
     gate_reads_hook_facts = True
     name = "log-dict-value"

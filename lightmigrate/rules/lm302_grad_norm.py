@@ -34,7 +34,7 @@ from lightmigrate.cst.helpers import (
 from lightmigrate.analysis.facts import file_facts
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared import trainer_kwargs
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import Hierarchy, class_kind, ensure_indexed
 from lightmigrate.rules.shared.gates import string_key
 from lightmigrate.cst.helpers import ensure_import, lightning_root
@@ -141,7 +141,7 @@ class _AddLogging(PrunedTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items))
 
 
-class GradNormRule(Rule):
+class GradNormRule(GatedRule):
     code = CODE
     name = "track-grad-norm"
     summary = "`Trainer(track_grad_norm=p)` becomes 1.9's exact grad-norm logging in `on_before_optimizer_step`."

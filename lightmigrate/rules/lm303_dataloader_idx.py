@@ -22,7 +22,7 @@ import libcst as cst
 
 from lightmigrate.cst.helpers import positional_params, set_param_default
 from lightmigrate.catalog.hooks import hook_table
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import HOOK_KINDS, KindTransformer, ensure_indexed
 from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
 from lightmigrate.cst.walk import transform
@@ -76,7 +76,7 @@ class _Fix(KindTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
 
 
-class DataloaderIdxRule(Rule):
+class DataloaderIdxRule(GatedRule):
     code = CODE
     gate_reads_hook_facts = True
     name = "dataloader-idx-default"

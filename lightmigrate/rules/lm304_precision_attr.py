@@ -21,7 +21,7 @@ from lightmigrate.cst.matchers import m
 
 from lightmigrate.cst.helpers import add_marker, positional_params
 from lightmigrate.analysis.facts import file_facts
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import HOOK_KINDS as KINDS, KindTransformer, ensure_indexed, may_have_kind
 from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
 from lightmigrate.rules.shared.gates import attribute_read, hook_facts
@@ -186,7 +186,7 @@ def _param_precision_read(text: str) -> bool:
 _PRECISION = frozenset({"precision"})
 
 
-class PrecisionAttrRule(Rule):
+class PrecisionAttrRule(GatedRule):
     code = CODE
     name = "module-precision"
     summary = "`self.precision` becomes `self.trainer.precision`, with compared values translated to the 2.x strings."

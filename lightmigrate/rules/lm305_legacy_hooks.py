@@ -38,7 +38,7 @@ from lightmigrate.cst.helpers import (
     with_body,
     has_star_params,
 )
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import CallRenamer, KindTransformer, calls_super, ensure_indexed
 from lightmigrate.cst.walk import transform, find_all
 from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_path_kinds
@@ -132,7 +132,7 @@ class _Fix(KindTransformer):
         return with_body(func, [*doc, guard])
 
 
-class LegacyHooksRule(Rule):
+class LegacyHooksRule(GatedRule):
     code = CODE
     name = "legacy-hooks"
     summary = "Renames legacy hooks that 2.x never calls to their 2.x equivalents (on_batch_end, on_keyboard_interrupt...)."

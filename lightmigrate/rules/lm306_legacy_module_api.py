@@ -25,7 +25,7 @@ import libcst as cst
 from lightmigrate.cst.matchers import m
 
 from lightmigrate.cst.helpers import add_marker, positional_params, self_name, module_text, code_of
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import KindTransformer, ensure_indexed
 from lightmigrate.rules.shared.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
 from lightmigrate.cst.helpers import ensure_import, lightning_root
@@ -176,7 +176,7 @@ def _why_pbar(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-class LegacyModuleApiRule(Rule):
+class LegacyModuleApiRule(GatedRule):
     code = CODE
     name = "legacy-module-api"
     summary = "Removed LightningModule/Callback/DataModule APIs: `sync_dist_op`, `summarize()` rewritten; checkpoint-state hooks marked."

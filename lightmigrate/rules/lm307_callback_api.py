@@ -38,7 +38,7 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.analysis.facts import FileFacts, file_facts
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import (
     PROGRESS_BAR_NAMES,
     TQDM_BAR_NAMES,
@@ -246,7 +246,7 @@ def _old_predict_end(text: str, facts: FileFacts) -> bool:
                                 for s in found.signatures.get("on_predict_epoch_end", ()))
 
 
-class CallbackApiRule(Rule):
+class CallbackApiRule(GatedRule):
     code = CODE
     name = "callback-api"
     summary = "Callback and DataModule API changes: predict-epoch outputs, progress-bar API, LR finder default."

@@ -26,7 +26,7 @@ from lightmigrate.cst.helpers import BodyFacts, add_marker, body_of, has_star_pa
 from lightmigrate.analysis.facts import file_facts, nodes_of, parse_tree
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import LIGHTNING_MODULE_NAMES
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning, may_have_kind
 from lightmigrate.cst.helpers import ensure_import, lightning_root
 from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
@@ -198,7 +198,7 @@ class _Steps(KindTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
 
 
-class ModuleApiRule(Rule):
+class ModuleApiRule(GatedRule):
     code = CODE
     name = "module-api"
     summary = "`from_compiled` classmethods, `load_from_checkpoint` on an instance and `dataloader_iter` steps, ported to 2.x."

@@ -33,7 +33,7 @@ from lightmigrate.cst.matchers import m
 
 from lightmigrate.analysis.facts import file_facts
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import class_kind, ensure_indexed, may_have_kind
 from lightmigrate.rules.shared.gates import COMMENT, DEF, attribute_read, word_at_start
 from lightmigrate.cst.walk import find_all
@@ -113,7 +113,7 @@ def _may_return_none(func: cst.FunctionDef) -> bool:
     return False
 
 
-class BehaviourNotesRule(Rule):
+class BehaviourNotesRule(GatedRule):
     code = CODE
     name = "behaviour-notes"
     summary = "Reports behaviour that changed silently in 2.x where the code is affected (notes, no rewrite)."
