@@ -8,6 +8,7 @@ index, skips classes that are not Lightning modules, and marks the ones it canno
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
@@ -26,7 +27,7 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
-from lightmigrate.rules.base import RuleContext
+from lightmigrate.rules.base import RuleContext, Site, SourceFile
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 LIGHTNING_HOOK_HINTS = frozenset(
@@ -234,7 +235,8 @@ EditorFactory = Callable[..., ClassEditor]
 
 class _Classes(PrunedTransformer):
     def __init__(self, module: cst.Module, ctx: RuleContext, code: str, hooks: FrozenSet[str],
-                 editor: EditorFactory, unknown_why: str) -> None:
+                 editor: EditorFactory, unknown_why: str, only: Optional[FrozenSet[str]] = None) -> None:
+        self.only = only
         self.module = module
         self.ctx = ctx
         self.index = ctx.project
@@ -245,6 +247,8 @@ class _Classes(PrunedTransformer):
         self.imports_lightning = imports_lightning(module)
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        if self.only is not None and original.name.value not in self.only:
+            return updated
         info = self.index.resolve(original.name.value, self.ctx.path)
         if info is None or info.path != self.ctx.path:
             return updated
@@ -265,12 +269,86 @@ class _Classes(PrunedTransformer):
 
 
 def migrate_classes(module: cst.Module, ctx: RuleContext, code: str, hooks: FrozenSet[str],
-                    editor: EditorFactory, unknown_why: str) -> cst.Module:
+                    editor: EditorFactory, unknown_why: str, only: Optional[FrozenSet[str]] = None) -> cst.Module:
     """Run ``editor`` on every Lightning class of ``module`` that defines or inherits one of
-    ``hooks``; mark the hooks of classes that cannot be recognised with ``unknown_why``."""
+    ``hooks``; mark the hooks of classes that cannot be recognised with ``unknown_why``.
+    ``only``: the names of the classes to visit (those of the rule's sites), None for all."""
     if not ctx.project.has_path(ctx.path):
         ctx.project.add_source(module_text(module), ctx.path)
-    return transform(module, _Classes(module, ctx, code, hooks, editor, unknown_why))
+    return transform(module, _Classes(module, ctx, code, hooks, editor, unknown_why, only))
+
+
+# ---------------------------------------------------------------------------------------------
+# The same choices on Python's ``ast``, for the rules' ``find``
+
+
+def ast_class_defs(tree: ast.AST) -> List[ast.ClassDef]:
+    """Every class statement of ``tree``, at any depth, in source order."""
+    out: List[ast.ClassDef] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                out.append(child)
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def ast_imports_lightning(tree: ast.AST) -> bool:
+    """``imports_lightning`` on ``ast``: a top-level import of a Lightning root."""
+    for st in getattr(tree, "body", ()):
+        if isinstance(st, ast.Import):
+            names = [alias.name for alias in st.names]
+        elif isinstance(st, ast.ImportFrom) and st.module is not None and not st.level:
+            names = [st.module]
+        else:
+            continue
+        if any(n.split(".")[0] in ("pytorch_lightning", "lightning") for n in names):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class HookClass:
+    """A class statement ``migrate_classes`` would hand to its editor (``known``) or whose
+    hooks it would mark as unrecognised (not ``known``)."""
+
+    node: ast.ClassDef
+    info: ClassInfo
+    known: bool
+
+    def site(self, action: str = "", data: object = None) -> Site:
+        return Site(self.node.lineno, self.node.col_offset, self.info.name, action, data)
+
+
+def hook_classes(source: SourceFile, ctx: RuleContext, hooks: FrozenSet[str]) -> List[HookClass]:
+    """The classes of ``source`` that ``migrate_classes(..., hooks, ...)`` would visit: defined
+    in this file, defining or inheriting one of ``hooks``, and not known to be outside a
+    LightningModule hierarchy (the file is indexed first when the index has not seen it)."""
+    index = ctx.project
+    if not index.has_path(ctx.path):
+        index.add_source(source.text, ctx.path, tree=source.tree)
+    found: List[HookClass] = []
+    imports = None
+    for node in ast_class_defs(source.tree):
+        info = index.resolve(node.name, ctx.path)
+        if info is None or info.path != ctx.path:
+            continue
+        if not (hooks & info.methods) and not (index.may_inherit(info, hooks) and any(
+                hooks & a.methods for a in index.ancestors(info)[0])):
+            continue
+        lightning = index.in_lightning_hierarchy(info)
+        if lightning is False:
+            continue
+        if lightning is None:
+            if imports is None:
+                imports = ast_imports_lightning(source.tree)
+            found.append(HookClass(node, info, imports or bool(LIGHTNING_HOOK_HINTS & info.methods)))
+        else:
+            found.append(HookClass(node, info, True))
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,13 +386,28 @@ def derives_from(ctx: RuleContext, name: str, names: FrozenSet[str]) -> bool:
     return bool(info is not None and ctx.project.is_lightning_module(info, names))
 
 
+def kind_classes(source: SourceFile, ctx: RuleContext,
+                 kinds: Optional[FrozenSet[str]] = None) -> List[Tuple[ast.ClassDef, str]]:
+    """Every class statement of ``source`` (any depth, in source order) whose ``class_kind`` is
+    known, and in ``kinds`` when given, with that kind: the classes ``KindTransformer`` hands to
+    ``edit_class``."""
+    out = []
+    for node in ast_class_defs(source.tree):
+        kind = class_kind(ctx, node.name)
+        if kind is not None and (kinds is None or kind in kinds):
+            out.append((node, kind))
+    return out
+
+
 class KindTransformer(PrunedTransformer):
     """Visits a module keeping a stack of the Lightning kind of each enclosing class; subclasses
-    override :meth:`edit_class` (called for classes of a known kind) or read ``self.kind``."""
+    override :meth:`edit_class` (called for classes of a known kind) or read ``self.kind``.
+    ``only``: the names of the classes to edit (those of the rule's sites), None for all."""
 
-    def __init__(self, ctx: RuleContext, module: cst.Module) -> None:
+    def __init__(self, ctx: RuleContext, module: cst.Module, only: Optional[FrozenSet[str]] = None) -> None:
         self.ctx = ctx
         self.module = module
+        self.only = only
         self.kinds: List[Tuple[Optional[str], str]] = []
 
     @property
@@ -332,6 +425,8 @@ class KindTransformer(PrunedTransformer):
         kind, _ = self.kinds[-1]
         try:
             if kind is None or not isinstance(updated.body, cst.IndentedBlock):
+                return updated
+            if self.only is not None and original.name.value not in self.only:
                 return updated
             return self.edit_class(kind, original, updated)
         finally:
