@@ -26,6 +26,7 @@ Two shapes of output code:
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import partial
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
@@ -628,7 +629,7 @@ class Model(pl.LightningModule):
                 if HOOKS & methods.keys():
                     sites.append(found.site("mark"))
                 continue
-            work = _class_work(found.node, methods, inherited_methods(ctx.project, found.info))
+            work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info))
             if work:
                 sites.append(found.site("migrate", work))
         return sites
@@ -638,12 +639,13 @@ class Model(pl.LightningModule):
         return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS, only=only)
 
 
-def _class_work(node: ast.ClassDef, methods: Dict[str, AstFunction], inherited: FrozenSet[str]) -> Tuple[str, ...]:
-    """What ``_ClassMigration`` changes in the class ``node``: "alias" for an old hook assigned
-    in the class body, the old hooks of the stages it migrates, and PREDICT_HOOK."""
+def _class_work(text: str, node: ast.ClassDef, methods: Dict[str, AstFunction],
+                inherited: FrozenSet[str]) -> Tuple[str, ...]:
+    """What ``_ClassMigration`` changes in the class ``node`` of ``text``: "alias" for an old
+    hook assigned in the class body, the old hooks of the stages it migrates, and PREDICT_HOOK."""
     work = []
     if any(isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id in OLD_HOOKS for t in st.targets)
-           for st in node.body):
+           for st in node.body) and _indented_body(text, node):
         work.append("alias")
     for stage in STAGES:
         # Below the class that defines the old hook, the hooks that collect its outputs get the
@@ -656,6 +658,14 @@ def _class_work(node: ast.ClassDef, methods: Dict[str, AstFunction], inherited: 
     if predict is not None and _takes_results(predict):
         work.append(PREDICT_HOOK)
     return tuple(work)
+
+
+def _indented_body(text: str, node: ast.ClassDef) -> bool:
+    """Whether the class body is an indented block, not statements on the ``class`` line itself
+    (``class A(B): x = f``), which the class walk leaves alone."""
+    first = node.body[0]
+    line = re.split(r"\r\n|\r|\n", text)[first.lineno - 1]
+    return not line.encode("utf-8")[:first.col_offset].strip()
 
 
 def _takes_results(func: AstFunction) -> bool:

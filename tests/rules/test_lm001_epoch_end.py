@@ -618,6 +618,10 @@ def test_find_an_old_hook_assigned_in_the_class_body():
             validation_epoch_end = test_epoch_end = _shared
         """}
     assert find_sites("m.py", files) == [Site(4, 0, "Model", "migrate", ("alias",))]
+    # a body on the class line itself is left alone by the class walk
+    one_line = {"m.py": "import pytorch_lightning as pl\nfrom x import f\n\n\n"
+                        "class Model(pl.LightningModule): validation_epoch_end = f\n"}
+    assert find_sites("m.py", one_line) == []
 
 
 @pytest.mark.parametrize("signature,expected", [
