@@ -21,8 +21,9 @@ HOOK_BODY = "    def training_epoch_end(self, outputs):\n"
 
 
 def problem_of(report, name):
+    """The file's first problem: it could not be processed, or some rule could not handle it."""
     [result] = [f for f in report.files if os.path.basename(f.path) == name]
-    return result.error
+    return (result.all_problems or [None])[0]
 
 
 def run_one(tmp_path, name, data, mode=Mode.WRITE):

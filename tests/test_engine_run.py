@@ -105,7 +105,7 @@ def test_syntax_error_fails_that_file_only(tmp_path):
     assert (tmp_path / "b.py").read_text() == "def training_epoch_end(:\n    pass\n"
 
 
-def test_bad_rules_fail_their_file_and_leave_it_untouched(tmp_path):
+def test_a_bad_rule_is_reported_and_the_other_rules_changes_are_still_written(tmp_path):
     bad = {
         "crash.py": "boom = 1\n" + HOOK,
         "unparsable.py": "def breakme(): pass\n" + HOOK,
@@ -114,13 +114,17 @@ def test_bad_rules_fail_their_file_and_leave_it_untouched(tmp_path):
     write(tmp_path, {**bad, "good.py": HOOK})
     report = run([str(tmp_path)], ALL_TOYS)
     files = by_name(report)
-    assert "internal error in LM990: RuntimeError: kaboom" in files["crash.py"].error.message
-    assert "LM991 produced invalid code" in files["unparsable.py"].error.message
-    assert "LM992 produced invalid code" in files["uncompilable.py"].error.message
-    for name, content in bad.items():
-        assert (tmp_path / name).read_text() == content
-    assert files["good.py"].error is None and (tmp_path / "good.py").read_text() == RENAMED
-    assert report.exit_code == 2
+    [crash] = files["crash.py"].problems
+    assert crash.format() == (f"{tmp_path / 'crash.py'}: LM990 could not migrate this file (internal error: "
+                              "RuntimeError: kaboom); its changes were left out, the other rules' changes were kept")
+    assert files["unparsable.py"].problems[0].message.startswith("LM991 could not migrate this file (it produced "
+                                                                 "invalid code")
+    assert files["uncompilable.py"].problems[0].message.startswith("LM992 could not migrate this file")
+    for name, content in bad.items():  # the rename (another rule) is written all the same
+        assert files[name].error is None and files[name].changed
+        assert (tmp_path / name).read_text() == content.replace(HOOK, RENAMED)
+    assert files["good.py"].problems == [] and (tmp_path / "good.py").read_text() == RENAMED
+    assert report.exit_code == 2 and report.failed == 3
     assert sorted(os.listdir(tmp_path)) == sorted([*bad, "good.py"])
 
 

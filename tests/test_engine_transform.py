@@ -17,6 +17,7 @@ from lightmigrate.engine import (
     needs_transform,
     transform_text,
 )
+from lightmigrate.engine.transform import _transform_once
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.base import GatedRule, Rule
@@ -71,12 +72,15 @@ def test_syntax_error_for_libcst_only_failure_still_has_a_position():
     assert info.value.line >= 1 and info.value.col >= 1
 
 
-def test_rule_crash_names_the_rule():
-    with pytest.raises(RuleCrash) as info:
-        transform_text("boom = 1\n", [RenameEpochEnd(), Crash()])
-    assert info.value.code == "LM990"
-    assert "internal error in LM990: RuntimeError: kaboom" in str(info.value)
-    assert isinstance(info.value.__cause__, RuntimeError)
+def test_rule_crash_names_the_rule_and_keeps_the_other_rules_changes():
+    src = "boom = 1\ndef training_epoch_end():\n    pass\n"
+    out = transform_text(src, [Crash(), RenameEpochEnd()])
+    assert out.problems == ["LM990 could not migrate this file (internal error: RuntimeError: kaboom); its changes "
+                            "were left out, the other rules' changes were kept"]
+    assert out.changed and "def on_train_epoch_end():" in out.text
+    with pytest.raises(RuleCrash) as info:  # the single pass still raises, with the cause chained
+        _transform_once("boom = 1\n", [RenameEpochEnd(), Crash()], "m.py", None, None)
+    assert info.value.code == "LM990" and isinstance(info.value.__cause__, RuntimeError)
 
 
 def test_rule_returning_a_non_module_is_a_crash():
@@ -87,20 +91,24 @@ def test_rule_returning_a_non_module_is_a_crash():
         def apply(self, module, ctx):
             return None
 
-    with pytest.raises(RuleCrash, match="LM995"):
-        transform_text("x = 1\n", [Bad()])
+    out = transform_text("x = 1\n", [Bad()])
+    assert not out.changed and out.problems[0].startswith("LM995 could not migrate this file (internal error: fix()")
 
 
 def test_unparsable_output_is_rejected_and_blames_the_rule():
+    src = "def breakme():\n    pass\ndef training_epoch_end():\n    pass\n"
+    out = transform_text(src, [RenameEpochEnd(), Unparsable()])
+    [problem] = out.problems
+    assert problem.startswith("LM991 could not migrate this file (it produced invalid code: ")
+    assert out.text == src.replace("def training_epoch_end", "def on_train_epoch_end")  # LM991's change is out
     with pytest.raises(InvalidOutput) as info:
-        transform_text("def breakme():\n    pass\n", [RenameEpochEnd(), Unparsable()])
+        _transform_once(src, [RenameEpochEnd(), Unparsable()], "m.py", None, None)
     assert info.value.code == "LM991"
-    assert "LM991 produced invalid code" in str(info.value)
 
 
 def test_uncompilable_output_is_rejected():
-    with pytest.raises(InvalidOutput, match="LM992"):
-        transform_text("returnme = 1\n", [Uncompilable()])
+    out = transform_text("returnme = 1\n", [Uncompilable()])
+    assert not out.changed and out.problems[0].startswith("LM992 could not migrate this file")
 
 
 def test_compile_check_does_not_blame_rules_for_input_that_never_compiled():

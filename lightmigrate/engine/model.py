@@ -53,6 +53,13 @@ class FileResult:
     markers: int = 0  # TODO(lightmigrate) markers in the file's (would-be) output
     diff: str = ""  # unified diff, filled in DIFF mode for changed files
     changes: List[Finding] = field(default_factory=list)  # one FIXED entry per changed region per rule
+    # Rules that could not handle the file; their changes were left out, the others' kept.
+    problems: List[Problem] = field(default_factory=list)
+
+    @property
+    def all_problems(self) -> List[Problem]:
+        """``error`` (the file could not be processed) and ``problems`` (some rule could not)."""
+        return ([self.error] if self.error is not None else []) + self.problems
 
 
 @dataclass
@@ -70,7 +77,8 @@ class RunReport:
 
     @property
     def failed(self) -> int:
-        return sum(1 for f in self.files if f.error is not None)
+        """Files with a problem: not processed, or some rule could not handle them."""
+        return sum(1 for f in self.files if f.error is not None or f.problems)
 
     @property
     def markers(self) -> int:
@@ -78,7 +86,7 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        """2 when any file failed; 1 when --check/--diff found changes; else 0."""
+        """2 when any file had a problem; 1 when --check/--diff found changes; else 0."""
         if self.failed:
             return 2
         if self.mode is not Mode.WRITE and self.changed:

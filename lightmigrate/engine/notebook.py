@@ -290,7 +290,7 @@ def transform_notebook(raw: str, rules: Sequence[Rule], path: str, project: Opti
     findings = [_locate(f, after_pos if f.kind is Kind.MARKER else before_pos) for f in out.findings]
     changes = [_locate(f, before_pos) for f in out.changes]
     if not out.changed:
-        return TransformResult(raw, findings, False, out.markers, changes)
+        return TransformResult(raw, findings, False, out.markers, changes, out.problems)
     if [i for _, i in after_pos] != [c.index for c in nb.cells] or not out.text.startswith(BOUNDARY.format(nb.cells[0].index)):
         raise EngineError("the rewrite moved code across notebook cells; notebook left unchanged")
     pieces = _BOUNDARY_RE.split(out.text)[1:]  # [index, code, index, code, ...]
@@ -310,4 +310,4 @@ def transform_notebook(raw: str, rules: Sequence[Rule], path: str, project: Opti
     text = raw
     for (start, end), value in sorted(edits, reverse=True):
         text = text[:start] + value + text[end:]
-    return TransformResult(text, findings, text != raw, out.markers, changes)
+    return TransformResult(text, findings, text != raw, out.markers, changes, out.problems)

@@ -9,7 +9,7 @@ from lightmigrate.cst import matchers
 from lightmigrate.cst.compat import fast_paths_ok
 from lightmigrate.cst.walk import field_orders
 from lightmigrate.engine.discovery import discover
-from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
+from lightmigrate.engine.model import EngineError, FileResult, Mode, Problem, RunReport
 from lightmigrate.engine import notebook
 from lightmigrate.engine.parallel import TRANSFORM_STAGE, Progress, gc_paused, map_in_order
 from lightmigrate.engine.source import (
@@ -63,6 +63,7 @@ def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex,
         result.findings = out.findings
         result.markers = out.markers
         result.changes = out.changes
+        result.problems = [Problem(source.path, message) for message in out.problems]
         if not out.changed:
             return result
         data = encode_source(out.text, source.encoding)

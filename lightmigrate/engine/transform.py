@@ -34,17 +34,19 @@ class SourceSyntaxError(EngineError):
 class RuleCrash(EngineError):
     """A rule raised an exception (the original is chained as ``__cause__``)."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
         self.code = code
+        self.detail = detail
 
 
 class InvalidOutput(EngineError):
     """The rewritten code does not parse or compile."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
         self.code = code
+        self.detail = detail
 
 
 @dataclass
@@ -54,6 +56,9 @@ class TransformResult:
     changed: bool = False
     markers: int = 0  # TODO(lightmigrate) markers present in ``text``
     changes: List[Finding] = field(default_factory=list)  # one FIXED entry per changed region per rule
+    # Rules that could not handle the text (they raised, or their output did not parse or
+    # compile): one message each. Their changes are left out; the other rules' are in ``text``.
+    problems: List[str] = field(default_factory=list)
 
 
 def needs_transform(text: str, rules: Sequence[Rule]) -> bool:
@@ -209,14 +214,33 @@ def transform_text(
     (``Rule.fix``) when there are any. libcst parses the text only once some rule has sites.
     ``tree``: Python's ``ast`` of ``text``, when the caller parsed it already.
 
-    Raises SourceSyntaxError when ``text`` does not parse, RuleCrash when a rule raises, and
-    InvalidOutput when the result does not parse or compile. Unchanged input comes back
-    byte-identical with ``changed`` False.
+    A rule that cannot handle the text (it raises, or its output does not parse or compile)
+    is left out and named in ``problems``; the other rules' changes are kept. Raises
+    SourceSyntaxError when ``text`` does not parse. Unchanged input comes back byte-identical
+    with ``changed`` False.
     """
     if text.startswith(BOM):  # libcst drops a leading BOM; keep it outside the tree
         out = transform_text(text[1:], rules, path, project)
         out.text = BOM + out.text
         return out
+    problems: List[str] = []
+    active = list(rules)
+    while True:
+        try:
+            out = _transform_once(text, active, path, project, tree)
+        except (RuleCrash, InvalidOutput) as exc:  # run again without that rule
+            problems.append(f"{exc.code} could not migrate this file ({exc.detail}); its changes were left out, "
+                            "the other rules' changes were kept")
+            active = [r for r in active if r.code != exc.code]
+            continue
+        out.problems = problems
+        return out
+
+
+def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Optional[ProjectIndex],
+                    tree: Optional[ast.Module]) -> TransformResult:
+    """``transform_text`` with every rule in; raises RuleCrash when a rule raises and
+    InvalidOutput when the result does not parse or compile."""
     changes: List[Finding] = []
     forget_masks()  # the last file's trees can go
     forget_code()
@@ -245,12 +269,14 @@ def transform_text(
             source = SourceFile(path, new_text)
         try:
             sites = rule_sites(rule, source, ctx)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            if source.text == text and module is None and _python_tree(text, path) is not None:
-                raise  # (a rule's own error, not the text's: reported as the rule's crash)
-            # an earlier rule's output Python rejects (the check below says so), or a text
-            # Python could not say about, which libcst parsed: the rule gets the whole file
+        except SyntaxError:
+            # an earlier rule's output Python rejects (the check below says so): the rule
+            # gets the whole file
             sites = [WHOLE_FILE]
+        except RecursionError as exc:
+            raise RuleCrash(rule.code, "code too deeply nested to read: RecursionError") from exc
+        except Exception as exc:
+            raise RuleCrash(rule.code, f"internal error: {type(exc).__name__}: {exc}") from exc
         if not sites:
             continue
         if module is None:
@@ -268,14 +294,11 @@ def transform_text(
                 else:
                     new_text = module_text(module, before)  # copies what the rule kept
         except RecursionError as exc:
-            message = f"{rule.code}: code too deeply nested to rewrite (RecursionError); file left unchanged"
-            raise RuleCrash(rule.code, message) from exc
+            raise RuleCrash(rule.code, "code too deeply nested to rewrite: RecursionError") from exc
         except Exception as exc:
-            message = f"internal error in {rule.code}: {type(exc).__name__}: {exc}"
-            raise RuleCrash(rule.code, message) from exc
+            raise RuleCrash(rule.code, f"internal error: {type(exc).__name__}: {exc}") from exc
         if not isinstance(module, cst.Module):
-            message = f"internal error in {rule.code}: apply() returned {type(module).__name__}"
-            raise RuleCrash(rule.code, message)
+            raise RuleCrash(rule.code, f"internal error: fix() returned {type(module).__name__}")
         steps.append((rule.code, new_text))
         if new_text != step_input:
             changes += change_findings(rule.code, rule.name, step_input, new_text, path)
@@ -286,8 +309,7 @@ def transform_text(
         for code, step_text in steps:
             reason = _invalid_reason(step_text, text, path)
             if reason is not None:
-                message = f"{code} produced invalid code ({reason}); file left unchanged"
-                raise InvalidOutput(code, message)
+                raise InvalidOutput(code, f"it produced invalid code: {reason}")
     markers = drop_suppressed_markers(find_markers(new_text), new_text)
     findings = drop_suppressed_markers(merge_marker_findings(ctx.findings, markers, path), new_text)
     return TransformResult(new_text, findings, changed, len(markers), changes)

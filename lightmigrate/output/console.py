@@ -48,8 +48,8 @@ def print_diff(diff: str, color: bool) -> None:
 def print_report(report: RunReport, color: bool = False) -> None:
     info_to_stderr = report.mode is Mode.DIFF
     for result in report.files:
-        if result.error is not None:
-            click.echo(result.error.format(), err=True)
+        for problem in result.all_problems:
+            click.echo(problem.format(), err=True)
         if result.changed and report.mode is Mode.DIFF:
             print_diff(result.diff, color)
         elif result.changed and report.mode is Mode.CHECK:

@@ -68,8 +68,8 @@ def report_json(report: RunReport, requested: Optional[Mode] = None) -> Dict[str
         "results": results,
         "changed_files": [f.path for f in report.files if f.changed],
         "diffs": {f.path: f.diff for f in report.files if f.diff and requested is Mode.DIFF},
-        "errors": [{"path": f.error.path, "line": f.error.line, "column": f.error.col, "message": f.error.message}
-                   for f in report.files if f.error is not None],
+        "errors": [{"path": e.path, "line": e.line, "column": e.col, "message": e.message}
+                   for f in report.files for e in f.all_problems],
     }
 
 
@@ -213,9 +213,9 @@ def report_sarif(report: RunReport, rules: Sequence[Rule]) -> Dict[str, Any]:
                 result["fixes"] = [fixes[n]]
             results.append(result)
     notifications = [
-        {"level": "error", "message": {"text": f.error.message},
-         "locations": [_location(f.error.path, f.error.line, f.error.col)]}
-        for f in report.files if f.error is not None
+        {"level": "error", "message": {"text": e.message},
+         "locations": [_location(e.path, e.line, e.col)]}
+        for f in report.files for e in f.all_problems
     ]
     return sarif_log(rules, results, notifications)
 

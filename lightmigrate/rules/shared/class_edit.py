@@ -283,17 +283,24 @@ def migrate_classes(module: cst.Module, ctx: RuleContext, code: str, hooks: Froz
 
 
 def ast_class_defs(tree: ast.AST) -> List[ast.ClassDef]:
-    """Every class statement of ``tree``, at any depth, in source order."""
+    """Every class statement of ``tree``, at any depth, in source order. (Classes are
+    statements: only statement bodies are searched, without recursion, so deeply nested
+    expressions cost nothing.)"""
     out: List[ast.ClassDef] = []
-
-    def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                out.append(child)
-            visit(child)
-
-    visit(tree)
+    stack: List[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            out.append(node)
+        inner: List[ast.AST] = []
+        for name in _STATEMENT_FIELDS:
+            inner.extend(getattr(node, name, ()))
+        stack.extend(reversed(inner))
     return out
+
+
+# the fields of ast nodes that hold statements (or handlers and match cases, which hold them)
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def ast_imports_lightning(tree: ast.AST) -> bool:
