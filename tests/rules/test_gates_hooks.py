@@ -1,4 +1,5 @@
-"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM301, LM303, LM305 and LM306:
+"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM301, LM305 and LM306
+(LM303 finds its sites itself: see its own tests):
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -15,7 +16,6 @@ from gate_checks import gate_says, walk_acts
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.shared.gates import def_parameter_names
-from lightmigrate.rules.lm303_dataloader_idx import DataloaderIdxRule
 from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
 from lightmigrate.rules.lm001_epoch_end import EpochEndRule
 from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
@@ -24,7 +24,7 @@ from lightmigrate.rules.lm301_log_dict import LogDictRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.lm003_step_end import StepEndRule
 
-RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(), LogDictRule(), DataloaderIdxRule(),
+RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(), LogDictRule(),
          LegacyHooksRule(), LegacyModuleApiRule()]
 BY_CODE = {r.code: r for r in RULES}
 
@@ -473,55 +473,6 @@ def test_lm002_signature_that_2x_cannot_call():
                 pass
         """}
     check("LM002", "m.py", files, True)
-
-
-# ---------------------------------------------------------------------------------------------
-# LM303 dataloader_idx defaults
-
-def test_lm303_module_and_callback_hooks():
-    files = {"m.py": """\
-        import lightning.pytorch as L
-
-
-        class M(L.LightningModule):
-            def predict_step(self, batch, batch_idx, dataloader_idx):
-                return batch
-        """}
-    check("LM303", "m.py", files, True)
-    files = {
-        "cb.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.Callback):\n    pass\n",
-        "w.py": """\
-            from cb import Base
-
-
-            class Watch(Base):
-                def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, idx):
-                    print(idx)
-            """,
-    }
-    check("LM303", "w.py", files, True)
-
-
-def test_lm303_defaults_present_or_not_a_hook_of_the_kind():
-    files = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def validation_step(self, batch, batch_idx, dataloader_idx=0):
-                return batch
-
-
-        class Watch(pl.Callback):
-            def validation_step(self, batch, batch_idx, dataloader_idx):
-                return batch
-
-
-        class Other:
-            def test_step(self, batch, batch_idx, dataloader_idx):
-                return batch
-        """}
-    check("LM303", "m.py", files, False)
 
 
 # ---------------------------------------------------------------------------------------------
