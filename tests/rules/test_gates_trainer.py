@@ -1,5 +1,5 @@
-"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM302, LM005, LM006,
-LM309 (LM304 finds its sites itself: see its own tests). A gate may say "needed" for nothing,
+"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM005, LM006,
+LM309 (LM302 and LM304 find their sites themselves: see their own tests). A gate may say "needed" for nothing,
 but must never say "not needed" where the rule's walk changes or reports something."""
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from lightmigrate.rules.shared.gates import (
     string_key,
     trainer_call_names,
 )
-from lightmigrate.rules.lm302_grad_norm import GradNormRule
 from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.lm006_tbptt import TbpttRule
 from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
 from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
 
-GROUP = [TrainerConstructorRule(), TrainerApiRule(), GradNormRule(), MultiOptimizerRule(), TbpttRule(),
+GROUP = [TrainerConstructorRule(), TrainerApiRule(), MultiOptimizerRule(), TbpttRule(),
          BehaviourNotesRule()]
 
 
@@ -40,7 +39,7 @@ def test_every_changing_example_passes_the_gate(rule, example):
 
 
 def test_examples_cover_each_rule_of_the_group():
-    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM302", "LM005", "LM006"}
+    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM005", "LM006"}
 
 
 @pytest.mark.parametrize("rule", GROUP, ids=[r.code for r in GROUP])
@@ -202,27 +201,6 @@ def test_lm102_needed_reads_and_comparisons(text):
 ])
 def test_lm102_not_needed(text):
     check(LM102, text, False)
-
-
-# --- LM302 ------------------------------------------------------------------------------------
-
-LM302 = GradNormRule()
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\ntrainer = pl.Trainer(track_grad_norm=2)\n",
-    "import pytorch_lightning as pl\nkw = {'max_epochs': 1, 'track_grad_norm': 'inf'}\ntrainer = pl.Trainer(**kw)\n",
-])
-def test_lm302_needed(text):
-    check(LM302, text, True)
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\n# Trainer(track_grad_norm=2) was removed\ntrainer = pl.Trainer()\n",
-    "def log(track_grad_norm=2):\n    return track_grad_norm\n\nlog(track_grad_norm=3)\n",
-])
-def test_lm302_not_needed(text):
-    check(LM302, text, False)
 
 
 # --- LM005 ------------------------------------------------------------------------------------
