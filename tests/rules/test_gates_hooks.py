@@ -1,5 +1,5 @@
-"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM301, LM305 and LM306
-(LM303 finds its sites itself: see its own tests):
+"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM305 and LM306
+(LM301 and LM303 find their sites themselves: see their own tests):
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -20,11 +20,10 @@ from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
 from lightmigrate.rules.lm001_epoch_end import EpochEndRule
 from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
 from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
-from lightmigrate.rules.lm301_log_dict import LogDictRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.lm003_step_end import StepEndRule
 
-RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(), LogDictRule(),
+RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(),
          LegacyHooksRule(), LegacyModuleApiRule()]
 BY_CODE = {r.code: r for r in RULES}
 
@@ -576,53 +575,6 @@ def test_lm306_model_size_outside_lightning_is_not_needed():
                 return self.model_size
         """}
     check("LM306", "p.py", files, False)
-
-
-# ---------------------------------------------------------------------------------------------
-# LM301 self.log with a dict
-
-def test_lm301_dict_value_and_local_dict():
-    literal = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                self.log("train", value={"a": batch})
-                return batch
-        """}
-    check("LM301", "m.py", literal, True)
-    local = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def validation_step(self, batch, batch_idx):
-                metrics = {"acc": batch}
-                self.log("val", metrics)
-        """}
-    check("LM301", "m.py", local, True)
-
-
-def test_lm301_scalars_or_outside_lightning_are_not_needed():
-    scalars = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                metrics = {"acc": batch}
-                self.log("loss", batch)
-                self.log_dict(metrics)
-                return batch
-        """}
-    check("LM301", "m.py", scalars, False)
-    plain = {"p.py": """\
-        class Logger:
-            def step(self):
-                self.log("train", {"a": 1})
-        """}
-    check("LM301", "p.py", plain, False)
 
 
 # ---------------------------------------------------------------------------------------------
