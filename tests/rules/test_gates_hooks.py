@@ -1,5 +1,5 @@
-"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM305 and LM306
-(LM301 and LM303 find their sites themselves: see their own tests):
+"""The gates (``Rule.needed``) of the hook rules LM001, LM003, LM004, LM305 and LM306
+(LM002, LM301 and LM303 find their sites themselves: see their own tests):
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -16,14 +16,13 @@ from gate_checks import gate_says, walk_acts
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.shared.gates import def_parameter_names
-from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
 from lightmigrate.rules.lm001_epoch_end import EpochEndRule
 from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
 from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.lm003_step_end import StepEndRule
 
-RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(),
+RULES = [EpochEndRule(), StepEndRule(), OptimizerHooksRule(),
          LegacyHooksRule(), LegacyModuleApiRule()]
 BY_CODE = {r.code: r for r in RULES}
 
@@ -400,78 +399,6 @@ def test_lm004_backward_with_an_old_signature_in_an_unrecognised_class_is_marked
         """}
     check("LM004", "u.py", files, True)
     assert BY_CODE["LM004"].may_need(_files(files)["u.py"])
-
-
-# ---------------------------------------------------------------------------------------------
-# LM002 dead hooks
-
-def test_lm002_misspelt_and_removed_hooks_are_needed():
-    module = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def on_training_epoch_end(self):
-                pass
-        """}
-    check("LM002", "m.py", module, True)
-    callback = {
-        "cb.py": "from lightning.pytorch.callbacks import Callback\n\n\nclass Base(Callback):\n    pass\n",
-        "p.py": """\
-            from cb import Base
-
-
-            class Printer(Base):
-                def on_epoch_end(self, trainer, pl_module):
-                    print(trainer.current_epoch)
-            """,
-    }
-    check("LM002", "p.py", callback, True)
-
-
-def test_lm002_callback_signature_next_to_a_module_is_not_needed():
-    # each class's methods are checked against its own kind's hook table
-    files = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class Model(pl.LightningModule):
-            def on_validation_end(self):
-                pass
-
-
-        class Watch(pl.Callback):
-            def on_validation_end(self, trainer, pl_module):
-                pass
-
-            def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
-                pass
-        """}
-    check("LM002", "m.py", files, False)
-
-
-def test_lm002_plain_class_is_not_needed():
-    files = {"p.py": """\
-        class Plain:
-            def on_epoch_end(self):
-                pass
-
-            def training_step_end(self, out):
-                return out
-        """}
-    check("LM002", "p.py", files, False)
-
-
-def test_lm002_signature_that_2x_cannot_call():
-    files = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def on_train_batch_start(self, batch, batch_idx, unused):
-                pass
-        """}
-    check("LM002", "m.py", files, True)
 
 
 # ---------------------------------------------------------------------------------------------
