@@ -238,36 +238,20 @@ def test_index_is_built_only_when_some_file_needs_rules(tmp_path, monkeypatch):
     assert sorted(map(os.path.basename, indexed)) == ["a.py", "b.py", "c.py"]  # all files, not just c.py
 
 
-def test_each_gate_is_asked_once_per_text(tmp_path, monkeypatch):
-    # The run asks the gates about a file's text before sending it to be transformed; the
-    # transform reuses those answers, and asks only the gates not asked yet, or asked about
-    # text a rule changed. The outcome is that of a transform asking every gate itself.
-    import importlib
-
+def test_each_rule_finds_once_per_text(tmp_path, monkeypatch):
+    # A file's sites are found where it is transformed, once per rule and text (again only for
+    # text an earlier rule changed), not first by the run and then again by the transform.
     from lightmigrate.engine import transform
     from lightmigrate.rules import select_rules
 
-    run_module = importlib.import_module("lightmigrate.engine.run")
     corpus = Path(__file__).resolve().parent.parent / "corpus"
     names = sorted(p.name for p in corpus.glob("*.py"))[:12]
     write(tmp_path, {n: (corpus / n).read_bytes() for n in names})
     rules = select_rules()
-
-    def outcome():
-        report = run([str(tmp_path)], rules, Mode.DIFF, jobs=1)
-        return [(f.path, f.diff, f.findings, f.changes, f.markers) for f in report.files]
-
     asked = []
-    real = transform.rule_gate
-    monkeypatch.setattr(transform, "rule_gate", lambda rule, text, ctx: (asked.append((rule.code, ctx.path, text)),
-                                                                          real(rule, text, ctx))[1])
-    reused = outcome()
-    assert sum(1 for _, diff, *_ in reused if diff) >= 6
+    real = transform.rule_sites
+    monkeypatch.setattr(transform, "rule_sites", lambda rule, source, ctx: (
+        asked.append((rule.code, ctx.path, source.text)), real(rule, source, ctx))[1])
+    report = run([str(tmp_path)], rules, Mode.DIFF, jobs=1)
+    assert sum(1 for f in report.files if f.diff) >= 6
     assert len(asked) > 50 and len(set(asked)) == len(asked)
-
-    real_transform = run_module.transform_text
-    monkeypatch.setattr(run_module, "transform_text",
-                        lambda text, rules, path, project, verdicts=None: real_transform(text, rules, path, project))
-    asked.clear()
-    assert outcome() == reused
-    assert len(set(asked)) < len(asked)  # without the answers, the transform asks again

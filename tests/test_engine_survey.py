@@ -3,12 +3,24 @@
 from pathlib import Path
 
 import lightmigrate.analysis.facts as facts_module
-from lightmigrate.engine.survey import FACTS, HOOK_FACTS, needs_rules, survey
+from lightmigrate.engine.survey import FACTS, HOOK_FACTS, survey
+from lightmigrate.analysis.facts import remember
+from lightmigrate.rules.base import GatedRule, RuleContext
+from lightmigrate.rules.shared.gates import remember_hook_facts
 from lightmigrate.analysis.facts import file_facts
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.shared.gates import hook_facts
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+def needs_rules(text, path, rules, facts, project, hooks) -> bool:
+    """Whether some gate (of rules still behind one) needs ``text``, given the survey's facts."""
+    remember(text, facts)
+    if hooks is not None:
+        remember_hook_facts(text, hooks)
+    ctx = RuleContext(path=path, project=project)
+    return any(rule.needed(text, ctx) for rule in rules if rule.may_apply(text))
 
 
 def test_survey_gives_hook_facts_only_where_asked_and_equal_to_the_gates_own():
@@ -34,11 +46,11 @@ def test_gates_read_the_surveys_hook_facts_without_parsing_again(monkeypatch):
 
     monkeypatch.setattr(gates_module, "parse_tree", facts_module.parse_tree)
     monkeypatch.setattr(gates_module, "_HOOK_FACTS", {})  # nothing cached from earlier tests
-    rules = [r for r in ALL_RULES if r.gate_reads_hook_facts]
-    assert rules and needs_rules(text, str(path), rules, facts[0], project, None, hooks[0])
+    rules = [r for r in ALL_RULES if getattr(r, "gate_reads_hook_facts", False)]
+    assert rules and needs_rules(text, str(path), rules, facts[0], project, hooks[0])
     assert parsed == []
     gates_module._HOOK_FACTS.clear()  # without the survey's, the gate parses the file itself
-    assert needs_rules(text, str(path), rules, facts[0], project, None, None) and len(parsed) == 1
+    assert needs_rules(text, str(path), rules, facts[0], project, None) and len(parsed) == 1
 
 
 def test_every_rule_whose_gate_reads_hook_facts_says_so():
@@ -48,7 +60,8 @@ def test_every_rule_whose_gate_reads_hook_facts_says_so():
     for rule in ALL_RULES:
         source = inspect.getsource(sys.modules[type(rule).__module__])
         reads = "hook_facts(" in source or "hooks_kind_methods(" in source
-        assert rule.gate_reads_hook_facts == reads, rule.code
+        assert getattr(rule, "gate_reads_hook_facts", False) == reads, rule.code
+        assert isinstance(rule, GatedRule) or not reads, rule.code  # a rule with find reads its tree
 
 
 def test_a_worker_given_the_surveys_facts_does_not_parse_the_file_with_ast_again(monkeypatch):
@@ -64,10 +77,10 @@ def test_a_worker_given_the_surveys_facts_does_not_parse_the_file_with_ast_again
     real = transform_module._python_tree
     monkeypatch.setattr(transform_module, "_python_tree", lambda t, p: (parsed.append(p), real(t, p))[1])
     codes = tuple(r.code for r in ALL_RULES)
-    with_facts = _process_selected((source, codes, facts[0], hooks[0], None), ALL_RULES, project, Mode.CHECK)
+    with_facts = _process_selected((source, codes, facts[0], hooks[0]), ALL_RULES, project, Mode.CHECK)
     assert parsed == [] and with_facts.changed
     facts_module._CACHE.clear()  # a worker that was not given them parses
-    without = _process_selected((source, codes, None, None, None), ALL_RULES, project, Mode.CHECK)
+    without = _process_selected((source, codes, None, None), ALL_RULES, project, Mode.CHECK)
     assert parsed == [str(path)]
     assert (without.changed, without.findings, without.changes) == (with_facts.changed, with_facts.findings,
                                                                    with_facts.changes)

@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
+from lightmigrate.cst.compat import CodegenState, fast_paths_ok
 from lightmigrate.cst.walk import children, known_mask, type_bit
 
 
@@ -41,7 +41,7 @@ class _Nothing:
 _NOTHING = _Nothing()
 
 
-class _PlainState(CodegenState):
+class _PlainState(CodegenState or object):  # type: ignore[misc]
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
         return _NOTHING
 
@@ -57,9 +57,16 @@ def _tokens(node: cst.CSTNode, module: Optional[cst.Module] = None) -> List[str]
     return state.tokens
 
 
+def fast_code_for(node: cst.CSTNode, module: Optional[cst.Module] = None) -> str:
+    """``code_for`` through the private fast path (``compat`` checks it against the public one)."""
+    return "".join(_tokens(node, module))
+
+
 def code_for(node: cst.CSTNode, module: Optional[cst.Module] = None) -> str:
     """``module.code_for_node(node)`` (``module``: whose indentation and newline to use; a
     default module's when None)."""
+    if not fast_paths_ok():
+        return (module or cst.Module(body=[])).code_for_node(node)
     return "".join(_tokens(node, module))
 
 
@@ -387,7 +394,7 @@ class _Found(Exception):
     target's start became known."""
 
 
-class _PositionState(CodegenState):
+class _PositionState(CodegenState or object):  # type: ignore[misc]
     """Generates nothing useful but the line (1-based) and column (0-based) where each node
     starts. ``\\r\\n``, ``\\r`` and ``\\n`` each end a line, as in libcst's position provider."""
 
@@ -446,6 +453,16 @@ def node_starts(module: cst.Module) -> Dict[int, Tuple[int, int]]:
     """id(node) -> (line, column) where ``PositionProvider`` says it starts (line 1-based,
     column 0-based), for every node of ``module`` (look up only nodes of ``module``, and only
     while it is alive: ids are reused once objects go)."""
+    if not fast_paths_ok():
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        found = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return {id(node): (pos.start.line, pos.start.column) for node, pos in found.items()}
+    return fast_node_starts(module)
+
+
+def fast_node_starts(module: cst.Module) -> Dict[int, Tuple[int, int]]:
+    """``node_starts`` through the private fast path (``compat`` checks it)."""
     state = _PositionState(module.default_indent, module.default_newline)
     module._codegen(state)
     return state.starts
@@ -555,7 +572,9 @@ class ModulePositions:
         self.placed: List[Tuple[Dict[int, Tuple[int, int]], int]] = []  # the same, of pieces found in text
         self.next_line = 0  # lines taken by the pieces done
         self.whole: Optional[Dict[int, Tuple[int, int]]] = None
-        if not module.has_trailing_newline or not self.pieces:  # the last line break is dropped
+        # (the last line break is dropped without a trailing newline; without the fast paths,
+        # libcst's PositionProvider answers)
+        if not module.has_trailing_newline or not self.pieces or not fast_paths_ok():
             self.whole = node_starts(module)
 
     def start(self, node: cst.CSTNode) -> Optional[Tuple[int, int]]:

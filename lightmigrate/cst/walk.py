@@ -143,6 +143,29 @@ def _is_node(kind: type) -> bool:
 _MAYBE = cst.MaybeSentinel
 
 
+# Whether the fast paths agree with libcst's public API (``cst/compat.py``); None until asked.
+_FAST: Optional[bool] = None
+
+
+def _fast_ok() -> bool:
+    if _FAST is None:
+        from lightmigrate.cst.compat import fast_paths_ok
+
+        fast_paths_ok()  # sets _FAST through use_fast_paths
+    return bool(_FAST)
+
+
+def use_fast_paths(ok: bool) -> None:
+    """Called by ``compat.fast_paths_ok``: with False, ``children``, ``walk`` and ``transform``
+    use libcst's public API (``node.children``, ``node.visit``) from now on."""
+    global _FAST, _ORDERS
+    if ok != _FAST:
+        _ORDERS = None if ok else {}  # no orders: every node type goes through libcst
+        _BY_TYPE.clear()
+        _NAMES.clear()
+    _FAST = ok
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``, without rebuilding ``node``."""
     order = _NAMES.get(type(node), False)
@@ -241,7 +264,7 @@ def _plan(visitor: cst.CSTVisitor) -> _Plan:
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a read-only visitor, without rebuilding the tree."""
     plan = _plan(visitor)
-    if not plan.fast:
+    if not plan.fast or not _fast_ok():
         node.visit(visitor)
         return
     # With CSTVisitor's own dispatch, the visit_X / leave_X hooks are looked up once per node
@@ -540,7 +563,7 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
     plan = _TRANSFORM_PLANS.get(kind)
     if plan is None:
         plan = _TRANSFORM_PLANS[kind] = _TransformPlan(kind)
-    if not plan.ours:
+    if not plan.ours or not _fast_ok():
         return node.visit(transformer)
     if plan.prune:
         type_masks(node)

@@ -6,6 +6,7 @@ import difflib
 from typing import Dict, Iterable, List, Optional, Sequence
 
 from lightmigrate.cst import matchers
+from lightmigrate.cst.compat import fast_paths_ok
 from lightmigrate.cst.walk import field_orders
 from lightmigrate.engine.discovery import discover
 from lightmigrate.engine.model import EngineError, FileResult, Mode, RunReport
@@ -94,9 +95,15 @@ def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex,
 
 def _prepare_migration() -> None:
     """Make ready, in a thread of this process while the survey's processes work, what every
-    process that migrates would otherwise build for itself: the matchers module, and libcst's
-    field orders (``cst_walk``). Those processes are forked after ``matchers.loaded()``."""
-    matchers.preload(then=field_orders)
+    process that migrates would otherwise build for itself: the matchers module, libcst's
+    field orders (``cst/walk.py``) and the check of the fast paths (``cst/compat.py``). Those
+    processes are forked after ``matchers.loaded()``."""
+    matchers.preload(then=_ready_fast_paths)
+
+
+def _ready_fast_paths() -> None:
+    field_orders()
+    fast_paths_ok()
 
 
 def run(

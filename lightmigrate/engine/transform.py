@@ -223,18 +223,17 @@ def transform_text(
     deep = _too_deep(text, path)
     if deep is not None:
         raise deep
+    # Python's ``ast`` parses the text when a rule's ``find`` first reads the tree (a file no
+    # rule reads is not parsed); libcst parses it only once some rule has sites.
     known = known_facts(text)  # the survey's, when it parsed this very text already
-    python_parses = tree is not None or (known is not None and known.parsed)
-    if not python_parses:
+    module: Optional[cst.Module] = None
+    if tree is None and (known is None or not known.parsed):
         tree = _python_tree(text, path)  # raises the syntax error Python finds
-        if tree is not None:
-            python_parses = True
+        if tree is None:
+            module = parse_source(text, path)  # (Python could not say: libcst reports any error)
+        else:
             remember_tree(text, tree)  # gates that look closer read it too
-            file_facts(text, tree)  # the gates below read these
-    # libcst is parsed only once some rule has sites: most files that pass the text
-    # prefilter have none once the rules' ``find`` have looked at them.
-    # (When Python's parser could not say, libcst reports any error now.)
-    module: Optional[cst.Module] = None if python_parses else parse_source(text, path)
+            file_facts(text, tree)  # the gates read these
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
@@ -246,8 +245,12 @@ def transform_text(
             source = SourceFile(path, new_text)
         try:
             sites = rule_sites(rule, source, ctx)
-        except SyntaxError:
-            sites = [WHOLE_FILE]  # an earlier rule's output Python rejects: the check below says so
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            if source.text == text and module is None and _python_tree(text, path) is not None:
+                raise  # (a rule's own error, not the text's: reported as the rule's crash)
+            # an earlier rule's output Python rejects (the check below says so), or a text
+            # Python could not say about, which libcst parsed: the rule gets the whole file
+            sites = [WHOLE_FILE]
         if not sites:
             continue
         if module is None:

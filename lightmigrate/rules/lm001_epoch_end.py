@@ -25,8 +25,11 @@ Two shapes of output code:
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from functools import partial
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -52,10 +55,18 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import ClassEditor, calls_super, migrate_classes, taken_names
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.predict_results import predict_results
+from lightmigrate.rules.shared.stage_hooks import (
+    AstFunction,
+    StageHookEditor,
+    ast_calls_super,
+    class_methods,
+    inherited_methods,
+    stage_changes,
+)
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
-from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_migrate_candidates
 
 CODE = "LM001"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -79,10 +90,8 @@ TEST = Stage("test_epoch_end", "on_test_epoch_end", "on_test_epoch_start", "on_t
              "test_step_outputs", "test_dataloaders")
 STAGES = (TRAIN, VALIDATION, TEST)
 PREDICT_HOOK = "on_predict_epoch_end"
-HOOKS = frozenset({s.old for s in STAGES} | {PREDICT_HOOK})
-# Methods the class walk may edit or mark in a class: the old hooks themselves, and the hooks
-# that collect outputs for an old hook a parent class defines.
-EDITED_METHODS = HOOKS | frozenset(name for s in STAGES for name in (s.start, s.batch_end, s.new))
+OLD_HOOKS = frozenset(s.old for s in STAGES)
+HOOKS = OLD_HOOKS | {PREDICT_HOOK}
 UNKNOWN_CLASS = ("looks like a Lightning 1.x epoch-end hook, but the class is not recognisably a "
                  "LightningModule; migrate it by hand if it is one")
 
@@ -122,15 +131,8 @@ def _gather(stage: Stage, s: str, buf: str, local: str) -> List[Statement]:
     )
 
 
-def _predict_results(s: str, local: str, loaders: str) -> List[Statement]:
-    return parse_statements(
-        f"""
-        {loaders} = {s}.trainer.predict_dataloaders
-        {local} = {s}.trainer.predict_loop.predictions
-        if not isinstance({loaders}, (list, tuple)) or len({loaders}) == 1:
-            {local} = [{local}]
-        """
-    )
+# LM307 still imports the old private name; the lead moves it to shared.predict_results.
+_predict_results = predict_results
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +160,7 @@ def _uses_helper(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
 # The class rewrite
 
 
-class _ClassMigration(ClassEditor):
+class _ClassMigration(StageHookEditor):
     code = CODE
 
     # -- entry ---------------------------------------------------------------------------------
@@ -186,13 +188,12 @@ class _ClassMigration(ClassEditor):
         self._migrate_predict()
 
     def _mark_aliases(self) -> None:
-        olds = {s.old for s in STAGES}
         for i, item in enumerate(self.items):
             if not isinstance(item, cst.SimpleStatementLine):
                 continue
             for small in item.body:
                 if isinstance(small, cst.Assign) and any(
-                    isinstance(t.target, cst.Name) and t.target.value in olds for t in small.targets
+                    isinstance(t.target, cst.Name) and t.target.value in OLD_HOOKS for t in small.targets
                 ):
                     why = ("epoch-end hook assigned as an attribute; define the matching on_*_epoch_end "
                            "that calls the shared method with the collected outputs")
@@ -221,15 +222,10 @@ class _ClassMigration(ClassEditor):
         return None
 
     def _migrate_stage(self, stage: Stage) -> None:
-        old = self.get(stage.old)
-        if old is None and not self.h.ancestor_defines(stage.old):
+        found = self.stage_hook(stage.old, partial(self._blocked, stage))
+        if found is None:
             return
-        if old is not None:
-            why = self._blocked(stage, old)
-            if why:
-                self.mark(stage.old, why)
-                return
-        top = self.h.top_definer(stage.old)
+        old, top = found
         buf, helper = _names_for(self.index, top, stage)
         if old is not None:
             self._note_callback_order(stage)
@@ -414,7 +410,7 @@ class _ClassMigration(ClassEditor):
             return
         if facts.uses(param):
             loaders = fresh_name("loaders", facts.loaded | facts.bound)
-            new = prepend_statements(new, _predict_results(s, param, loaders))
+            new = prepend_statements(new, predict_results(s, param, loaders))
         new = transform(new, _DropSuperArgs(PREDICT_HOOK))  # type: ignore[assignment]
         self.set(PREDICT_HOOK, new)
         self.fixed(f"{PREDICT_HOOK}({param}) -> {PREDICT_HOOK}() reading trainer.predict_loop.predictions",
@@ -472,7 +468,7 @@ class _DropSuperArgs(PrunedTransformer):
 # ---------------------------------------------------------------------------------------------
 
 
-class EpochEndRule(GatedRule):
+class EpochEndRule(Rule):
     code = CODE
     name = "epoch-end-outputs"
     summary = "`*_epoch_end(outputs)` hooks become `on_*_epoch_end` hooks with explicit output buffers."
@@ -622,17 +618,59 @@ class Model(pl.LightningModule):
         ),
     )
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Only classes that define or inherit an old hook (by the index) and are not known to be
-        # outside a LightningModule are edited, and only in methods among EDITED_METHODS or an
-        # old hook assigned as an attribute (``validation_epoch_end = _shared``).
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None:
-            return True
-        if not (facts.defs & EDITED_METHODS or facts.names & HOOKS):
-            return False
-        candidates = hooks_migrate_candidates(ctx, HOOKS)
-        return candidates is None or bool(candidates)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # One site per class the class walk changes: action "mark" for a class that is not
+        # recognisably a LightningModule but defines a hook (its hooks get a marker), "migrate"
+        # with the stages to work on otherwise.
+        sites = []
+        for found in hook_classes(source, ctx, HOOKS):
+            methods = class_methods(found.node)
+            if not found.known:
+                if HOOKS & methods.keys():
+                    sites.append(found.site("mark"))
+                continue
+            work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info))
+            if work:
+                sites.append(found.site("migrate", work))
+        return sites
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        only = frozenset(site.target for site in sites)
+        return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS, only=only)
+
+
+def _class_work(text: str, node: ast.ClassDef, methods: Dict[str, AstFunction],
+                inherited: FrozenSet[str]) -> Tuple[str, ...]:
+    """What ``_ClassMigration`` changes in the class ``node`` of ``text``: "alias" for an old
+    hook assigned in the class body, the old hooks of the stages it migrates, and PREDICT_HOOK."""
+    work = []
+    if any(isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id in OLD_HOOKS for t in st.targets)
+           for st in node.body) and _indented_body(text, node):
+        work.append("alias")
+    for stage in STAGES:
+        # Below the class that defines the old hook, the hooks that collect its outputs get the
+        # collection unless they leave it to super().
+        below = [name for name in (stage.start, stage.batch_end, stage.new)
+                 if name in methods and not ast_calls_super(methods[name], name)]
+        if stage_changes(methods, inherited, stage.old, below):
+            work.append(stage.old)
+    predict = methods.get(PREDICT_HOOK)
+    if predict is not None and _takes_results(predict):
+        work.append(PREDICT_HOOK)
+    return tuple(work)
+
+
+def _indented_body(text: str, node: ast.ClassDef) -> bool:
+    """Whether the class body is an indented block, not statements on the ``class`` line itself
+    (``class A(B): x = f``), which the class walk leaves alone."""
+    first = node.body[0]
+    line = re.split(r"\r\n|\r|\n", text)[first.lineno - 1]
+    return not line.encode("utf-8")[:first.col_offset].strip()
+
+
+def _takes_results(func: AstFunction) -> bool:
+    """Whether ``on_predict_epoch_end`` has the 1.x signature ``(self, results)`` that
+    ``_migrate_predict`` rewrites (or marks)."""
+    args = func.args
+    return (len(args.posonlyargs) + len(args.args) == 2 and args.vararg is None and args.kwarg is None
+            and not args.kwonlyargs)

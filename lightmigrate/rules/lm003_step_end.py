@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from functools import partial
+from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -48,10 +49,10 @@ from lightmigrate.cst.helpers import (
     with_body,
 )
 from lightmigrate.analysis.project import ClassInfo
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import ClassEditor, migrate_classes, taken_names
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.stage_hooks import StageHookEditor, class_methods, inherited_methods, stage_changes
 from lightmigrate.cst.walk import walk
-from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_migrate_candidates
 
 CODE = "LM003"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -75,9 +76,6 @@ VALIDATION = Stage("validation_step", "validation_step_end", "on_validation_batc
 TEST = Stage("test_step", "test_step_end", "on_test_batch_end", "batch, batch_idx, dataloader_idx=0")
 STAGES = (TRAIN, VALIDATION, TEST)
 HOOKS = frozenset(s.end for s in STAGES)
-# Methods the class walk may edit or mark: the hooks, and the steps of a class below the one
-# that defines a hook (they become overrides of the wrapper's helper).
-EDITED_METHODS = HOOKS | frozenset(s.step for s in STAGES)
 UNKNOWN_CLASS = ("looks like a Lightning 1.x step-end hook, but the class is not recognisably a "
                  "LightningModule; migrate it by hand if it is one")
 
@@ -225,7 +223,7 @@ def _call_args(func: cst.FunctionDef) -> str:
     return ", ".join(parts)
 
 
-class _StepEndMigration(ClassEditor):
+class _StepEndMigration(StageHookEditor):
     code = CODE
 
     def migrate(self) -> None:
@@ -252,15 +250,10 @@ class _StepEndMigration(ClassEditor):
         return None
 
     def _migrate_stage(self, stage: Stage) -> None:
-        end = self.get(stage.end)
-        if end is None and not self.h.ancestor_defines(stage.end):
+        found = self.stage_hook(stage.end, partial(self._blocked, stage))
+        if found is None:
             return
-        if end is not None:
-            why = self._blocked(stage, end)
-            if why:
-                self.mark(stage.end, why)
-                return
-        top = self.h.top_definer(stage.end)
+        end, top = found
         step_helper, end_helper = self._names(top, stage)
         why_inline = self._why_inline(stage, end) if end is not None and top is self.info else None
         if end is not None and top is self.info and why_inline is None:
@@ -376,7 +369,7 @@ class _StepEndMigration(ClassEditor):
                    f"(step body in {step_helper}, hook in {end_helper})", stage.end)
 
 
-class StepEndRule(GatedRule):
+class StepEndRule(Rule):
     code = CODE
     name = "step-end-hooks"
     summary = "`*_step_end` hooks, silently ignored by 2.x, are inlined into the step or moved to `on_*_batch_end`."
@@ -474,18 +467,25 @@ class Model(pl.LightningModule):
         ),
     )
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Only classes that define or inherit a step-end hook (by the index) and are not known
-        # to be outside a LightningModule are edited, and only in EDITED_METHODS.
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None:
-            return True
-        if not facts.defs & EDITED_METHODS:
-            return False
-        candidates = hooks_migrate_candidates(ctx, HOOKS)
-        return candidates is None or bool(candidates)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # One site per class the class walk changes: action "mark" for a class that is not
+        # recognisably a LightningModule but defines a hook (its hooks get a marker), "migrate"
+        # with the hooks of the stages it works on otherwise. Below the class that defines a
+        # hook, only a class that defines the step changes (the step becomes the helper's
+        # override).
+        sites = []
+        for found in hook_classes(source, ctx, HOOKS):
+            methods = class_methods(found.node)
+            if not found.known:
+                if HOOKS & methods.keys():
+                    sites.append(found.site("mark"))
+                continue
+            inherited = inherited_methods(ctx.project, found.info)
+            work = tuple(stage.end for stage in STAGES if stage_changes(methods, inherited, stage.end, [stage.step]))
+            if work:
+                sites.append(found.site("migrate", work))
+        return sites
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        return migrate_classes(module, ctx, CODE, HOOKS, _StepEndMigration, UNKNOWN_CLASS)
-
-
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        only = frozenset(site.target for site in sites)
+        return migrate_classes(module, ctx, CODE, HOOKS, _StepEndMigration, UNKNOWN_CLASS, only=only)

@@ -1,5 +1,5 @@
-"""The gates (``Rule.needed``) of the hook rules LM001, LM003, LM004, LM305 and LM306
-(LM002, LM301 and LM303 find their sites themselves: see their own tests):
+"""The gates (``Rule.needed``) of the hook rules LM004, LM305 and LM306 (LM001, LM002, LM003,
+LM301 and LM303 find their sites themselves: see their own tests):
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -16,14 +16,11 @@ from gate_checks import gate_says, walk_acts
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.shared.gates import def_parameter_names
-from lightmigrate.rules.lm001_epoch_end import EpochEndRule
 from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
 from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
-from lightmigrate.rules.lm003_step_end import StepEndRule
 
-RULES = [EpochEndRule(), StepEndRule(), OptimizerHooksRule(),
-         LegacyHooksRule(), LegacyModuleApiRule()]
+RULES = [OptimizerHooksRule(), LegacyHooksRule(), LegacyModuleApiRule()]
 BY_CODE = {r.code: r for r in RULES}
 
 
@@ -84,118 +81,6 @@ def test_unparsable_text_is_needed(code):
     index = ProjectIndex()
     index.add_source("x = 1\n", "m.py")
     assert BY_CODE[code].needed("def broken(:\n", RuleContext("m.py", index))
-
-
-# ---------------------------------------------------------------------------------------------
-# LM001 epoch-end hooks
-
-BASE_WITH_EPOCH_END = {
-    "base.py": """\
-        import lightning.pytorch as L
-
-
-        class Base(L.LightningModule):
-            def validation_epoch_end(self, outputs):
-                self.log("n", float(len(outputs)))
-        """,
-}
-
-
-def test_lm001_module_alias_and_own_hook():
-    files = {"m.py": """\
-        import lightning.pytorch as L
-
-
-        class Model(L.LightningModule):
-            def training_epoch_end(self, outputs):
-                print(len(outputs))
-        """}
-    check("LM001", "m.py", files, True)
-
-
-def test_lm001_subclass_in_another_file_overriding_a_collecting_hook():
-    files = {**BASE_WITH_EPOCH_END, "sub.py": """\
-        from base import Base
-
-
-        class Sub(Base):
-            def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
-                self.seen = True
-        """}
-    check("LM001", "sub.py", files, True)
-
-
-def test_lm001_subclass_that_overrides_nothing_relevant_is_not_needed():
-    files = {**BASE_WITH_EPOCH_END, "sub.py": """\
-        from base import Base
-
-
-        class Sub(Base):
-            def forward(self, x):
-                return x
-        """}
-    check("LM001", "sub.py", files, False)
-
-
-def test_lm001_plain_class_is_not_needed_but_unknown_base_is():
-    plain = {"p.py": """\
-        class Recorder:
-            def validation_epoch_end(self, outputs):
-                return outputs
-        """}
-    check("LM001", "p.py", plain, False)
-    unknown = {"u.py": """\
-        from somewhere import Mystery
-
-
-        class Recorder(Mystery):
-            def validation_epoch_end(self, outputs):
-                return outputs
-        """}
-    check("LM001", "u.py", unknown, True)  # marked: the class is not recognisable
-
-
-# ---------------------------------------------------------------------------------------------
-# LM003 step-end hooks
-
-BASE_WITH_STEP_END = {
-    "base.py": """\
-        import pytorch_lightning as pl
-
-
-        class Base(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                return batch
-
-            def training_step_end(self, out):
-                return out * 2
-        """,
-}
-
-
-def test_lm003_own_hook_and_subclass_step_in_another_file():
-    check("LM003", "base.py", BASE_WITH_STEP_END, True)
-    files = {**BASE_WITH_STEP_END, "sub.py": """\
-        from base import Base
-
-
-        class Sub(Base):
-            def training_step(self, batch, batch_idx):
-                return batch + 1
-        """}
-    check("LM003", "sub.py", files, True)
-
-
-def test_lm003_subclass_without_step_or_hook_is_not_needed():
-    files = {**BASE_WITH_STEP_END, "sub.py": """\
-        from base import Base
-
-
-        class Sub(Base):
-            def configure_optimizers(self):
-                return None
-        """}
-    check("LM003", "sub.py", files, False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,8 +1,16 @@
 """LM001: before/after cases for each bullet of the epoch-end migration (issue 2), beyond the
 rule's own examples. Runtime equivalence with real 1.9.5 is checked by tests/verify."""
 
+import textwrap
+
+import libcst as cst
+import pytest
+
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.lm001_epoch_end import EpochEndRule
+from lightmigrate.rules.base import RuleContext, Site, SourceFile
+from lightmigrate.rules.lm001_epoch_end import HOOKS, UNKNOWN_CLASS, EpochEndRule, _ClassMigration
+from lightmigrate.rules.shared.class_edit import migrate_classes
 
 from .conftest import check_rewrite, run_rule
 
@@ -505,3 +513,147 @@ class Reader(pl.Callback):
     assert "callbacks' own on_train_epoch_end (Reader) now run before this body" in notes[0].message
     assert notes[0].line == 5
     assert "TODO(lightmigrate)" not in out  # a note, not a marker: the rewrite itself is right
+
+
+# ---------------------------------------------------------------------------------------------
+# find: one site per class the class walk changes, [] exactly where it changes nothing
+# (these cases were the gate's: aliases, subclasses in other files, unrecognised classes)
+
+
+def find_sites(path, files):
+    """``RULE.find`` for ``files[path]`` in a project of ``files`` (path -> text), and check
+    that it is exact: the unrestricted class walk changes or reports something in a class
+    exactly when find has a site for it."""
+    files = {p: textwrap.dedent(t) for p, t in files.items()}
+    index = ProjectIndex()
+    for p, t in files.items():
+        index.add_source(t, p)
+    text = files[path]
+    sites = RULE.find(SourceFile(path, text), RuleContext(path, index))
+    ctx = RuleContext(path, index)
+    out = migrate_classes(cst.parse_module(text), ctx, "LM001", HOOKS, _ClassMigration, UNKNOWN_CLASS)
+    assert bool(sites) is (out.code != text or bool(ctx.findings))
+    return sites
+
+
+BASE_WITH_EPOCH_END = {
+    "base.py": """\
+        import lightning.pytorch as L
+
+
+        class Base(L.LightningModule):
+            def validation_epoch_end(self, outputs):
+                self.log("n", float(len(outputs)))
+        """,
+}
+
+
+def test_find_own_hook_through_a_module_alias():
+    files = {"m.py": """\
+        import lightning.pytorch as L
+
+
+        class Model(L.LightningModule):
+            def training_epoch_end(self, outputs):
+                print(len(outputs))
+        """}
+    assert find_sites("m.py", files) == [Site(4, 0, "Model", "migrate", ("training_epoch_end",))]
+
+
+def test_find_the_base_in_its_own_file():
+    assert find_sites("base.py", BASE_WITH_EPOCH_END) == [Site(4, 0, "Base", "migrate", ("validation_epoch_end",))]
+
+
+def test_find_subclass_in_another_file_overriding_a_collecting_hook():
+    files = {**BASE_WITH_EPOCH_END, "sub.py": """\
+        from base import Base
+
+
+        class Sub(Base):
+            def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+                self.seen = True
+        """}
+    assert find_sites("sub.py", files) == [Site(4, 0, "Sub", "migrate", ("validation_epoch_end",))]
+
+
+@pytest.mark.parametrize("body", [
+    "def forward(self, x):\n    return x",
+    # a collecting hook that leaves the collection to super() is not touched
+    "def on_validation_epoch_start(self):\n    super().on_validation_epoch_start()\n    self.n = 0",
+    # the hooks of another stage
+    "def on_train_batch_end(self, outputs, batch, batch_idx):\n    self.seen = True",
+])
+def test_find_nothing_in_a_subclass_that_overrides_nothing_relevant(body):
+    sub = "from base import Base\n\n\nclass Sub(Base):\n" + textwrap.indent(body, "    ") + "\n"
+    assert find_sites("sub.py", {**BASE_WITH_EPOCH_END, "sub.py": sub}) == []
+
+
+def test_find_marks_an_unrecognised_class_and_skips_a_plain_one():
+    plain = {"p.py": """\
+        class Recorder:
+            def validation_epoch_end(self, outputs):
+                return outputs
+        """}
+    assert find_sites("p.py", plain) == []
+    unknown = {"u.py": """\
+        from somewhere import Mystery
+
+
+        class Recorder(Mystery):
+            def validation_epoch_end(self, outputs):
+                return outputs
+        """}
+    assert find_sites("u.py", unknown) == [Site(4, 0, "Recorder", "mark")]
+
+
+def test_find_an_old_hook_assigned_in_the_class_body():
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class Model(pl.LightningModule):
+            def _shared(self, outputs):
+                pass
+
+            validation_epoch_end = test_epoch_end = _shared
+        """}
+    assert find_sites("m.py", files) == [Site(4, 0, "Model", "migrate", ("alias",))]
+    # a body on the class line itself is left alone by the class walk
+    one_line = {"m.py": "import pytorch_lightning as pl\nfrom x import f\n\n\n"
+                        "class Model(pl.LightningModule): validation_epoch_end = f\n"}
+    assert find_sites("m.py", one_line) == []
+
+
+@pytest.mark.parametrize("signature,expected", [
+    ("self, results", ("on_predict_epoch_end",)),
+    ("self", None),  # already 2.x
+    ("self, trainer, pl_module, outputs", None),  # callback-style signature
+    ("self, results, *args", None),
+])
+def test_find_predict_epoch_end_only_with_the_results_parameter(signature, expected):
+    files = {"m.py": f"""\
+        import pytorch_lightning as pl
+
+
+        class Model(pl.LightningModule):
+            def on_predict_epoch_end({signature}):
+                pass
+        """}
+    sites = find_sites("m.py", files)
+    assert sites == ([] if expected is None else [Site(4, 0, "Model", "migrate", expected)])
+
+
+def test_find_only_the_classes_that_change_and_fix_edits_only_those():
+    text = HEAD + '''\
+class A(pl.LightningModule):
+    def test_epoch_end(self, outputs):
+        pass
+
+
+class B(pl.LightningModule):
+    def on_test_epoch_end(self):
+        pass
+'''
+    sites = find_sites("model.py", {"model.py": text})
+    assert [(s.target, s.data) for s in sites] == [("A", ("test_epoch_end",))]
+    assert RULE.find(SourceFile("x.py", HEAD + "class B(pl.LightningModule):\n    pass\n"), RuleContext("x.py")) == []

@@ -2,12 +2,18 @@
 when they only have side effects. Runtime equivalence with 1.9.5: corpus/*step_end* cases."""
 
 
+import textwrap
+
+import libcst as cst
 import pytest
 
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules import ALL_RULES
-from lightmigrate.rules.lm003_step_end import StepEndRule
+from lightmigrate.rules.base import RuleContext, Site, SourceFile
+from lightmigrate.rules.lm003_step_end import HOOKS, UNKNOWN_CLASS, StepEndRule, _StepEndMigration
+from lightmigrate.rules.shared.class_edit import migrate_classes
 
 from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
 
@@ -240,3 +246,84 @@ class M(pl.LightningModule):
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# find: one site per class the class walk changes, [] exactly where it changes nothing
+# (these cases were the gate's: subclasses in other files, unrecognised classes)
+
+
+def find_sites(path, files):
+    """``RULE.find`` for ``files[path]`` in a project of ``files`` (path -> text), and check
+    that it is exact: the unrestricted class walk changes or reports something exactly when
+    find has sites."""
+    files = {p: textwrap.dedent(t) for p, t in files.items()}
+    index = ProjectIndex()
+    for p, t in files.items():
+        index.add_source(t, p)
+    text = files[path]
+    sites = RULE.find(SourceFile(path, text), RuleContext(path, index))
+    ctx = RuleContext(path, index)
+    out = migrate_classes(cst.parse_module(text), ctx, "LM003", HOOKS, _StepEndMigration, UNKNOWN_CLASS)
+    assert bool(sites) is (out.code != text or bool(ctx.findings))
+    return sites
+
+
+BASE_WITH_STEP_END = {
+    "base.py": """\
+        import pytorch_lightning as pl
+
+
+        class Base(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return batch
+
+            def training_step_end(self, out):
+                return out * 2
+        """,
+}
+
+
+def test_find_own_hook_and_subclass_step_in_another_file():
+    assert find_sites("base.py", BASE_WITH_STEP_END) == [Site(4, 0, "Base", "migrate", ("training_step_end",))]
+    files = {**BASE_WITH_STEP_END, "sub.py": """\
+        from base import Base
+
+
+        class Sub(Base):
+            def training_step(self, batch, batch_idx):
+                return batch + 1
+        """}
+    assert find_sites("sub.py", files) == [Site(4, 0, "Sub", "migrate", ("training_step_end",))]
+
+
+@pytest.mark.parametrize("method", ["configure_optimizers", "validation_step"])
+def test_find_nothing_in_a_subclass_without_the_step_or_hook(method):
+    sub = f"from base import Base\n\n\nclass Sub(Base):\n    def {method}(self, *args):\n        return None\n"
+    assert find_sites("sub.py", {**BASE_WITH_STEP_END, "sub.py": sub}) == []
+
+
+def test_find_marks_an_unrecognised_class_and_skips_a_plain_one():
+    plain = {"p.py": "class Recorder:\n    def test_step_end(self, out):\n        return out\n"}
+    assert find_sites("p.py", plain) == []
+    unknown = {"u.py": "from x import Mystery\n\n\nclass Recorder(Mystery):\n"
+                       "    def test_step_end(self, out):\n        return out\n"}
+    assert find_sites("u.py", unknown) == [Site(4, 0, "Recorder", "mark")]
+
+
+def test_find_several_stages_and_only_the_classes_that_change():
+    text = HEAD + '''\
+class A(pl.LightningModule):
+    def validation_step_end(self, out):
+        self.log("x", 1.0)
+
+    def test_step_end(self, out):
+        return out
+
+
+class B(pl.LightningModule):
+    def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        pass
+'''
+    sites = find_sites("model.py", {"model.py": text})
+    assert [(s.target, s.action, s.data) for s in sites] == [("A", "migrate", ("validation_step_end", "test_step_end"))]

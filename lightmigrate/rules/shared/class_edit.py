@@ -390,7 +390,12 @@ def kind_classes(source: SourceFile, ctx: RuleContext,
                  kinds: Optional[FrozenSet[str]] = None) -> List[Tuple[ast.ClassDef, str]]:
     """Every class statement of ``source`` (any depth, in source order) whose ``class_kind`` is
     known, and in ``kinds`` when given, with that kind: the classes ``KindTransformer`` hands to
-    ``edit_class``."""
+    ``edit_class``. A file the index knows has none is not parsed (the lazy index answers from
+    its text where that settles it)."""
+    index = ctx.project
+    wanted = sorted(KIND_NAMES if kinds is None else kinds)
+    if index.has_path(ctx.path) and not index.may_define_in_hierarchy(ctx.path, [KIND_NAMES[k] for k in wanted]):
+        return []
     out = []
     for node in ast_class_defs(source.tree):
         kind = class_kind(ctx, node.name)
