@@ -8,7 +8,6 @@ from gate_checks import project_of as _index, walk_acts
 from lightmigrate.engine.transform import transform_text
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.lm301_log_dict import LogDictRule
 from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
 
 
@@ -22,33 +21,6 @@ def test_subclasses_see_classes_added_after_a_lookup():
     other = ProjectIndex([ClassInfo("Grand", "c.py", ("Child", "Child"), frozenset())])
     index.merge(other)
     assert [c.name for c in index.descendants(base)] == ["Child", "Grand"]
-
-
-LOG_IN_PROJECT_SUBCLASS = '''\
-from models import Base
-
-
-class Model(Base):
-    def training_step(self, batch, batch_idx):
-        self.log("train", {"loss": batch})
-        return batch
-'''
-
-
-def test_log_dict_gate_follows_the_hierarchy_across_files():
-    files = {"models.py": "import lightning.pytorch as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n",
-             "train.py": LOG_IN_PROJECT_SUBCLASS,
-             "plain.py": LOG_IN_PROJECT_SUBCLASS.replace("from models import Base", "Plain = object")
-                                           .replace("(Base)", "(Plain)")}
-    index = _index(files)
-    rule = LogDictRule()
-    assert rule.needed(files["train.py"], RuleContext("train.py", index))
-    assert not rule.needed(files["plain.py"], RuleContext("plain.py", index))
-    # a file the index never saw may need the rule (apply indexes it first)
-    assert rule.needed(files["train.py"], RuleContext("new.py", index))
-    out = transform_text(files["train.py"], [rule], "train.py", index)
-    assert 'self.log_dict({"train/loss": batch})' in out.text
-    assert not transform_text(files["plain.py"], [rule], "plain.py", index).changed
 
 
 def test_loggers_cli_gate():

@@ -10,20 +10,19 @@ that migrate such hooks and marks whatever is left, so it is never silent.
 
 from __future__ import annotations
 
-import functools
+import ast
+import re
 from typing import FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst.helpers import add_marker, positional_params, module_text
+from lightmigrate.cst.helpers import add_marker
 from lightmigrate.catalog.hooks import hook_table, likely_misspelling, removed_table
-from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
-from lightmigrate.rules.shared.class_edit import HOOK_KINDS
-from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.cst.walk import transform
+from lightmigrate.rules.shared.class_edit import HOOK_KINDS, KindTransformer, kind_classes
+from lightmigrate.rules.shared.hooksa_ast import index_source, methods, positional_defaults, positional_names
 
 CODE = "LM002"
 DATALOADER_IDX_HOOKS = frozenset(
@@ -33,32 +32,92 @@ DATALOADER_IDX_HOOKS = frozenset(
 OPTIMIZER_IDX_NAMES = frozenset({"optimizer_idx", "opt_idx"})
 
 
-def _has_any_marker(node: cst.FunctionDef) -> bool:
-    return any(line.comment is not None and MARKER_PREFIX in line.comment.value for line in node.leading_lines)
-
-
-def _self_calls(cls: cst.ClassDef) -> Set[str]:
+def _self_calls(cls: ast.ClassDef) -> Set[str]:
     """Names called as ``self.NAME(...)`` in the methods of ``cls`` (first parameter as self)."""
     found: Set[str] = set()
-    for item in getattr(cls.body, "body", ()):
-        if isinstance(item, cst.FunctionDef) and positional_params(item):
-            slf = positional_params(item)[0].name.value
-            for call in find_all(item, m.Call(func=m.Attribute(value=m.Name(slf)))):
-                found.add(call.func.attr.value)  # type: ignore[attr-defined]
+    for func in methods(cls):
+        names = positional_names(func)
+        if not names:
+            continue
+        for call in ast.walk(func):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(
+                    call.func.value, ast.Name) and call.func.value.id == names[0]:
+                found.add(call.func.attr)
     return found
 
 
-def _diagnose(func: cst.FunctionDef, kind: str, called: FrozenSet[str] = frozenset()) -> Optional[str]:
-    """Why Lightning 2.x will not run this method as the author meant, or None. A removed hook
-    the class calls itself (``self.log_grad_norm(...)`` after LM302) is an ordinary method."""
-    params = [(p.name.value, p.default is not None) for p in positional_params(func)]
-    return diagnose(func.name.value, params, kind, called)
+# --- which comment lines libcst puts before a method ----------------------------------------
+
+def _is_elif(lines: List[str], node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and lines[node.lineno - 1][node.col_offset:].startswith("elif")
+
+
+def _last_block(stmt: ast.AST, lines: List[str]) -> Optional[List[ast.AST]]:
+    """The statements of the block that ends ``stmt`` (its last clause), None for a simple
+    statement. An ``elif`` chain is followed to its last clause."""
+    while True:
+        if isinstance(stmt, ast.If) and len(stmt.orelse) == 1 and _is_elif(lines, stmt.orelse[0]):
+            stmt = stmt.orelse[0]
+            continue
+        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+            return stmt.orelse or stmt.body
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            return (stmt.finalbody or stmt.orelse  # type: ignore[attr-defined]
+                    or (stmt.handlers[-1].body if stmt.handlers else stmt.body))  # type: ignore[attr-defined]
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith)):
+            return stmt.body
+        return None
+
+
+def _footer_indents(stmt: ast.AST, lines: List[str]) -> List[str]:
+    """The indentation of each indented block that ends with ``stmt`` (its last block, that
+    block's last statement's, ...). libcst gives each such block, as its footer, the comment
+    and blank lines after it up to the last one that starts with the block's indentation."""
+    out = []
+    while True:
+        if type(stmt).__name__ == "Match":
+            cases = stmt.cases  # type: ignore[attr-defined]
+            line = lines[cases[0].pattern.lineno - 1]
+            out.append(line[:len(line) - len(line.lstrip())])
+            block = cases[-1].body
+        else:
+            block = _last_block(stmt, lines)
+        if not block:
+            return out
+        first = block[0]
+        prefix = lines[first.lineno - 1][:first.col_offset]  # type: ignore[attr-defined]
+        if prefix.strip():  # the block is on its header's line (``if x: pass``): no footer
+            return out
+        out.append(prefix)
+        stmt = block[-1]
+
+
+def _has_marker_above(body: List[ast.stmt], i: int, lines: List[str]) -> bool:
+    """Whether a ``TODO(lightmigrate)`` comment is among the lines libcst holds as the
+    ``leading_lines`` of ``body[i]``: the comment and blank lines right above it (above its
+    decorators), less those the footers of the blocks that end ``body[i - 1]`` take."""
+    node = body[i]
+    top = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    region: List[str] = []  # the comment and blank lines above, top to bottom
+    line = top - 1
+    while line >= 1 and (not lines[line - 1].strip() or lines[line - 1].lstrip().startswith("#")):
+        region.insert(0, lines[line - 1])
+        line -= 1
+    if not any(MARKER_PREFIX in text for text in region):
+        return False
+    if i > 0:
+        indents = _footer_indents(body[i - 1], lines)
+        taken = [n for n, text in enumerate(region) if any(text.startswith(ind) for ind in indents)]
+        if taken:
+            region = region[taken[-1] + 1:]
+    return any(text.lstrip().startswith("#") and MARKER_PREFIX in text for text in region)
 
 
 def diagnose(name: str, params: Sequence[Tuple[str, bool]], kind: str,
              called: FrozenSet[str] = frozenset()) -> Optional[str]:
-    """:func:`_diagnose` from the method's name and its positional parameters as (name, has a
-    default) pairs, so the gate can ask it from Python's ``ast`` without a libcst tree."""
+    """Why Lightning 2.x will not run a method as the author meant, or None, from its name and
+    its positional parameters as (name, has a default) pairs. A removed hook the class calls
+    itself (``self.log_grad_norm(...)`` after LM302) is an ordinary method."""
     removed = removed_table(kind)
     if name in removed and name in called:
         return None
@@ -92,50 +151,26 @@ def diagnose(name: str, params: Sequence[Tuple[str, bool]], kind: str,
     return None
 
 
-@functools.lru_cache(maxsize=4096)
-def _misspelt(name: str, kind: str) -> bool:
-    return likely_misspelling(name, kind) is not None
+class _Marker(KindTransformer):
+    """Marks the methods at the sites' positions, each with its site's text."""
 
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target.split(".")[0] for s in sites))
+        self.todo = {(s.line, s.col + 1): s.data for s in sites}
 
-class _Marker(PrunedTransformer):
-    def __init__(self, rule_ctx: RuleContext) -> None:
-        self.ctx = rule_ctx
-        self.stack: List[Optional[str]] = []
-
-    def _kind(self, node: cst.ClassDef) -> Optional[str]:
-        index = self.ctx.project
-        info: Optional[ClassInfo] = index.resolve(node.name.value, self.ctx.path)
-        if info is None or info.path != self.ctx.path:
-            return None
-        if index.in_lightning_hierarchy(info):
-            return "module"
-        if index.in_lightning_hierarchy(info, CALLBACK_NAMES):
-            return "callback"
-        return None
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.stack.append(self._kind(node))
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        kind = self.stack.pop()
-        if kind is None or not isinstance(updated.body, cst.IndentedBlock):
-            return updated
+    def edit_class(self, kind, original, updated):
         items = list(updated.body.body)
         changed = False
-        called = frozenset(_self_calls(updated))
         for i, item in enumerate(items):
-            if not isinstance(item, cst.FunctionDef) or _has_any_marker(item):
-                continue
-            why = _diagnose(item, kind, called)
-            if why:
+            why = self.todo.get(self.ctx.position(self.module, original.body.body[i]))
+            if isinstance(item, cst.FunctionDef) and why:
                 items[i] = add_marker(item, CODE, why)
                 changed = True
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
 
 
-class DeadHooksRule(GatedRule):
+class DeadHooksRule(Rule):
     code = CODE
-    gate_reads_hook_facts = True
     name = "dead-hooks"
     summary = "Marks methods that look like Lightning hooks but that Lightning 2.x never calls, or cannot call."
     spec_rows = ("M4", "M5", "M10", "M11", "M12", "M13", "M14", "M15", "M16", "M20", "M27", "C1", "C3", "A.8")
@@ -256,32 +291,29 @@ class Model(pl.LightningModule):
         ),
     )
 
-    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        return HOOK_KINDS  # only hooks of LightningModules and Callbacks are marked
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        """One site per method of a LightningModule or Callback class that ``diagnose`` finds
+        wrong and that has no ``TODO(lightmigrate)`` marker yet; ``data`` is the marker's text."""
+        index_source(source, ctx)
+        sites = []
+        lines: Optional[List[str]] = None
+        for cls, kind in kind_classes(source, ctx, HOOK_KINDS):
+            called: Optional[FrozenSet[str]] = None
+            for i, item in enumerate(cls.body):
+                if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                if called is None:
+                    called = frozenset(_self_calls(cls))
+                params = list(zip(positional_names(item), positional_defaults(item)))
+                why = diagnose(item.name, params, kind, called)
+                if not why:
+                    continue
+                if lines is None:
+                    lines = re.split(r"\r\n|\r|\n", source.text)
+                if _has_marker_above(cls.body, i, lines):
+                    continue
+                sites.append(Site(item.lineno, item.col_offset, f"{cls.name}.{item.name}", "mark", why))
+        return sites
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Only methods of classes the index knows to be LightningModules or Callbacks are
-        # marked, and only when `diagnose` finds something wrong with their name or signature.
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None:
-            return True
-        kinds = hooks_path_kinds(ctx)
-        if kinds is None:
-            return True
-        kinds = kinds & {"module", "callback"}
-        if not any(name in removed_table(kind) or name in hook_table(kind) or _misspelt(name, kind)
-                   for kind in kinds for name in facts.defs):
-            return False
-        methods = hooks_kind_methods(text, ctx, kinds)
-        if methods is None:
-            return True
-        return any(
-            (name in removed_table(kind) or name in hook_table(kind) or _misspelt(name, kind))
-            and diagnose(name, tuple(zip(sig.positional, sig.defaults)), kind) is not None
-            for kind, name, sig in methods
-        )
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        if not ctx.project.has_path(ctx.path):
-            ctx.project.add_source(module_text(module), ctx.path)
-        return transform(module, _Marker(ctx))
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        return transform(module, _Marker(ctx, module, sites))

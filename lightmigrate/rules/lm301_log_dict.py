@@ -15,16 +15,17 @@ names the old key gets a marker too: the monitored key is now one of the flat ke
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Set
+import ast
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
 
-from lightmigrate.cst.helpers import add_marker, self_name, code_of
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import KindTransformer, ensure_indexed
-from lightmigrate.cst.walk import transform, PrunedTransformer, walk, find_all
-from lightmigrate.rules.shared.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
+from lightmigrate.cst.helpers import add_marker, code_of
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import KindTransformer, kind_classes
+from lightmigrate.rules.shared.hooksa_ast import char_col, index_source, methods, positional_names, simple_string
+from lightmigrate.cst.walk import transform, PrunedTransformer
 
 CODE = "LM301"
 _MODULE_KIND = frozenset({"module"})
@@ -32,6 +33,9 @@ _MODULE_KIND = frozenset({"module"})
 _LOG_POSITIONAL = ("prog_bar", "logger", "on_step", "on_epoch", "reduce_fx", "enable_graph", "sync_dist",
                    "sync_dist_group", "add_dataloader_idx", "batch_size", "metric_attribute", "rank_zero_only")
 _NOT_IN_LOG_DICT = frozenset({"metric_attribute"})
+WHY_BLOCKED = ("`self.log` with a dict value raises in Lightning 2.x; use `self.log_dict` with keys `<name>/<key>` "
+               "(1.9 flattened the dict that way)")
+WHY_KEYS = "`self.log` with a dict value raises in Lightning 2.x; use `self.log_dict` with keys `<name>/<key>`"
 
 
 def _string(node: cst.BaseExpression) -> Optional[str]:
@@ -51,50 +55,15 @@ def _with_text(template: cst.SimpleString, text: str) -> cst.SimpleString:
     return cst.SimpleString(f"{prefix}{quote}{body}{quote}")
 
 
-def _dict_bindings(func: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
-    """Local names the method binds exactly once, when that binding is a dict display."""
-    counts: Dict[str, int] = {}
-    values: Dict[str, cst.BaseExpression] = {}
-
-    class V(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if isinstance(node.target, cst.Name):
-                counts[node.target.value] = counts.get(node.target.value, 0) + 1
-            else:
-                for name in find_all(node.target, m.Name()):
-                    counts[name.value] = counts.get(name.value, 0) + 2  # type: ignore[attr-defined]
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for t in node.targets:
-                if isinstance(t.target, cst.Name):
-                    values[t.target.value] = node.value
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                counts[node.target.value] = counts.get(node.target.value, 0) + 2
-
-        def visit_For(self, node: cst.For) -> None:
-            for name in find_all(node.target, m.Name()):
-                counts[name.value] = counts.get(name.value, 0) + 2  # type: ignore[attr-defined]
-
-    walk(func.body, V())
-    params = {p.name.value for p in (*func.params.params, *func.params.posonly_params, *func.params.kwonly_params)}
-    return {k: v for k, v in values.items()
-            if counts.get(k) == 1 and k not in params and isinstance(v, (cst.Dict, cst.DictComp))}
-
-
 class _Rewriter(PrunedTransformer):
-    """Rewrites ``SELF.log(...)`` calls inside one method."""
+    """Rewrites or marks the ``SELF.log(...)`` calls of one method at the positions of
+    ``calls`` (position -> (action, name or why))."""
 
-    def __init__(self, owner: "_Fix", func: cst.FunctionDef) -> None:
+    def __init__(self, owner: "_Fix", calls: Dict[Tuple[int, int], Tuple[str, str]]) -> None:
         self.owner = owner
-        self.self_param = self_name(func)
-        self.bindings = _dict_bindings(func)
+        self.calls = calls
         self.pending_marker: Optional[str] = None
         self.changed = False
-
-    def _log_call(self, call: cst.Call) -> bool:
-        return m.matches(call.func, m.Attribute(value=m.Name(self.self_param), attr=m.Name("log")))
 
     def _value_arg(self, call: cst.Call) -> Optional[int]:
         for i, a in enumerate(call.args):
@@ -111,30 +80,21 @@ class _Rewriter(PrunedTransformer):
         return positional[0] if positional else None
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if not self._log_call(updated):
+        site = self.calls.get(self.owner.ctx.position(self.owner.module, original))
+        if site is None:
+            return updated
+        action, text = site
+        if action == "mark":
+            self.pending_marker = text
             return updated
         vi = self._value_arg(updated)
         name_arg = self._name_arg(updated)
-        if vi is None or name_arg is None:
-            return updated
+        assert vi is not None and name_arg is not None
         value = updated.args[vi].value
-        display = value
-        if isinstance(value, cst.Name) and value.value in self.bindings:
-            display = self.bindings[value.value]
-        if not isinstance(display, (cst.Dict, cst.DictComp)):
-            return updated
-        name = _string(name_arg.value)
-        keywords = {a.keyword.value for a in updated.args if a.keyword is not None}
-        blocked = (keywords & _NOT_IN_LOG_DICT) or any(a.star for a in updated.args)
-        positional = [a for a in updated.args if a.keyword is None]
-        if name is None or "{" in name or "}" in name or blocked or len(positional) > 2 + 10:
-            self.pending_marker = ("`self.log` with a dict value raises in Lightning 2.x; use `self.log_dict` "
-                                   "with keys `<name>/<key>` (1.9 flattened the dict that way)")
-            return updated
+        display = value if isinstance(value, (cst.Dict, cst.DictComp)) else None
         new_dict = self._flatten(display, name_arg.value, value)  # type: ignore[arg-type]
-        if new_dict is None:
-            self.pending_marker = ("`self.log` with a dict value raises in Lightning 2.x; use `self.log_dict` "
-                                   "with keys `<name>/<key>`")
+        if new_dict is None:  # (find saw no reason for this; see ``_flattens``)
+            self.pending_marker = WHY_KEYS
             return updated
         args: List[cst.Arg] = []
         for i, a in enumerate(updated.args):
@@ -148,13 +108,13 @@ class _Rewriter(PrunedTransformer):
         args.sort(key=lambda a: 0 if a.value is new_dict else 1)
         args[-1] = args[-1].with_changes(comma=updated.args[-1].comma)
         self.changed = True
-        self.owner.logged_names.append(name)
+        self.owner.logged_names.append(text)
         return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("log_dict")), args=args)
 
-    def _flatten(self, display: cst.BaseExpression, name_node: cst.SimpleString,
+    def _flatten(self, display: Optional[cst.BaseExpression], name_node: cst.SimpleString,
                  value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         name = _string(name_node) or ""
-        if display is not value:  # a local name bound to a dict: flatten at run time
+        if display is None:  # a local name bound to a dict: flatten at run time
             return cst.parse_expression(f'{{f"{_fstring_safe(name)}/{{k}}": v for k, v in {value.value}.items()}}')  # type: ignore[attr-defined]
         if isinstance(display, cst.Dict):
             elements = []
@@ -193,21 +153,25 @@ def _fstring_safe(text: str) -> str:
 
 
 class _Fix(KindTransformer):
-    def __init__(self, ctx, module, monitored: Set[str]) -> None:
-        super().__init__(ctx, module)
-        self.monitored = monitored
+    """Rewrites or marks the calls of the sites: ``todo`` maps the position of a method to its
+    calls' positions and what to do there."""
+
+    def __init__(self, ctx, module, todo: Dict[Tuple[int, int], Dict[Tuple[int, int], Tuple[str, str]]]) -> None:
+        super().__init__(ctx, module, only=frozenset(name for name, _ in todo.values()))
+        self.todo = todo
         self.logged_names: List[str] = []
 
     def edit_class(self, kind, original, updated):
-        if kind != "module":
-            return updated
         items = list(updated.body.body)
         changed = False
         for i, item in enumerate(items):
-            if not isinstance(item, cst.FunctionDef) or "log" not in code_of(item):
+            if not isinstance(item, cst.FunctionDef):
+                continue
+            found = self.todo.get(self.ctx.position(self.module, original.body.body[i]))
+            if found is None:
                 continue
             before = len(self.logged_names)
-            rewriter = _Rewriter(self, item)
+            rewriter = _Rewriter(self, found[1])
             new = transform(item, rewriter)
             if rewriter.changed:
                 items[i] = new
@@ -217,15 +181,6 @@ class _Fix(KindTransformer):
                                 f"{self.class_name}.{item.name.value}: self.log({name!r}, dict) -> "
                                 f"self.log_dict with keys '{name}/<key>'")
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
-
-
-def _monitored(module: cst.Module) -> Set[str]:
-    found: Set[str] = set()
-    for arg in find_all(module, m.Arg(keyword=m.Name("monitor"), value=m.SimpleString())):
-        value = _string(arg.value)  # type: ignore[attr-defined]
-        if value is not None:
-            found.add(value)
-    return found
 
 
 class _MarkMonitors(PrunedTransformer):
@@ -249,9 +204,94 @@ class _MarkMonitors(PrunedTransformer):
         return updated
 
 
-class LogDictRule(GatedRule):
+# --- find, on Python's ast ------------------------------------------------------------------
+
+def _cst_names(node: ast.AST) -> Iterator[str]:
+    """The names libcst holds as ``Name`` nodes in the expression ``node``: names, attribute
+    names, keywords of calls and lambda parameters."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            yield sub.id
+        elif isinstance(sub, ast.Attribute):
+            yield sub.attr
+        elif isinstance(sub, ast.keyword) and sub.arg is not None:
+            yield sub.arg
+        elif isinstance(sub, ast.arg):
+            yield sub.arg
+
+
+def _dict_bindings(func: ast.AST) -> Dict[str, ast.AST]:
+    """Local names the method binds exactly once, when that binding is a dict display."""
+    counts: Dict[str, int] = {}
+    values: Dict[str, ast.AST] = {}
+
+    def bump(name: str, by: int) -> None:
+        counts[name] = counts.get(name, 0) + by
+
+    for stmt in func.body:  # type: ignore[attr-defined]
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bump(target.id, 1)
+                        values[target.id] = node.value
+                    else:
+                        for name in _cst_names(target):
+                            bump(name, 2)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                bump(node.target.id, 2)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                for name in _cst_names(node.target):
+                    bump(name, 2)
+    args = func.args  # type: ignore[attr-defined]
+    params = {a.arg for a in (*args.args, *args.posonlyargs, *args.kwonlyargs)}
+    return {k: v for k, v in values.items()
+            if counts.get(k) == 1 and k not in params and isinstance(v, (ast.Dict, ast.DictComp))}
+
+
+def _argument(call: ast.Call, keyword: str, position: int) -> Optional[ast.AST]:
+    """The argument passed as ``keyword=`` or else as the ``position``-th positional one."""
+    for k in call.keywords:
+        if k.arg == keyword:
+            return k.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return positional[position] if len(positional) > position else None
+
+
+def _key_flattens(source: SourceFile, key: Optional[ast.AST]) -> bool:
+    """Whether ``_Rewriter._flatten`` can write this key with the name in front."""
+    if key is None:  # ``**other`` in the dict
+        return False
+    if simple_string(source, key) is not None:
+        return True
+    code = ast.get_source_segment(source.text, key) or '"'
+    return '"' not in code and "\n" not in code
+
+
+def _decide(source: SourceFile, call: ast.Call, bindings: Dict[str, ast.AST]) -> Optional[Tuple[str, str]]:
+    """What ``_Rewriter`` does with a ``SELF.log(...)`` call: ("rewrite", name), ("mark", why)
+    or None (its value is not a dict it can see)."""
+    value = _argument(call, "value", 1)
+    name = _argument(call, "name", 0)
+    if value is None or name is None:
+        return None
+    display = bindings.get(value.id, value) if isinstance(value, ast.Name) else value
+    if not isinstance(display, (ast.Dict, ast.DictComp)):
+        return None
+    text = simple_string(source, name)
+    keywords = {k.arg for k in call.keywords}
+    blocked = (keywords & (_NOT_IN_LOG_DICT | {None})) or any(isinstance(a, ast.Starred) for a in call.args)
+    if text is None or "{" in text or "}" in text or blocked or len(call.args) > 2 + 10:
+        return ("mark", WHY_BLOCKED)
+    if display is value:
+        keys = display.keys if isinstance(display, ast.Dict) else [display.key]
+        if not all(_key_flattens(source, k) for k in keys):
+            return ("mark", WHY_KEYS)
+    return ("rewrite", text)
+
+
+class LogDictRule(Rule):
     code = CODE
-    gate_reads_hook_facts = True
     name = "log-dict-value"
     summary = "`self.log(name, dict)` becomes `self.log_dict` with the flat `name/key` keys 1.9 logged."
     spec_rows = ("M18",)
@@ -337,31 +377,53 @@ class Plain:
         ),
     )
 
-    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        return _MODULE_KIND  # calls are rewritten only inside LightningModules
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        """A site per ``SELF.log(name, dict)`` call in the methods of LightningModule classes
+        ("rewrite", or "mark" when the call cannot be rewritten), and per ``monitor="name"``
+        argument of the file naming a key that a rewritten call logged ("mark-monitor").
+        ``data`` of a call: (the method's position, the call's position in characters, the
+        class name, the logged name or the marker's text)."""
+        index_source(source, ctx)
+        sites = []
+        rewritten: Set[str] = set()
+        for cls, _ in kind_classes(source, ctx, _MODULE_KIND):
+            for func in methods(cls):
+                receiver = (positional_names(func) or ["self"])[0]
+                bindings: Optional[Dict[str, ast.AST]] = None
+                for call in ast.walk(func):
+                    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                            and call.func.attr == "log" and isinstance(call.func.value, ast.Name)
+                            and call.func.value.id == receiver):
+                        continue
+                    if bindings is None:
+                        bindings = _dict_bindings(func)
+                    decision = _decide(source, call, bindings)
+                    if decision is None:
+                        continue
+                    action, text = decision
+                    if action == "rewrite":
+                        rewritten.add(text)
+                    method = (func.lineno, func.col_offset + 1)  # type: ignore[attr-defined]
+                    position = (call.lineno, char_col(source, call.lineno, call.col_offset) + 1)
+                    sites.append(Site(call.lineno, call.col_offset, f"{cls.name}.{func.name}", action,  # type: ignore[attr-defined]
+                                      (method, position, cls.name, text)))
+        if rewritten:
+            for node in ast.walk(source.tree):
+                if isinstance(node, ast.keyword) and node.arg == "monitor":
+                    name = simple_string(source, node.value)
+                    if name in rewritten:
+                        sites.append(Site(node.value.lineno, node.value.col_offset, "monitor", "mark-monitor", name))
+        return sorted(sites, key=lambda s: (s.line, s.col))
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Calls are only rewritten (or marked) inside LightningModule classes, when their value
-        # is a dict display or a name bound to one; monitors only marked for names logged so.
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None:
-            return True
-        if "log" not in facts.calls:
-            return False
-        kinds = hooks_path_kinds(ctx)
-        if kinds is not None and "module" not in kinds:
-            return False
-        found = hook_facts(text)
-        if found is None:
-            return True
-        return bool(found.log_value_kinds & {"Dict", "DictComp"} or found.log_value_names & found.dict_bound)
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        ensure_indexed(module, ctx)
-        monitored = _monitored(module)
-        fixer = _Fix(ctx, module, monitored)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        todo: Dict[Tuple[int, int], Tuple[str, Dict[Tuple[int, int], Tuple[str, str]]]] = {}
+        for site in sites:
+            if site.action != "mark-monitor":
+                method, position, cls, text = site.data
+                todo.setdefault(method, (cls, {}))[1][position] = (site.action, text)
+        fixer = _Fix(ctx, module, todo)
         out = transform(module, fixer)
-        hits = monitored & set(fixer.logged_names)
+        hits = {s.data for s in sites if s.action == "mark-monitor"} & set(fixer.logged_names)
         if hits:
             out = transform(out, _MarkMonitors(hits))
         return out

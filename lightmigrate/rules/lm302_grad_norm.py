@@ -17,13 +17,13 @@ or when the value is not a literal, the argument is marked.
 
 from __future__ import annotations
 
-from typing import List, Optional
+import ast
+from typing import List, Optional, Sequence
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
 
 from lightmigrate.cst.helpers import (
-    BodyFacts,
     add_marker,
     append_statements,
     body_of,
@@ -31,14 +31,19 @@ from lightmigrate.cst.helpers import (
     parse_statements,
     positional_params,
 )
-from lightmigrate.analysis.facts import file_facts
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared import trainer_kwargs
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import Hierarchy, class_kind, ensure_indexed
-from lightmigrate.rules.shared.gates import string_key
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import Hierarchy, ast_class_defs, class_kind
+from lightmigrate.rules.shared.hooksa_ast import (
+    index_source,
+    methods,
+    positional_names,
+    returns_or_yields,
+    simple_string,
+)
 from lightmigrate.cst.helpers import ensure_import, lightning_root
-from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
+from lightmigrate.cst.walk import transform, PrunedTransformer
 
 CODE = "LM302"
 ARG = "track_grad_norm"
@@ -46,16 +51,51 @@ HOOK = "on_before_optimizer_step"
 _OFF = ("-1", "-1.0")
 
 
-def _literal(node: cst.BaseExpression) -> Optional[str]:
+def _literal(source: SourceFile, node: ast.AST) -> Optional[str]:
     """The source of a literal norm type (``2``, ``2.0``, ``"inf"``, ``-1``), else None."""
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return node.value
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(
-            node.expression, (cst.Integer, cst.Float)):
-        return "-" + node.expression.value
-    if isinstance(node, cst.SimpleString) and node.evaluated_value in ("inf", "-1"):
-        return node.value if node.evaluated_value == "inf" else "-1"
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return ast.get_source_segment(source.text, node)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(
+            node.operand, ast.Constant) and type(node.operand.value) in (int, float):
+        return "-" + (ast.get_source_segment(source.text, node.operand) or "")
+    value = simple_string(source, node)
+    if value in ("inf", "-1"):
+        return ast.get_source_segment(source.text, node) if value == "inf" else "-1"
     return None
+
+
+def _is_trainer_call(node: ast.Call) -> bool:
+    func = node.func
+    return (isinstance(func, ast.Attribute) and func.attr == "Trainer") or (
+        isinstance(func, ast.Name) and func.id == "Trainer")
+
+
+def _trainer_dict_value(source: SourceFile, node: ast.Dict) -> Optional[ast.AST]:
+    """The value of the first "track_grad_norm" key of a Trainer-kwargs dict (every key a
+    Trainer argument name, as ``trainer_kwargs`` reads them), else None."""
+    keys = node.keys
+    if not keys or not any(isinstance(k, ast.Constant) and k.value == ARG for k in keys):
+        return None
+    names = [None if k is None else simple_string(source, k) for k in keys]
+    if not all(n is not None and n in trainer_kwargs.TRAINER_ARGS for n in names):
+        return None
+    return node.values[names.index(ARG)]
+
+
+def _found(source: SourceFile) -> Optional[ast.AST]:
+    """The value ``trainer_kwargs.find(module, [ARG])`` reads: the first ``track_grad_norm=``
+    of a ``Trainer(...)`` call or key of a Trainer-kwargs dict, in the order libcst visits
+    them (by where the call or dict starts, an enclosing one first)."""
+    found = []
+    for node in ast.walk(source.tree):
+        value = None
+        if isinstance(node, ast.Call) and _is_trainer_call(node):
+            value = next((k.value for k in node.keywords if k.arg == ARG), None)
+        elif isinstance(node, ast.Dict):
+            value = _trainer_dict_value(source, node)
+        if value is not None:
+            found.append(((node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset), value))  # type: ignore[operator]
+    return min(found, key=lambda f: f[0])[1] if found else None
 
 
 def _statements(norm: str, logs_with: str, opt: str, slf: str) -> List[cst.BaseStatement]:
@@ -91,20 +131,17 @@ class _StatementMarker(PrunedTransformer):
         return updated
 
 
-def _module_classes(module: cst.Module, ctx: RuleContext) -> List[cst.ClassDef]:
-    return [c for c in find_all(module, m.ClassDef()) if class_kind(ctx, c.name.value) == "module"]  # type: ignore
-
-
 class _AddLogging(PrunedTransformer):
-    def __init__(self, target: cst.ClassDef, norm: str, ctx: RuleContext, module: cst.Module) -> None:
-        self.target = target
+    """Appends the logging to the hook of the class at ``position`` (line, 1-based column)."""
+
+    def __init__(self, position, norm: str, ctx: RuleContext, module: cst.Module) -> None:
+        self.position = position
         self.norm = norm
         self.ctx = ctx
         self.module = module
-        self.problem: Optional[str] = None
 
     def leave_ClassDef(self, original, updated):
-        if original is not self.target:
+        if self.ctx.position(self.module, original) != self.position:
             return updated
         info = self.ctx.project.resolve(original.name.value, self.ctx.path)
         assert info is not None
@@ -116,10 +153,6 @@ class _AddLogging(PrunedTransformer):
             idx = existing[-1]
             func: cst.FunctionDef = items[idx]  # type: ignore[assignment]
             params = positional_params(func)
-            if len(params) < 2 or BodyFacts(body_of(func)).has_return or BodyFacts(body_of(func)).has_yield:
-                self.problem = (f"cannot append the grad-norm logging to `{HOOK}` (it returns early or takes "
-                                "no optimizer)")
-                return updated
             slf, opt = params[0].name.value, params[1].name.value
             logs = f"{slf}.log_grad_norm(norms)" if own_logger else \
                 f"{slf}.log_dict(norms, on_step=True, on_epoch=True, prog_bar=False, logger=True)"
@@ -141,7 +174,7 @@ class _AddLogging(PrunedTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items))
 
 
-class GradNormRule(GatedRule):
+class GradNormRule(Rule):
     code = CODE
     name = "track-grad-norm"
     summary = "`Trainer(track_grad_norm=p)` becomes 1.9's exact grad-norm logging in `on_before_optimizer_step`."
@@ -221,36 +254,37 @@ trainer = pl.Trainer(max_epochs=3)
         ),
     )
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # apply acts only on `Trainer(track_grad_norm=...)` (called by that last name) and on
-        # Trainer-kwargs dict literals with the key "track_grad_norm".
-        facts = file_facts(text)
-        if not facts.parsed:
-            return True
-        return ARG in facts.call_keywords.get("Trainer", ()) or string_key(text, frozenset({ARG}))
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        found = trainer_kwargs.find(module, [ARG])
-        if ARG not in found:
-            return module
-        ensure_indexed(module, ctx)
-        norm = _literal(found[ARG])
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        """One site at the first ``track_grad_norm`` Trainer argument of the file: "remove" (it
+        is off), "rewrite" (``target`` the one LightningModule class, ``data`` the norm) or
+        "mark" (``data`` why)."""
+        value = _found(source)
+        if value is None:
+            return []
+        index_source(source, ctx)
+        norm = _literal(source, value)
+        at = (value.lineno, value.col_offset)  # type: ignore[attr-defined]
         if norm in _OFF:
-            return trainer_kwargs.remove(module, [ARG])
-        classes = _module_classes(module, ctx)
-        why = None
+            return [Site(*at, "", "remove")]
+        classes = [c for c in ast_class_defs(source.tree) if class_kind(ctx, c.name) == "module"]
         if norm is None:
-            why = "the value is not a literal"
-        elif len(classes) != 1:
-            why = "this file does not define exactly one LightningModule"
-        if why is None:
-            adder = _AddLogging(classes[0], norm, ctx, module)
-            out = transform(module, adder)
-            if adder.problem:
-                why = adder.problem
-            else:
-                out = trainer_kwargs.remove(out, [ARG])
-                return ensure_import(out, f"{lightning_root(out)}.utilities", "grad_norm")
+            return [Site(*at, "", "mark", "the value is not a literal")]
+        if len(classes) != 1:
+            return [Site(*at, "", "mark", "this file does not define exactly one LightningModule")]
+        hooks = [f for f in methods(classes[0]) if f.name == HOOK]  # type: ignore[attr-defined]
+        if hooks and (len(positional_names(hooks[-1])) < 2 or any(returns_or_yields(hooks[-1]))):
+            return [Site(*at, "", "mark", f"cannot append the grad-norm logging to `{HOOK}` (it returns early "
+                                           "or takes no optimizer)")]
+        return [Site(classes[0].lineno, classes[0].col_offset, classes[0].name, "rewrite", norm)]
+
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        (site,) = sites
+        if site.action == "remove":
+            return trainer_kwargs.remove(module, [ARG])
+        if site.action == "rewrite":
+            out = transform(module, _AddLogging((site.line, site.col + 1), site.data, ctx, module))
+            out = trainer_kwargs.remove(out, [ARG])
+            return ensure_import(out, f"{lightning_root(out)}.utilities", "grad_norm")
         return transform(module, _StatementMarker(
             "`track_grad_norm` is gone in Lightning 2.x: log `grad_norm(self, norm_type=p)` (values rounded to 4 "
             "digits, optimizer 0 only, on_step and on_epoch) in the module's `on_before_optimizer_step`, then drop "

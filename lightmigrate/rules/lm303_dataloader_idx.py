@@ -16,15 +16,15 @@ parameter after it already has one (otherwise LM002 marks the signature).
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional, Sequence
+from typing import List, Sequence
 
 import libcst as cst
 
 from lightmigrate.cst.helpers import positional_params, set_param_default
 from lightmigrate.catalog.hooks import hook_table
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import HOOK_KINDS, KindTransformer, ensure_indexed
-from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_kind_methods, hooks_path_kinds
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import HOOK_KINDS, KindTransformer, kind_classes
+from lightmigrate.rules.shared.hooksa_ast import index_source, methods, positional_defaults, positional_names
 from lightmigrate.cst.walk import transform
 
 CODE = "LM303"
@@ -59,26 +59,32 @@ def signature_needs_default(name: str, posonly: bool, defaults: Sequence[bool], 
 
 
 class _Fix(KindTransformer):
+    """Gives the parameter each site names (``data``) the default 0, in the methods at the
+    sites' positions."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target.split(".")[0] for s in sites))
+        self.todo = {(s.line, s.col + 1): s.data for s in sites}
+
     def edit_class(self, kind, original, updated):
-        if kind not in ("module", "callback"):
-            return updated
         items = list(updated.body.body)
         changed = False
         for i, item in enumerate(items):
-            if isinstance(item, cst.FunctionDef) and needs_default(item, kind):
-                skip = 3 if kind == "callback" else 1
-                param = positional_params(item)[skip + hook_table(kind)[item.name.value]]
-                items[i] = set_param_default(item, param.name.value, "0")
-                self.report(CODE, original.body.body[i],
-                            f"{self.class_name}.{item.name.value}: `{param.name.value}` defaults to 0 "
-                            "(Lightning 2.x passes it only with several dataloaders)")
-                changed = True
+            if not isinstance(item, cst.FunctionDef):
+                continue
+            param = self.todo.get(self.ctx.position(self.module, original.body.body[i]))
+            if param is None:
+                continue
+            items[i] = set_param_default(item, param, "0")
+            self.report(CODE, original.body.body[i],
+                        f"{self.class_name}.{item.name.value}: `{param}` defaults to 0 "
+                        "(Lightning 2.x passes it only with several dataloaders)")
+            changed = True
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
 
 
-class DataloaderIdxRule(GatedRule):
+class DataloaderIdxRule(Rule):
     code = CODE
-    gate_reads_hook_facts = True
     name = "dataloader-idx-default"
     summary = "Gives `dataloader_idx` parameters of batch hooks the default 0 that Lightning 2.x needs."
     spec_rows = ("M20", "C3", "A8-hooks")
@@ -150,29 +156,20 @@ class Other:
         ),
     )
 
-    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        return HOOK_KINDS  # only hooks of LightningModules and Callbacks change
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        """One site per batch hook of a LightningModule or Callback class whose signature
+        ``needs_default``; ``data`` is the name of the parameter that gets ``=0``."""
+        index_source(source, ctx)
+        sites = []
+        for cls, kind in kind_classes(source, ctx, HOOK_KINDS):
+            for func in methods(cls):
+                posonly = bool(func.args.posonlyargs)  # type: ignore[attr-defined]
+                if not signature_needs_default(func.name, posonly, positional_defaults(func), kind):  # type: ignore[attr-defined]
+                    continue
+                skip = 3 if kind == "callback" else 1
+                param = positional_names(func)[skip + hook_table(kind)[func.name]]  # type: ignore[attr-defined]
+                sites.append(Site(func.lineno, func.col_offset, f"{cls.name}.{func.name}", "default-0", param))  # type: ignore[attr-defined]
+        return sites
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Only hooks of classes the index knows to be LightningModules or Callbacks whose
-        # signature `needs_default` (read from Python's ast) are changed.
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None:
-            return True
-        names = facts.defs & (EVAL_HOOKS | TRAIN_HOOKS)
-        if not names:
-            return False
-        kinds = hooks_path_kinds(ctx)
-        if kinds is None:
-            return True
-        kinds = kinds & {"module", "callback"}
-        if not kinds:
-            return False
-        methods = hooks_kind_methods(text, ctx, kinds)
-        if methods is None:
-            return True
-        return any(signature_needs_default(name, sig.posonly, sig.defaults, kind) for kind, name, sig in methods)
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        ensure_indexed(module, ctx)
-        return transform(module, _Fix(ctx, module))
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        return transform(module, _Fix(ctx, module, sites))

@@ -14,17 +14,16 @@ which is marked.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Optional, Union
+import ast
+from typing import Dict, List, Optional, Sequence, Union
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
 
-from lightmigrate.cst.helpers import add_marker, positional_params
-from lightmigrate.analysis.facts import file_facts
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import HOOK_KINDS as KINDS, KindTransformer, ensure_indexed, may_have_kind
-from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
-from lightmigrate.rules.shared.gates import attribute_read, hook_facts
+from lightmigrate.cst.helpers import add_marker
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import HOOK_KINDS as KINDS, KindTransformer, kind_classes
+from lightmigrate.cst.walk import transform, PrunedTransformer
 
 CODE = "LM304"
 VALUES: Dict[Union[int, str], str] = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true",
@@ -105,31 +104,24 @@ class _Method(PrunedTransformer):
         return updated
 
 
-def _assigns_precision(cls: cst.ClassDef) -> bool:
-    for target in find_all(cls, m.AssignTarget() | m.AnnAssign()):
-        t = target.target  # type: ignore[attr-defined]
-        if m.matches(t, m.Attribute(attr=m.Name("precision"))):
-            return True
-    return False
-
-
 class _Fix(KindTransformer):
+    """Carries out the sites: the methods at their positions (line, 1-based column)."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target.split(".")[0] for s in sites))
+        self.todo = {(s.line, s.col + 1): (*s.data, s.action) for s in sites}
+
     def edit_class(self, kind, original, updated):
-        if kind not in ("module", "callback") or _assigns_precision(updated):
-            return updated
         items = list(updated.body.body)
         changed = False
         for i, item in enumerate(items):
             if not isinstance(item, cst.FunctionDef):
                 continue
-            params = positional_params(item)
-            index = 0 if kind == "module" else 2
-            if len(params) <= index:
+            site = self.todo.get(self.ctx.position(self.module, original.body.body[i]))
+            if site is None:
                 continue
-            receiver = params[index].name.value
-            if not find_all(item, m.Attribute(value=m.Name(receiver), attr=m.Name("precision"))):
-                continue
-            if kind == "module" and item.name.value == "__init__":
+            kind, receiver, action = site
+            if action == "mark-init":
                 items[i] = add_marker(item, CODE, WHY_INIT)
                 changed = True
                 continue
@@ -171,22 +163,27 @@ def _rewrite(func: cst.FunctionDef, method: _Method) -> cst.FunctionDef:
     return func
 
 
-def _param_precision_read(text: str) -> bool:
-    """Whether some ``NAME.precision`` may be in ``text`` where NAME is the first or third
-    positional parameter of a method of some class (``_Fix`` reads the first in a
-    LightningModule, the third, ``pl_module``, in a Callback)."""
-    found = hook_facts(text)
-    if found is None:
-        return True
-    receivers = frozenset(sig.positional[i] for _, methods in found.class_methods for _, sig in methods
-                          for i in (0, 2) if len(sig.positional) > i)
-    return bool(receivers) and attribute_read(text, _PRECISION, receivers)
+def _assigns_precision(cls: ast.ClassDef) -> bool:
+    """Whether the class (at any depth) assigns some ``X.precision = ...`` (plain or annotated)."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        if any(isinstance(t, ast.Attribute) and t.attr == "precision" for t in targets):
+            return True
+    return False
 
 
-_PRECISION = frozenset({"precision"})
+def _reads_precision(func: ast.AST, receiver: str) -> bool:
+    """Whether ``receiver.precision`` occurs anywhere in ``func`` (decorators and defaults too)."""
+    return any(isinstance(node, ast.Attribute) and node.attr == "precision" and isinstance(node.value, ast.Name)
+               and node.value.id == receiver for node in ast.walk(func))
 
 
-class PrecisionAttrRule(GatedRule):
+class PrecisionAttrRule(Rule):
     code = CODE
     name = "module-precision"
     summary = "`self.precision` becomes `self.trainer.precision`, with compared values translated to the 2.x strings."
@@ -195,7 +192,6 @@ class PrecisionAttrRule(GatedRule):
              "PR 16203)")
     safety = Safety.PRESERVING
     triggers = (".precision",)
-    gate_reads_hook_facts = True
     description = (
         "Lightning 2.x removed `LightningModule.precision` (1.9 copied the Trainer's precision onto the module as "
         "16/32/64 or \"bf16\"); `self.trainer.precision` is a string such as \"32-true\" or \"16-mixed\". "
@@ -270,16 +266,28 @@ class Model(pl.LightningModule):
         ),
     )
 
-    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        return KINDS  # the gate's may_have_kind
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        """One site per method of a LightningModule or Callback class that reads the precision
+        of its receiver (the first positional parameter in a module, the third, ``pl_module``,
+        in a callback), unless the class assigns some ``.precision`` itself: "mark-init" for a
+        module's ``__init__``, "rewrite" elsewhere. ``data`` is (kind, receiver)."""
+        if not ctx.project.has_path(ctx.path):
+            ctx.project.add_source(source.text, ctx.path, tree=source.tree)
+        sites = []
+        for cls, kind in kind_classes(source, ctx, KINDS):
+            if _assigns_precision(cls):
+                continue
+            for item in cls.body:
+                if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                params = [*item.args.posonlyargs, *item.args.args]
+                index = 0 if kind == "module" else 2
+                if len(params) <= index or not _reads_precision(item, params[index].arg):
+                    continue
+                action = "mark-init" if kind == "module" and item.name == "__init__" else "rewrite"
+                sites.append(Site(item.lineno, item.col_offset, f"{cls.name}.{item.name}", action,
+                                  (kind, params[index].arg)))
+        return sites
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Only `<param>.precision` inside a LightningModule or Callback class of this file.
-        facts = file_facts(text)
-        if not facts.parsed:
-            return True
-        return "precision" in facts.attributes and may_have_kind(ctx, KINDS) and _param_precision_read(text)
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        ensure_indexed(module, ctx)
-        return transform(module, _Fix(ctx, module))
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        return transform(module, _Fix(ctx, module, sites))

@@ -1,4 +1,5 @@
-"""The gates (``Rule.needed``) of the hook rules LM002, LM004, LM301, LM303, LM305 and LM306:
+"""The gates (``Rule.needed``) of the hook rules LM004, LM305 and LM306 (LM001, LM002, LM003,
+LM301 and LM303 find their sites themselves: see their own tests):
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -15,15 +16,11 @@ from gate_checks import gate_says, walk_acts
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.shared.gates import def_parameter_names
-from lightmigrate.rules.lm303_dataloader_idx import DataloaderIdxRule
-from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
 from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
 from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
-from lightmigrate.rules.lm301_log_dict import LogDictRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 
-RULES = [DeadHooksRule(), OptimizerHooksRule(), LogDictRule(), DataloaderIdxRule(),
-         LegacyHooksRule(), LegacyModuleApiRule()]
+RULES = [OptimizerHooksRule(), LegacyHooksRule(), LegacyModuleApiRule()]
 BY_CODE = {r.code: r for r in RULES}
 
 
@@ -290,127 +287,6 @@ def test_lm004_backward_with_an_old_signature_in_an_unrecognised_class_is_marked
 
 
 # ---------------------------------------------------------------------------------------------
-# LM002 dead hooks
-
-def test_lm002_misspelt_and_removed_hooks_are_needed():
-    module = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def on_training_epoch_end(self):
-                pass
-        """}
-    check("LM002", "m.py", module, True)
-    callback = {
-        "cb.py": "from lightning.pytorch.callbacks import Callback\n\n\nclass Base(Callback):\n    pass\n",
-        "p.py": """\
-            from cb import Base
-
-
-            class Printer(Base):
-                def on_epoch_end(self, trainer, pl_module):
-                    print(trainer.current_epoch)
-            """,
-    }
-    check("LM002", "p.py", callback, True)
-
-
-def test_lm002_callback_signature_next_to_a_module_is_not_needed():
-    # each class's methods are checked against its own kind's hook table
-    files = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class Model(pl.LightningModule):
-            def on_validation_end(self):
-                pass
-
-
-        class Watch(pl.Callback):
-            def on_validation_end(self, trainer, pl_module):
-                pass
-
-            def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
-                pass
-        """}
-    check("LM002", "m.py", files, False)
-
-
-def test_lm002_plain_class_is_not_needed():
-    files = {"p.py": """\
-        class Plain:
-            def on_epoch_end(self):
-                pass
-
-            def training_step_end(self, out):
-                return out
-        """}
-    check("LM002", "p.py", files, False)
-
-
-def test_lm002_signature_that_2x_cannot_call():
-    files = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def on_train_batch_start(self, batch, batch_idx, unused):
-                pass
-        """}
-    check("LM002", "m.py", files, True)
-
-
-# ---------------------------------------------------------------------------------------------
-# LM303 dataloader_idx defaults
-
-def test_lm303_module_and_callback_hooks():
-    files = {"m.py": """\
-        import lightning.pytorch as L
-
-
-        class M(L.LightningModule):
-            def predict_step(self, batch, batch_idx, dataloader_idx):
-                return batch
-        """}
-    check("LM303", "m.py", files, True)
-    files = {
-        "cb.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.Callback):\n    pass\n",
-        "w.py": """\
-            from cb import Base
-
-
-            class Watch(Base):
-                def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, idx):
-                    print(idx)
-            """,
-    }
-    check("LM303", "w.py", files, True)
-
-
-def test_lm303_defaults_present_or_not_a_hook_of_the_kind():
-    files = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def validation_step(self, batch, batch_idx, dataloader_idx=0):
-                return batch
-
-
-        class Watch(pl.Callback):
-            def validation_step(self, batch, batch_idx, dataloader_idx):
-                return batch
-
-
-        class Other:
-            def test_step(self, batch, batch_idx, dataloader_idx):
-                return batch
-        """}
-    check("LM303", "m.py", files, False)
-
-
-# ---------------------------------------------------------------------------------------------
 # LM305 legacy hooks
 
 def test_lm305_by_kind():
@@ -511,53 +387,6 @@ def test_lm306_model_size_outside_lightning_is_not_needed():
                 return self.model_size
         """}
     check("LM306", "p.py", files, False)
-
-
-# ---------------------------------------------------------------------------------------------
-# LM301 self.log with a dict
-
-def test_lm301_dict_value_and_local_dict():
-    literal = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                self.log("train", value={"a": batch})
-                return batch
-        """}
-    check("LM301", "m.py", literal, True)
-    local = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def validation_step(self, batch, batch_idx):
-                metrics = {"acc": batch}
-                self.log("val", metrics)
-        """}
-    check("LM301", "m.py", local, True)
-
-
-def test_lm301_scalars_or_outside_lightning_are_not_needed():
-    scalars = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                metrics = {"acc": batch}
-                self.log("loss", batch)
-                self.log_dict(metrics)
-                return batch
-        """}
-    check("LM301", "m.py", scalars, False)
-    plain = {"p.py": """\
-        class Logger:
-            def step(self):
-                self.log("train", {"a": 1})
-        """}
-    check("LM301", "p.py", plain, False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM302, LM005, LM006, LM304,
-LM309. A gate may say "needed" for nothing, but must never say "not needed" where the rule's
-walk changes or reports something."""
+"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM005, LM006,
+LM309 (LM302 and LM304 find their sites themselves: see their own tests). A gate may say "needed" for nothing,
+but must never say "not needed" where the rule's walk changes or reports something."""
 
 from __future__ import annotations
 
@@ -17,15 +17,13 @@ from lightmigrate.rules.shared.gates import (
     string_key,
     trainer_call_names,
 )
-from lightmigrate.rules.lm302_grad_norm import GradNormRule
 from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
-from lightmigrate.rules.lm304_precision_attr import PrecisionAttrRule
 from lightmigrate.rules.lm006_tbptt import TbpttRule
 from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
 from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
 
-GROUP = [TrainerConstructorRule(), TrainerApiRule(), GradNormRule(), MultiOptimizerRule(), TbpttRule(),
-         PrecisionAttrRule(), BehaviourNotesRule()]
+GROUP = [TrainerConstructorRule(), TrainerApiRule(), MultiOptimizerRule(), TbpttRule(),
+         BehaviourNotesRule()]
 
 
 # --- every example that changes code passes its rule's gate --------------------------------
@@ -41,7 +39,7 @@ def test_every_changing_example_passes_the_gate(rule, example):
 
 
 def test_examples_cover_each_rule_of_the_group():
-    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM302", "LM005", "LM006", "LM304"}
+    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM005", "LM006"}
 
 
 @pytest.mark.parametrize("rule", GROUP, ids=[r.code for r in GROUP])
@@ -205,27 +203,6 @@ def test_lm102_not_needed(text):
     check(LM102, text, False)
 
 
-# --- LM302 ------------------------------------------------------------------------------------
-
-LM302 = GradNormRule()
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\ntrainer = pl.Trainer(track_grad_norm=2)\n",
-    "import pytorch_lightning as pl\nkw = {'max_epochs': 1, 'track_grad_norm': 'inf'}\ntrainer = pl.Trainer(**kw)\n",
-])
-def test_lm302_needed(text):
-    check(LM302, text, True)
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\n# Trainer(track_grad_norm=2) was removed\ntrainer = pl.Trainer()\n",
-    "def log(track_grad_norm=2):\n    return track_grad_norm\n\nlog(track_grad_norm=3)\n",
-])
-def test_lm302_not_needed(text):
-    check(LM302, text, False)
-
-
 # --- LM005 ------------------------------------------------------------------------------------
 
 LM005 = MultiOptimizerRule()
@@ -314,59 +291,7 @@ def test_lm006_not_needed(text):
     check(LM006, text, False)
 
 
-# --- LM304 ------------------------------------------------------------------------------------
-
-LM304 = PrecisionAttrRule()
 BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
-USES = '''\
-from base import Base
-
-
-class Model(Base):
-    def training_step(self, batch, batch_idx):
-        if self.precision == 16:
-            batch = batch.half()
-        return batch
-'''
-
-
-def test_lm304_follows_the_hierarchy_across_files():
-    files = {"base.py": BASE, "model.py": USES,
-             "plain.py": USES.replace("from base import Base", "Plain = object").replace("(Base)", "(Plain)")}
-    index = _index(files)
-    assert LM304.needed(USES, RuleContext("model.py", index))
-    assert not LM304.needed(files["plain.py"], RuleContext("plain.py", index))
-    assert LM304.needed(USES, RuleContext("new.py", index))  # not indexed: apply indexes it
-    assert 'self.trainer.precision == "16-mixed"' in transform_text(USES, [LM304], "model.py", index).text
-    assert not transform_text(files["plain.py"], [LM304], "plain.py", index).changed
-
-
-def test_lm304_callback_and_no_attribute():
-    callback = ("import pytorch_lightning as pl\n\n\nclass P(pl.Callback):\n"
-                "    def on_fit_start(self, trainer, pl_module):\n        print(pl_module.precision)\n")
-    assert _needed(LM304, callback)
-    assert _acts(LM304, callback)
-    no_read = "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    precision_note = '.precision'\n"
-    assert not _needed(LM304, no_read)
-    assert not _acts(LM304, no_read)
-
-
-
-def test_lm304_needs_the_precision_of_a_methods_receiver():
-    # another object's precision, in a callback and in a module, is left alone
-    plugin = ("import pytorch_lightning as pl\n\n\nclass P(pl.Callback):\n"
-              "    def on_fit_start(self, trainer, pl_module):\n        return trainer.strategy.precision_plugin\n\n\n"
-              "def dtype(plugin):\n    return plugin.precision\n")
-    other = ("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
-             "    def forward(self, cfg):\n        return 1 if cfg.precision == 16 else 2\n")
-    for text in (plugin, other):
-        assert not _needed(LM304, text)
-        assert not _acts(LM304, text)
-    # a receiver of any name, in parentheses, across lines
-    odd = ("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
-           "    def forward(this, x):\n        return x if (this  # me\n                 ).precision == 16 else x\n")
-    assert _needed(LM304, odd)
-    assert _acts(LM304, odd)
 
 
 # --- LM309 ------------------------------------------------------------------------------------

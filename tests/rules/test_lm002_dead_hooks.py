@@ -1,6 +1,10 @@
 """LM002: dead hooks are marked, never rewritten; valid hooks and plain methods are left alone."""
 
+import textwrap
+
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.output.findings import Kind
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
 
@@ -130,3 +134,143 @@ class Child(Base):
         pass
 ''', path="child.py", project_files={"base.py": base})
     assert "did you mean `on_validation_epoch_end`?" in markers(out)[0]
+
+
+# --- find: the sites, across files, and none where nothing changes --------------------------
+
+def _find(files, path):
+    files = {p: textwrap.dedent(t) for p, t in files.items()}
+    index = ProjectIndex()
+    for other, text in files.items():
+        index.add_source(text, other)
+    return RULE.find(SourceFile(path, files[path]), RuleContext(path, index))
+
+
+def _acts(files, path):
+    files = {p: textwrap.dedent(t) for p, t in files.items()}
+    out, findings = run_rule(RULE, files[path], path, {p: t for p, t in files.items() if p != path})
+    return out != files[path] or bool(findings)
+
+
+def test_find_misspelt_and_removed_hooks():
+    module = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def on_training_epoch_end(self):
+                pass
+        """}
+    sites = _find(module, "m.py")
+    assert [(s.line, s.col, s.target, s.action) for s in sites] == [(5, 4, "M.on_training_epoch_end", "mark")]
+    assert "did you mean `on_train_epoch_end`" in sites[0].data
+    assert _acts(module, "m.py")
+    callback = {
+        "cb.py": "from lightning.pytorch.callbacks import Callback\n\n\nclass Base(Callback):\n    pass\n",
+        "p.py": """\
+            from cb import Base
+
+
+            class Printer(Base):
+                def on_epoch_end(self, trainer, pl_module):
+                    print(trainer.current_epoch)
+            """,
+    }
+    assert [s.target for s in _find(callback, "p.py")] == ["Printer.on_epoch_end"]
+    assert _acts(callback, "p.py")
+    assert _find({"p.py": callback["p.py"]}, "p.py") == []  # the base unknown
+
+
+def test_find_nothing_for_a_callback_signature_next_to_a_module_or_a_plain_class():
+    # each class's methods are checked against its own kind's hook table
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class Model(pl.LightningModule):
+            def on_validation_end(self):
+                pass
+
+
+        class Watch(pl.Callback):
+            def on_validation_end(self, trainer, pl_module):
+                pass
+
+            def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+                pass
+        """}
+    assert _find(files, "m.py") == [] and not _acts(files, "m.py")
+    plain = {"p.py": """\
+        class Plain:
+            def on_epoch_end(self):
+                pass
+
+            def training_step_end(self, out):
+                return out
+        """}
+    assert _find(plain, "p.py") == [] and not _acts(plain, "p.py")
+
+
+def test_find_signature_that_2x_cannot_call_and_a_removed_hook_the_class_calls():
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            async def on_train_batch_start(self, batch, batch_idx, unused):
+                pass
+
+            def log_grad_norm(self, norms):
+                pass
+
+            def on_before_optimizer_step(this, optimizer):
+                this.log_grad_norm({})
+        """}
+    assert [s.target for s in _find(files, "m.py")] == ["M.on_train_batch_start"]
+    assert _acts(files, "m.py")
+
+
+MARKED = """\
+    import pytorch_lightning as pl
+
+
+    class M(pl.LightningModule):
+        def training_step(self, batch, batch_idx):
+            if batch:
+                pass
+                # TODO(lightmigrate): LM001 deep: the if block's
+            # TODO(lightmigrate): LM001 mid: training_step's body's
+          # odd: on_epoch_end's own
+        # TODO(lightmigrate): LM003 on_epoch_end's own
+
+        @decorated
+        def on_epoch_end(self):
+            pass
+    """
+
+
+def _marked_by_fix(text):
+    out, _ = run_rule(RULE, textwrap.dedent(text))
+    return out.count("TODO(lightmigrate): LM002")
+
+
+def test_find_skips_methods_with_a_marker_of_their_own_as_libcst_reads_them():
+    # the LM003 marker is on_epoch_end's own (libcst's leading_lines): nothing to do
+    assert _find({"m.py": MARKED}, "m.py") == [] and _marked_by_fix(MARKED) == 0
+    # a marker indented as the body above belongs to that body's end (its block's footer)
+    for text in (MARKED.replace("# TODO(lightmigrate): LM003", "# plain"),
+                 MARKED.replace("# TODO(lightmigrate): LM003", "# plain").replace(
+                     "  # odd", "          # TODO(lightmigrate): LM001 odd")):
+        assert [s.target for s in _find({"m.py": text}, "m.py")] == ["M.on_epoch_end"]
+        assert _marked_by_fix(text) == 1
+    # ... while one at an indentation that is not the body's goes with the method below
+    odd = MARKED.replace("# TODO(lightmigrate): LM003", "# plain").replace("  # odd", "  # TODO(lightmigrate): LM001 odd")
+    assert _find({"m.py": odd}, "m.py") == [] and _marked_by_fix(odd) == 0
+    # elif and else blocks end the method above as well
+    chain = MARKED.replace("            if batch:\n                pass\n",
+                           "            if batch:\n                pass\n            elif x:\n                pass\n"
+                           "            else:\n                pass\n")
+    assert _find({"m.py": chain}, "m.py") == [] and _marked_by_fix(chain) == 0
+    plain_chain = chain.replace("# TODO(lightmigrate): LM003", "# plain")
+    assert [s.target for s in _find({"m.py": plain_chain}, "m.py")] == ["M.on_epoch_end"]
+    assert _marked_by_fix(plain_chain) == 1

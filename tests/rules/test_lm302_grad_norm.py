@@ -1,6 +1,10 @@
 """LM302: track_grad_norm becomes 1.9's grad-norm logging in on_before_optimizer_step."""
 
+import pytest
+
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.lm302_grad_norm import GradNormRule
@@ -146,3 +150,67 @@ trainer = pl.Trainer(track_grad_norm=2)
     # without track_grad_norm the override is dead code and LM002 says so
     dead = transform_text(src.replace("track_grad_norm=2", "max_epochs=1"), ALL_RULES, path="m.py").text
     assert "TODO(lightmigrate): LM002 `log_grad_norm`" in dead
+
+
+# --- find: one site, with what to do; none where nothing changes -----------------------------
+
+def _find(text, path="m.py", files=None):
+    index = ProjectIndex()
+    for other, other_text in {**(files or {}), path: text}.items():
+        index.add_source(other_text, other)
+    return RULE.find(SourceFile(path, text), RuleContext(path, index))
+
+
+def _acts(text, path="m.py", files=None):
+    out, findings = run_rule(RULE, text, path, files)
+    return out != text or bool(findings)
+
+
+MODULE = "import pytorch_lightning as pl\n\n\nclass Model(pl.LightningModule):\n    pass\n\n\n"
+
+
+@pytest.mark.parametrize("text,action,data", [
+    (MODULE + "trainer = pl.Trainer(track_grad_norm=2)\n", "rewrite", "2"),
+    (MODULE + "trainer = Trainer(track_grad_norm=(2.0))\n", "rewrite", "2.0"),
+    (MODULE + "kw = {'max_epochs': 1, 'track_grad_norm': 'inf'}\ntrainer = pl.Trainer(**kw)\n", "rewrite", "'inf'"),
+    (MODULE + "trainer = pl.Trainer(track_grad_norm='-1')\n", "remove", None),
+    (MODULE + "trainer = pl.Trainer(track_grad_norm=- 1.0)\n", "remove", None),
+    # the first one in the order libcst visits: the enclosing call before its arguments
+    (MODULE + "t = pl.Trainer(callbacks=pl.Trainer(track_grad_norm=2), track_grad_norm=-1)\n", "remove", None),
+    (MODULE + "kw = {'track_grad_norm': 1, 'track_grad_norm': -1}\n", "rewrite", "1"),
+    (MODULE + "trainer = pl.Trainer(track_grad_norm=args.norm)\n", "mark", "the value is not a literal"),
+    (MODULE + "trainer = pl.Trainer(track_grad_norm='in' 'f')\n", "mark", "the value is not a literal"),
+    (MODULE + "trainer = pl.Trainer(track_grad_norm=True)\n", "mark", "the value is not a literal"),
+    ("import pytorch_lightning as pl\ntrainer = pl.Trainer(track_grad_norm=2)\n", "mark",
+     "this file does not define exactly one LightningModule"),
+    (MODULE.replace("pass", "def on_before_optimizer_step(self, optimizer):\n        yield") +
+     "trainer = pl.Trainer(track_grad_norm=2)\n", "mark",
+     "cannot append the grad-norm logging to `on_before_optimizer_step` (it returns early or takes no optimizer)"),
+    (MODULE.replace("pass", "def on_before_optimizer_step(self):\n        pass") +
+     "trainer = pl.Trainer(track_grad_norm=2)\n", "mark",
+     "cannot append the grad-norm logging to `on_before_optimizer_step` (it returns early or takes no optimizer)"),
+])
+def test_find_one_site_with_its_action(text, action, data):
+    sites = _find(text)
+    assert [(s.action, s.data) for s in sites] == [(action, data)]
+    assert _acts(text)
+
+
+def test_find_rewrite_names_the_module_across_files():
+    base = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
+    text = "from base import Base\nimport pytorch_lightning as pl\n\n\nclass Leaf(Base):\n    pass\n\n\npl.Trainer(track_grad_norm=2)\n"
+    assert [(s.line, s.col, s.target, s.action) for s in _find(text, files={"base.py": base})] == [
+        (5, 0, "Leaf", "rewrite")]
+    # without the base, Leaf is not known to be a LightningModule: the argument is marked
+    assert [s.action for s in _find(text)] == ["mark"]
+
+
+@pytest.mark.parametrize("text", [
+    "import pytorch_lightning as pl\n# Trainer(track_grad_norm=2) was removed\ntrainer = pl.Trainer()\n",
+    "def log(track_grad_norm=2):\n    return track_grad_norm\n\nlog(track_grad_norm=3)\n",
+    # a dict with a key that is not a Trainer argument is not a Trainer-kwargs dict
+    "cfg = {'track_grad_norm': 2, 'lr': 0.1}\n",
+])
+def test_find_nothing(text):
+    assert _find(text) == []
+    assert not _acts(text)

@@ -1,6 +1,10 @@
 """LM303: dataloader_idx parameters get a default of 0; LM002 then has nothing to mark."""
 
+import textwrap
+
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.output.findings import Kind
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.lm303_dataloader_idx import DataloaderIdxRule
 from lightmigrate.engine import transform_text
@@ -113,3 +117,88 @@ class M(pl.LightningModule):
 '''
     out = transform_text(src, ALL_RULES, path="model.py").text
     assert "dataloader_idx=0" in out and "TODO(lightmigrate)" not in out
+
+
+# --- find: the sites, across files, and none where nothing changes --------------------------
+
+def _find(files, path):
+    index = ProjectIndex()
+    for other, text in files.items():
+        index.add_source(textwrap.dedent(text), other)
+    return RULE.find(SourceFile(path, textwrap.dedent(files[path])), RuleContext(path, index))
+
+
+def _acts(files, path):
+    files = {p: textwrap.dedent(t) for p, t in files.items()}
+    result = transform_text(files[path], [RULE], path, project_of(files))
+    return result.changed or bool(result.findings)
+
+
+def project_of(files):
+    index = ProjectIndex()
+    for other, text in files.items():
+        index.add_source(text, other)
+    return index
+
+
+def test_find_module_and_callback_hooks():
+    files = {"m.py": """\
+        import lightning.pytorch as L
+
+
+        class M(L.LightningModule):
+            def predict_step(self, batch, batch_idx, dataloader_idx):
+                return batch
+        """}
+    assert [(s.line, s.col, s.target, s.data) for s in _find(files, "m.py")] == [
+        (5, 4, "M.predict_step", "dataloader_idx")]
+    assert _acts(files, "m.py")
+    # a callback whose base is in another file; the parameter may have any name
+    files = {
+        "cb.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.Callback):\n    pass\n",
+        "w.py": """\
+            from cb import Base
+
+
+            class Watch(Base):
+                def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, idx):
+                    print(idx)
+            """,
+    }
+    assert [(s.target, s.data) for s in _find(files, "w.py")] == [("Watch.on_test_batch_end", "idx")]
+    assert _acts(files, "w.py")
+    # the file not indexed yet: find indexes it
+    text = textwrap.dedent(files["w.py"])
+    index = project_of({"cb.py": files["cb.py"]})
+    assert [s.data for s in RULE.find(SourceFile("w.py", text), RuleContext("w.py", index))] == ["idx"]
+    # the base unknown: nothing
+    assert _find({"w.py": files["w.py"]}, "w.py") == []
+
+
+def test_find_nothing_for_defaults_present_or_not_a_hook_of_the_kind():
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def validation_step(self, batch, batch_idx, dataloader_idx=0):
+                return batch
+
+            async def test_step(self, batch, batch_idx, dataloader_idx, /):
+                return batch
+
+            def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx, extra):
+                pass
+
+
+        class Watch(pl.Callback):
+            def validation_step(self, batch, batch_idx, dataloader_idx):
+                return batch
+
+
+        class Other:
+            def test_step(self, batch, batch_idx, dataloader_idx):
+                return batch
+        """}
+    assert _find(files, "m.py") == []
+    assert not _acts(files, "m.py")
