@@ -308,7 +308,7 @@ def ast_imports_lightning(tree: ast.AST) -> bool:
     for st in getattr(tree, "body", ()):
         if isinstance(st, ast.Import):
             names = [alias.name for alias in st.names]
-        elif isinstance(st, ast.ImportFrom) and st.module is not None and not st.level:
+        elif isinstance(st, ast.ImportFrom) and st.module is not None:  # (relative too, as libcst reads it)
             names = [st.module]
         else:
             continue
