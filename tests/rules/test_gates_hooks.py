@@ -1,4 +1,4 @@
-"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM301, LM303, LM305 and LM306:
+"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM301, LM303 and LM306:
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -18,14 +18,13 @@ from lightmigrate.rules.shared.gates import def_parameter_names
 from lightmigrate.rules.lm303_dataloader_idx import DataloaderIdxRule
 from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
 from lightmigrate.rules.lm001_epoch_end import EpochEndRule
-from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
 from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.lm301_log_dict import LogDictRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.lm003_step_end import StepEndRule
 
 RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(), LogDictRule(), DataloaderIdxRule(),
-         LegacyHooksRule(), LegacyModuleApiRule()]
+         LegacyModuleApiRule()]
 BY_CODE = {r.code: r for r in RULES}
 
 
@@ -522,36 +521,6 @@ def test_lm303_defaults_present_or_not_a_hook_of_the_kind():
                 return batch
         """}
     check("LM303", "m.py", files, False)
-
-
-# ---------------------------------------------------------------------------------------------
-# LM305 legacy hooks
-
-def test_lm305_by_kind():
-    module = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def on_pretrain_routine_start(self):
-                self.started = True
-        """}
-    check("LM305", "m.py", module, True)
-    # on_batch_end is a callback hook only: a LightningModule's is left to LM002
-    module_batch_end = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def on_batch_end(self):
-                pass
-        """}
-    check("LM305", "m.py", module_batch_end, False)
-    callback = {
-        "cb.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.Callback):\n    pass\n",
-        "w.py": "from cb import Base\n\n\nclass W(Base):\n    def on_batch_end(self, trainer, pl_module):\n        pass\n",
-    }
-    check("LM305", "w.py", callback, True)
 
 
 # ---------------------------------------------------------------------------------------------
