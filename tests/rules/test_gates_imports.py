@@ -1,5 +1,5 @@
 """The gates (``Rule.needed``) of the import rules and their neighbours: LM201, LM202, LM090,
-LM210, LM308, LM307, LM203.
+LM210, LM307, LM203.
 
 Each case states whether the gate must say "needed" and whether the rule's walk really changes
 or reports something; a walk that does something behind a gate that says "not needed" would be
@@ -18,14 +18,13 @@ from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.lm307_callback_api import CallbackApiRule
 from lightmigrate.rules.shared.gates import DottedTable, RootedTable, import_path_words, marker_in_head
 from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
-from lightmigrate.rules.lm308_module_api import ModuleApiRule
 from lightmigrate.rules.lm201_moved_imports import MovedImportsRule
 from lightmigrate.rules.lm090_removed_api import RemovedApiRule
 from lightmigrate.rules.lm202_removed_imports import RemovedApisRule
 from lightmigrate.rules.lm210_unified_imports import UnifiedImportsRule
 from lightmigrate.analysis.facts import file_facts
 
-GROUP = [MovedImportsRule(), RemovedApisRule(), RemovedApiRule(), UnifiedImportsRule(), ModuleApiRule(),
+GROUP = [MovedImportsRule(), RemovedApisRule(), RemovedApiRule(), UnifiedImportsRule(),
          CallbackApiRule(), LoggersCliRule()]
 BY_CODE = {r.code: r for r in GROUP}
 
@@ -42,16 +41,6 @@ def predict_end(params: str, base: str = "BaseCallback") -> str:
 
 
 DATAMODULE_BASE = "import lightning.pytorch as pl\n\n\nclass BaseDM(pl.LightningDataModule):\n    pass\n"
-
-ITER_STEP = '''\
-from base import Base
-
-
-class Model(Base):
-    def training_step(self, dataloader_iter, batch_idx):
-        batch = next(dataloader_iter)
-        return batch
-'''
 
 # (code, source, other project files, whether the file itself is indexed, gate must say needed,
 #  the walk does something)
@@ -161,28 +150,6 @@ CASES = [
     ("LM210", "import pytorch_lightning as pl\n", {}, True, True, True),
     ("LM210", "from lightning_fabric import Fabric\n", {}, True, True, True),
     ("LM210", "import lightning.pytorch as pl\n\n# pytorch_lightning was the old name\n", {}, True, False, False),
-    # --- LM308 --------------------------------------------------------------------------------
-    # a subclass of a LightningModule defined in another file
-    ("LM308", ITER_STEP, {"base.py": LIGHTNING_BASE}, True, True, True),
-    # a file the index has not seen: apply indexes it, so the gate cannot rule anything out
-    ("LM308", ITER_STEP, {"base.py": LIGHTNING_BASE}, False, True, True),
-    ("LM308", ITER_STEP, {"base.py": "class Base:\n    pass\n"}, True, False, False),
-    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\n"
-              "best = net.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
-    ("LM308", "from model import Net\n\nnet = Net()\nbest = net.load_from_checkpoint('x.ckpt')\n", {}, True, False, False),
-    ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(x)\n", {}, True, True, True),
-    # on a class (imported or defined here) the call is right; on ``self`` of a LightningModule it is not
-    ("LM308", "import pytorch_lightning as pl\nfrom model import Net as N\n\n\nclass Other:\n    pass\n\n\n"
-              "best = N.load_from_checkpoint('x.ckpt')\nother = Other.load_from_checkpoint('y.ckpt')\n", {}, True, False, False),
-    ("LM308", "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def reload(me):\n"
-              "        return me.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
-    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\nnet.load_from_checkpoint('x.ckpt')\n",
-     {}, True, True, True),
-    # the functions of 2.x's utilities.compile, called by their names, are left alone
-    ("LM308", "import pytorch_lightning as pl\nfrom pytorch_lightning.utilities.compile import from_compiled\n\n"
-              "m = from_compiled(torch.compile(net))\n", {}, True, False, False),
-    ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(torch.compile(net))\n",
-     {}, True, True, True),
     # --- LM307 --------------------------------------------------------------------------------
     ("LM307", predict_end(", outputs"),
      {"base.py": CALLBACK_BASE}, True, True, True),

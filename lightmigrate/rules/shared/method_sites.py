@@ -5,7 +5,7 @@ classes (LM305-LM309): the ``find`` side reads method definitions on Python's ``
 from __future__ import annotations
 
 import ast
-from typing import Iterable, List, Union
+from typing import FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -57,3 +57,80 @@ def class_line(ctx: RuleContext, module: cst.Module, cls: cst.ClassDef) -> int:
 def lines_of(sites: Iterable) -> frozenset:
     """The lines of ``sites``."""
     return frozenset(s.line for s in sites)
+
+
+def identifiers(nodes: Iterable[ast.AST]) -> FrozenSet[str]:
+    """Every identifier written in ``nodes`` (names, attribute names, keywords, parameters,
+    imported names, defined names): the ``Name`` nodes libcst would hold there, which is what
+    ``cst.helpers.BodyFacts(...).uses`` looks for."""
+    found: Set[str] = set()
+    for top in nodes:
+        for node in ast.walk(top):
+            if isinstance(node, ast.Name):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                found.add(node.attr)
+            elif isinstance(node, (ast.keyword, ast.arg)):
+                if isinstance(node, ast.keyword) and node.arg is not None:
+                    found.add(node.arg)
+                elif isinstance(node, ast.arg):
+                    found.add(node.arg)
+            elif isinstance(node, ast.alias):
+                found.update(node.name.split("."))
+                if node.asname:
+                    found.add(node.asname)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.update(node.module.split("."))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                found.update(node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                found.add(node.name)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                found.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                found.add(node.rest)
+            elif isinstance(node, ast.MatchClass):
+                found.update(node.kwd_attrs)
+    return frozenset(found)
+
+
+def imports_lightning(tree: ast.Module) -> bool:
+    """``class_edit.imports_lightning`` on ``ast``: a top-level import whose module's first part
+    is a Lightning root (a relative ``from .lightning import x`` counts, as it does there)."""
+    for st in tree.body:
+        if isinstance(st, ast.Import):
+            names = [alias.name for alias in st.names]
+        elif isinstance(st, ast.ImportFrom) and st.module is not None:
+            names = [st.module]
+        else:
+            continue
+        if any(n.split(".")[0] in ("pytorch_lightning", "lightning") for n in names):
+            return True
+    return False
+
+
+def statement_lines(tree: ast.Module, text: str) -> List[Tuple[ast.stmt, Optional[int]]]:
+    """Every simple statement of ``tree`` in source order, each with the line of the libcst
+    ``SimpleStatementLine`` that holds it, or None when it is in a one-line suite
+    (``if x: f()``). A statement with only blanks before it on its line starts a statement
+    line; one after a ``;`` belongs where the statement before it does; one after a ``:`` is in
+    a suite. (A suite continued with a backslash onto the next line counts as a line.)"""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # Python's line breaks only
+    simple = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not _COMPOUND_FIELDS & set(n._fields)]
+    simple.sort(key=lambda n: (n.lineno, n.col_offset))
+    out: List[Tuple[ast.stmt, Optional[int]]] = []
+    for node in simple:
+        line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
+        before = line.encode("utf-8")[:node.col_offset].decode("utf-8", "replace").strip()
+        if not before:
+            out.append((node, node.lineno))
+        elif before.endswith(";") and out:
+            out.append((node, out[-1][1]))
+        else:
+            out.append((node, None))
+    return out
+
+
+_COMPOUND_FIELDS = frozenset({"body", "cases"})  # the fields only compound statements have
