@@ -28,7 +28,8 @@ from lightmigrate.analysis.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import KindTransformer, class_kind, kind_classes
 from lightmigrate.rules.shared.method_sites import (
-    has_star_params, identifiers, imports_lightning, index_source, methods, positional, statement_lines,
+    has_marker_above, has_star_params, identifiers, imports_lightning, index_source, methods, physical_lines, positional,
+    statement_lines,
 )
 from lightmigrate.cst.helpers import ensure_import, lightning_root
 from lightmigrate.cst.walk import transform, PrunedTransformer
@@ -155,22 +156,26 @@ def _discarded(tree: ast.Module, text: str, bound: Set[str]) -> List[Tuple[int, 
     """(line, name) of each statement line to mark for ``name.load_from_checkpoint(...)`` whose
     result is thrown away. As in libcst, the mark goes on the statement line that holds the
     call, or for a call in a one-line suite (``if x: m.load_from_checkpoint(p)``) on the next
-    statement line that ends after it; the last such call before it names it."""
+    statement line that ends after it; the last such call before it names it. A line that
+    has an LM308 mark already is left out (marking it again changes nothing)."""
+    lines = physical_lines(text)
     out: List[Tuple[int, str]] = []
     pending = ""
     open_line: Optional[int] = None  # the statement line being read
+    first: Optional[ast.stmt] = None  # its first statement
 
     def close() -> None:
         nonlocal pending, open_line
         if open_line is not None and pending:
-            out.append((open_line, pending))
+            if not has_marker_above(lines, first, CODE):
+                out.append((open_line, pending))
             pending = ""
         open_line = None
 
     for stmt, line in statement_lines(tree, text):
         if line is None or line != open_line:
             close()
-            open_line = line
+            open_line, first = line, stmt
         value = stmt.value if isinstance(stmt, ast.Expr) else None
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
                 value.func.attr == "load_from_checkpoint" and isinstance(value.func.value, ast.Name):
@@ -238,10 +243,10 @@ class _NextFix(PrunedTransformer):
         return updated
 
 
-def _steps(cls: ast.ClassDef) -> List[Tuple[ast.AST, str, str]]:
+def _steps(cls: ast.ClassDef, lines: List[str]) -> List[Tuple[ast.AST, str, str]]:
     """The M24 steps of a LightningModule class statement: (def node, action, index parameter)
     for each ``STEP(self, dataloader_iter, IDX)``: "drop" for a ``training_step`` whose body
-    does not name ``IDX``, else "mark"."""
+    does not name ``IDX``, else "mark" (unless marked already: ``lines`` are the file's)."""
     out = []
     for func in methods(cls):
         if func.name not in STEPS:
@@ -250,8 +255,11 @@ def _steps(cls: ast.ClassDef) -> List[Tuple[ast.AST, str, str]]:
         if len(names) != 3 or names[1] != "dataloader_iter" or has_star_params(func):
             continue
         idx = names[2]
-        used = idx in identifiers(func.body)
-        out.append((func, "mark" if used or func.name != "training_step" else "drop", idx))
+        if idx in identifiers(func.body) or func.name != "training_step":
+            if not has_marker_above(lines, func, CODE):
+                out.append((func, "mark", idx))
+        else:
+            out.append((func, "drop", idx))
     return out
 
 
@@ -362,8 +370,9 @@ best = Net.load_from_checkpoint("best.ckpt")
         sites: List[Site] = []
         # M24: steps taking dataloader_iter, in LightningModule classes
         if "dataloader_iter" in source.text:
+            lines = physical_lines(source.text)
             for cls, _ in kind_classes(source, ctx, _MODULE_KIND):
-                for func, action, idx in _steps(cls):
+                for func, action, idx in _steps(cls, lines):
                     sites.append(Site(func.lineno, func.col_offset, cls.name, f"step-{action}", idx))
         # M21, M23: the calls, and the statements throwing a loaded model away
         lightning_file = imports_lightning(tree)

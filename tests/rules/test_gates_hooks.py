@@ -1,4 +1,4 @@
-"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM301, LM303 and LM306:
+"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM301 and LM303:
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -18,13 +18,11 @@ from lightmigrate.rules.shared.gates import def_parameter_names
 from lightmigrate.rules.lm303_dataloader_idx import DataloaderIdxRule
 from lightmigrate.rules.lm002_dead_hooks import DeadHooksRule
 from lightmigrate.rules.lm001_epoch_end import EpochEndRule
-from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.lm301_log_dict import LogDictRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.lm003_step_end import StepEndRule
 
-RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(), LogDictRule(), DataloaderIdxRule(),
-         LegacyModuleApiRule()]
+RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(), LogDictRule(), DataloaderIdxRule()]
 BY_CODE = {r.code: r for r in RULES}
 
 
@@ -521,79 +519,6 @@ def test_lm303_defaults_present_or_not_a_hook_of_the_kind():
                 return batch
         """}
     check("LM303", "m.py", files, False)
-
-
-# ---------------------------------------------------------------------------------------------
-# LM306 legacy module API
-
-def test_lm306_progress_bar_dict_call_anywhere():
-    files = {"s.py": """\
-        def show(trainer):
-            print(trainer.model.get_progress_bar_dict())
-        """}
-    check("LM306", "s.py", files, True)
-
-
-def test_lm306_per_kind():
-    module = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                self.log("loss", batch, sync_dist_op="sum")
-                return batch
-        """}
-    check("LM306", "m.py", module, True)
-    callback = {"c.py": """\
-        from pytorch_lightning.callbacks import Callback
-
-
-        class C(Callback):
-            def on_load_checkpoint(self, trainer, pl_module, callback_state):
-                self.count = callback_state["count"]
-        """}
-    check("LM306", "c.py", callback, True)
-    datamodule = {"d.py": """\
-        import pytorch_lightning as pl
-
-
-        class D(pl.LightningDataModule):
-            def on_save_checkpoint(self, checkpoint):
-                checkpoint["x"] = 1
-        """}
-    check("LM306", "d.py", datamodule, True)
-    # a LightningModule's own checkpoint hooks are 2.x API
-    module_ckpt = {"m.py": datamodule["d.py"].replace("pl.LightningDataModule", "pl.LightningModule")}
-    check("LM306", "m.py", module_ckpt, False)
-
-
-@pytest.mark.parametrize("body, expected", [
-    ("return {'count': self.count}", True),
-    ("def state():\n        return self.count\n    checkpoint['s'] = state()", True),  # a nested return counts
-    ("if self.count:\n        return (None)\n    checkpoint['count'] = self.count", False),
-    ("checkpoint['count'] = self.count\n    return", False),
-    ("checkpoint['count'] = self.count", False),
-])
-def test_lm306_callback_save_checkpoint_is_needed_only_when_it_returns_a_value(body, expected):
-    files = {"c.py": """\
-        from pytorch_lightning.callbacks import Callback
-
-
-        class C(Callback):
-            def on_save_checkpoint(self, trainer, pl_module, checkpoint):
-                BODY
-        """.replace("BODY", body.replace("\n    ", "\n" + " " * 16))}
-    check("LM306", "c.py", files, expected)
-
-
-def test_lm306_model_size_outside_lightning_is_not_needed():
-    files = {"p.py": """\
-        class Net:
-            def size(self):
-                return self.model_size
-        """}
-    check("LM306", "p.py", files, False)
 
 
 # ---------------------------------------------------------------------------------------------

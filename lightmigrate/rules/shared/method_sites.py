@@ -5,10 +5,11 @@ classes (LM305-LM309): the ``find`` side reads method definitions on Python's ``
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterable, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
+from lightmigrate import MARKER_PREFIX
 from lightmigrate.rules.base import RuleContext, SourceFile
 
 FuncDef = Union[ast.FunctionDef, ast.AsyncFunctionDef]
@@ -117,7 +118,7 @@ def statement_lines(tree: ast.Module, text: str) -> List[Tuple[ast.stmt, Optiona
     (``if x: f()``). A statement with only blanks before it on its line starts a statement
     line; one after a ``;`` belongs where the statement before it does; one after a ``:`` is in
     a suite. (A suite continued with a backslash onto the next line counts as a line.)"""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # Python's line breaks only
+    lines = physical_lines(text)
     simple = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not _COMPOUND_FIELDS & set(n._fields)]
     simple.sort(key=lambda n: (n.lineno, n.col_offset))
     out: List[Tuple[ast.stmt, Optional[int]]] = []
@@ -134,3 +135,53 @@ def statement_lines(tree: ast.Module, text: str) -> List[Tuple[ast.stmt, Optiona
 
 
 _COMPOUND_FIELDS = frozenset({"body", "cases"})  # the fields only compound statements have
+
+
+def parents(tree: ast.AST) -> Dict[ast.AST, ast.AST]:
+    """Each node of ``tree`` -> the node that holds it."""
+    out: Dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            out[child] = node
+    return out
+
+
+def marked_statement(node: ast.AST, up: Dict[ast.AST, ast.AST], in_suite: Set[ast.stmt]) -> Optional[ast.stmt]:
+    """The statement ``marking.StatementMarker`` marks for a reason found at ``node``: the
+    innermost statement around it, or, for one in a one-line suite (``in_suite``), the compound
+    statement of the suite."""
+    while node is not None and not isinstance(node, ast.stmt):
+        node = up.get(node)
+    while node is not None and node in in_suite:
+        node = up.get(node)
+        while node is not None and not isinstance(node, ast.stmt):
+            node = up.get(node)
+    return node
+
+
+def first_line(stmt: ast.stmt) -> int:
+    """The line a statement's code starts on (its first decorator, for a decorated one)."""
+    decorators = getattr(stmt, "decorator_list", None)
+    return min([stmt.lineno, *(d.lineno for d in decorators)]) if decorators else stmt.lineno
+
+
+def has_marker_above(lines: Sequence[str], stmt: ast.stmt, code: str) -> bool:
+    """Whether a ``# TODO(lightmigrate): CODE`` comment is among the comment and blank lines
+    right above ``stmt`` (``lines``: the file's), indented no deeper than it: what
+    ``add_marker`` finds in the statement's leading lines, so a new mark would change nothing.
+    (A deeper comment may close the block before, which libcst does not count.)"""
+    wanted = f"{MARKER_PREFIX} {code}"
+    i = first_line(stmt) - 2
+    while i >= 0:
+        stripped = lines[i].strip()
+        if stripped and not stripped.startswith("#"):
+            return False
+        if wanted in stripped and len(lines[i]) - len(lines[i].lstrip()) <= stmt.col_offset:
+            return True
+        i -= 1
+    return False
+
+
+def physical_lines(text: str) -> List[str]:
+    """The lines of ``text`` as Python counts them (``\\n``, ``\\r\\n`` and ``\\r`` end a line)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
