@@ -185,3 +185,29 @@ def has_marker_above(lines: Sequence[str], stmt: ast.stmt, code: str) -> bool:
 def physical_lines(text: str) -> List[str]:
     """The lines of ``text`` as Python counts them (``\\n``, ``\\r\\n`` and ``\\r`` end a line)."""
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def writes_identifier(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` itself writes the identifier ``name`` where libcst has a ``Name`` node:
+    a name, an attribute's name, a parameter, a keyword, an imported or defined name."""
+    if isinstance(node, ast.Name):
+        return node.id == name
+    if isinstance(node, ast.Attribute):
+        return node.attr == name
+    if isinstance(node, (ast.arg, ast.keyword)):
+        return node.arg == name
+    if isinstance(node, ast.alias):
+        return name in node.name.split(".") or node.asname == name
+    if isinstance(node, ast.ImportFrom):
+        return name in (node.module or "").split(".")
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return name in node.names
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return node.name == name
+    if isinstance(node, ast.MatchMapping):
+        return node.rest == name
+    if isinstance(node, ast.MatchClass):
+        return name in node.kwd_attrs
+    return False
