@@ -113,15 +113,20 @@ def _module_calls(text: str, func: ast.AST, slf: str) -> bool:
 
 class _Marks:
     """Where ``StatementMarker`` would put a new LM306 mark, on ``ast``: the statement holding a
-    node, unless that statement carries an LM306 mark already (then marking changes nothing)."""
+    node, unless that statement carries an LM306 mark already (then marking changes nothing).
+    The maps it needs are made on the first question."""
 
     def __init__(self, source: SourceFile) -> None:
+        self.source = source
         self.lines = physical_lines(source.text)
-        self.up = parents(source.tree)
-        self.in_suite: Set[ast.stmt] = {st for st, line in statement_lines(source.tree, source.text) if line is None}
+        self._up: Optional[Dict[ast.AST, ast.AST]] = None
+        self._in_suite: Set[ast.stmt] = set()
 
     def new(self, node: ast.AST) -> Optional[ast.stmt]:
-        stmt = marked_statement(node, self.up, self.in_suite)
+        if self._up is None:
+            self._up = parents(self.source.tree)
+            self._in_suite = {st for st, line in statement_lines(self.source.tree, self.source.text) if line is None}
+        stmt = marked_statement(node, self._up, self._in_suite)
         if stmt is None or has_marker_above(self.lines, stmt, CODE):
             return None
         return stmt

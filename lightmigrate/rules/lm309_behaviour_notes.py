@@ -80,27 +80,19 @@ def _method_called(node: ast.AST, names: Sequence[str]) -> bool:
 
 
 class _Nodes:
-    """The nodes of the file in libcst's visiting order, and their libcst positions."""
+    """The nodes of the file in libcst's visiting order (``_visit_key``), and their libcst
+    positions."""
 
     def __init__(self, source: SourceFile) -> None:
         self.source = source
         self.lines = physical_lines(source.text)
-        self._all: Optional[List[ast.AST]] = None
-
-    @property
-    def all(self) -> List[ast.AST]:
-        # (an enclosing node first; a decorated definition before its decorators)
-        if self._all is None:
-            nodes = [n for n in ast.walk(self.source.tree) if hasattr(n, "lineno") and n.end_lineno is not None]
-            nodes.sort(key=_visit_key)
-            self._all = nodes
-        return self._all
-
-    def first(self, test: Callable[[ast.AST], bool]) -> Optional[ast.AST]:
-        return next((n for n in self.all if test(n)), None)
 
     def every(self, test: Callable[[ast.AST], bool]) -> List[ast.AST]:
-        return [n for n in self.all if test(n)]
+        return sorted((n for n in ast.walk(self.source.tree) if test(n)), key=_visit_key)
+
+    def first(self, test: Callable[[ast.AST], bool]) -> Optional[ast.AST]:
+        found = self.every(test)
+        return found[0] if found else None
 
     def position(self, node: ast.AST) -> Tuple[int, int]:
         """(line, 0-based column in characters) of ``node``: where libcst says it starts."""
@@ -110,6 +102,8 @@ class _Nodes:
 
 
 def _visit_key(node: ast.AST):
+    """Sorts nodes as libcst visits them: by where they start, an enclosing node first, and a
+    decorated definition before its decorators."""
     line, col = node.lineno, node.col_offset
     decorators = getattr(node, "decorator_list", None)
     if decorators:

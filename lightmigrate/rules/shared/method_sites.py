@@ -67,33 +67,7 @@ def identifiers(nodes: Iterable[ast.AST]) -> FrozenSet[str]:
     found: Set[str] = set()
     for top in nodes:
         for node in ast.walk(top):
-            if isinstance(node, ast.Name):
-                found.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                found.add(node.attr)
-            elif isinstance(node, (ast.keyword, ast.arg)):
-                if isinstance(node, ast.keyword) and node.arg is not None:
-                    found.add(node.arg)
-                elif isinstance(node, ast.arg):
-                    found.add(node.arg)
-            elif isinstance(node, ast.alias):
-                found.update(node.name.split("."))
-                if node.asname:
-                    found.add(node.asname)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                found.update(node.module.split("."))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                found.add(node.name)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                found.update(node.names)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                found.add(node.name)
-            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-                found.add(node.name)
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                found.add(node.rest)
-            elif isinstance(node, ast.MatchClass):
-                found.update(node.kwd_attrs)
+            found.update(_written(node))
     return frozenset(found)
 
 
@@ -190,24 +164,29 @@ def physical_lines(text: str) -> List[str]:
 def writes_identifier(node: ast.AST, name: str) -> bool:
     """Whether ``node`` itself writes the identifier ``name`` where libcst has a ``Name`` node:
     a name, an attribute's name, a parameter, a keyword, an imported or defined name."""
+    return name in _written(node)
+
+
+def _written(node: ast.AST) -> Sequence[str]:
+    """The identifiers ``node`` itself writes (not those of the nodes it holds)."""
     if isinstance(node, ast.Name):
-        return node.id == name
+        return (node.id,)
     if isinstance(node, ast.Attribute):
-        return node.attr == name
+        return (node.attr,)
     if isinstance(node, (ast.arg, ast.keyword)):
-        return node.arg == name
+        return (node.arg,) if node.arg else ()
     if isinstance(node, ast.alias):
-        return name in node.name.split(".") or node.asname == name
+        return (*node.name.split("."), *((node.asname,) if node.asname else ()))
     if isinstance(node, ast.ImportFrom):
-        return name in (node.module or "").split(".")
+        return tuple(node.module.split(".")) if node.module else ()
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node.name == name
+        return (node.name,)
     if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return name in node.names
+        return tuple(node.names)
     if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        return node.name == name
+        return (node.name,) if node.name else ()
     if isinstance(node, ast.MatchMapping):
-        return node.rest == name
+        return (node.rest,) if node.rest else ()
     if isinstance(node, ast.MatchClass):
-        return name in node.kwd_attrs
-    return False
+        return tuple(node.kwd_attrs)
+    return ()
