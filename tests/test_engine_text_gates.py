@@ -145,14 +145,13 @@ def test_comment_searches_end_on_a_line_of_many_hashes():
     # regression fails here instead of hanging the suite.)
     probe = textwrap.dedent("""\
         from lightmigrate.rules.shared import gates
-        from lightmigrate.rules import lm309_behaviour_notes as behaviour_notes, lm203_loggers_cli as loggers_cli, lm102_trainer_api as trainer_api
+        from lightmigrate.rules import lm203_loggers_cli as loggers_cli, lm102_trainer_api as trainer_api
         line = "#" * 200 + "\\n"
         assert not gates.attribute_read("x." + line, frozenset({"fit"}))
         assert not gates.attribute_read("trainer" + line, frozenset({"fit"}), frozenset({"t"}))
         assert not gates.attribute_assigned("trainer." + line, frozenset({"gpus"}))
         assert not gates.string_key("'a'" + line, frozenset({"a2"}))
         assert not gates.trainer_call_names("Trainer " + line + " x") - {"Trainer"}
-        assert not behaviour_notes._SEED_UNSEEDED.search("seed_everything" + line)
         assert not loggers_cli._DIMS_KEYWORD.search("dims" + line)
         assert not trainer_api._LOADERS.search("." + line)
         # and a comment inside brackets still counts as a gap

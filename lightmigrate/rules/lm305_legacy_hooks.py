@@ -24,7 +24,8 @@ Hooks whose mapping is a human's choice (``on_epoch_start/end``: train, validati
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from collections import Counter
+from typing import Dict, List, Sequence, Tuple
 
 import libcst as cst
 
@@ -33,15 +34,15 @@ from lightmigrate.cst.helpers import (
     fresh_name,
     param_names,
     parse_statements,
-    positional_params,
     self_name,
     with_body,
-    has_star_params,
 )
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import CallRenamer, KindTransformer, calls_super, ensure_indexed
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import CallRenamer, KindTransformer, kind_classes
+from lightmigrate.rules.shared.method_sites import (
+    calls_super, class_line, has_star_params, index_source, methods, positional,
+)
 from lightmigrate.cst.walk import transform, find_all
-from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_path_kinds
 
 CODE = "LM305"
 
@@ -82,27 +83,50 @@ def _names(func: cst.FunctionDef) -> List[cst.Name]:
     return list(find_all(func.body, m.Name()))  # type: ignore[arg-type]
 
 
+_KINDS = frozenset({"module", "callback"})
+
+
+def _renames(cls, kind: str) -> List[Tuple[object, str, str]]:
+    """The methods of the class statement ``cls`` (of ``kind``) that are renamed, as (the ``def``
+    node, old name, new name): those in the kind's table whose target the class does not
+    define, that no other old hook of the class maps to, that do not call ``super()`` with the
+    old name, carry no decorator, and take exactly the positional parameters 1.x passed."""
+    table = MODULE_RENAMES if kind == "module" else CALLBACK_RENAMES
+    funcs = methods(cls)
+    defined = {f.name for f in funcs}
+    targets = Counter(table[f.name][0] for f in funcs if f.name in table)
+    out = []
+    for func in funcs:
+        if func.name not in table:
+            continue
+        new, _, count = table[func.name]
+        if new in defined or targets[new] > 1 or func.decorator_list or calls_super(func, func.name):
+            continue
+        if has_star_params(func) or len(positional(func)) != count + 1:
+            continue
+        out.append((func, func.name, new))
+    return out
+
+
 class _Fix(KindTransformer):
+    """Renames the methods the sites name (data: the old name, the new one and the line of the
+    class statement)."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target for s in sites))
+        self.sites = sites
+
     def edit_class(self, kind, original, updated):
-        table = MODULE_RENAMES if kind == "module" else CALLBACK_RENAMES if kind == "callback" else None
-        if not table:
-            return updated
+        table = MODULE_RENAMES if kind == "module" else CALLBACK_RENAMES
+        line = class_line(self.ctx, self.module, original)
+        wanted = {s.data[0] for s in self.sites if s.target == original.name.value and s.data[2] == line}
         items = list(updated.body.body)
-        defined = [i.name.value for i in items if isinstance(i, cst.FunctionDef)]
-        targets: Dict[str, List[str]] = {}
-        for name in defined:
-            if name in table:
-                targets.setdefault(table[name][0], []).append(name)
         renames: Dict[str, str] = {}
         for i, item in enumerate(items):
-            if not isinstance(item, cst.FunctionDef) or item.name.value not in table:
+            if not isinstance(item, cst.FunctionDef) or item.name.value not in wanted:
                 continue
             old = item.name.value
-            new, extra, count = table[old]
-            if new in defined or len(targets[new]) > 1 or calls_super(item, old) or item.decorators:
-                continue
-            if has_star_params(item) or len(positional_params(item)) != count + 1:
-                continue
+            new, extra, _ = table[old]
             func, added = _add_params(item, extra)
             if old == "on_keyboard_interrupt":
                 func = self._guard(func, added[0])
@@ -132,7 +156,7 @@ class _Fix(KindTransformer):
         return with_body(func, [*doc, guard])
 
 
-class LegacyHooksRule(GatedRule):
+class LegacyHooksRule(Rule):
     code = CODE
     name = "legacy-hooks"
     summary = "Renames legacy hooks that 2.x never calls to their 2.x equivalents (on_batch_end, on_keyboard_interrupt...)."
@@ -227,20 +251,14 @@ class Model(pl.LightningModule):
         ),
     )
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Only methods named in the rename table of their class's kind (by the index) change.
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None:
-            return True
-        module_old = bool(facts.defs & MODULE_RENAMES.keys())
-        callback_old = bool(facts.defs & CALLBACK_RENAMES.keys())
-        if not (module_old or callback_old):
-            return False
-        kinds = hooks_path_kinds(ctx)
-        if kinds is None:
-            return True
-        return (module_old and "module" in kinds) or (callback_old and "callback" in kinds)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # One site per renamed method, in the module and callback classes of the file.
+        index_source(source, ctx)
+        sites = []
+        for cls, kind in kind_classes(source, ctx, _KINDS):
+            for func, old, new in _renames(cls, kind):
+                sites.append(Site(func.lineno, func.col_offset, cls.name, "rename", (old, new, cls.lineno)))
+        return sites
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        ensure_indexed(module, ctx)
-        return transform(module, _Fix(ctx, module))
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        return transform(module, _Fix(ctx, module, sites))

@@ -19,18 +19,24 @@ Marked (a human decides):
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Optional
+import ast
+import io
+import tokenize
+from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
 
-from lightmigrate.cst.helpers import add_marker, positional_params, self_name, module_text, code_of
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import KindTransformer, ensure_indexed
-from lightmigrate.rules.shared.gates import hook_facts, hooks_gate_facts, hooks_path_kinds
+from lightmigrate.cst.helpers import add_marker, self_name, code_of
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import KindTransformer, kind_classes
+from lightmigrate.rules.shared.method_sites import (
+    has_marker_above, index_source, marked_statement, methods, parents, physical_lines, positional,
+    statement_lines,
+)
 from lightmigrate.cst.helpers import ensure_import, lightning_root
 from lightmigrate.rules.shared.marking import StatementMarker
-from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
+from lightmigrate.cst.walk import transform, PrunedTransformer
 
 CODE = "LM306"
 _ANY_KIND = frozenset({"module", "callback", "datamodule"})
@@ -49,21 +55,84 @@ WHY_PBAR = ("`get_progress_bar_dict()` was removed: read `trainer.progress_bar_m
 _MODES = {"top": "1", "full": "-1"}
 
 
-def _returns_value(func: cst.FunctionDef) -> bool:
-    for ret in find_all(func.body, m.Return()):
-        value = ret.value  # type: ignore[attr-defined]
-        if value is not None and not m.matches(value, m.Name("None")):
+_LOG_KEYWORDS = frozenset({"sync_dist_op", "tbptt_reduce_fx", "tbptt_pad_token"})
+
+
+def _returns_value(func: ast.AST) -> bool:
+    """Whether some ``return`` in the body of ``func`` (nested functions too) gives a value other
+    than ``None``."""
+    for stmt in func.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Return) and node.value is not None and not (
+                    isinstance(node.value, ast.Constant) and node.value.value is None):
+                return True
+    return False
+
+
+def _one_string(text: str, node: ast.Constant) -> bool:
+    """Whether ``node`` is written as one string literal (libcst's ``SimpleString``), not as
+    several side by side (``"to" "p"``)."""
+    code = ast.get_source_segment(text, node) or ""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return len(tokens) == 1
+
+
+def _summarize_fixed(text: str, call: ast.Call) -> bool:
+    """Whether ``_ModuleCalls`` rewrites this ``SELF.summarize(...)``: keywords only, each
+    ``max_depth=`` or ``mode=`` a literal "top" or "full"."""
+    if call.args:
+        return False
+    for kw in call.keywords:
+        if kw.arg == "max_depth":
+            continue
+        if kw.arg == "mode" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str) and \
+                kw.value.value in _MODES and _one_string(text, kw.value):
+            continue
+        return False
+    return True
+
+
+def _module_calls(text: str, func: ast.AST, slf: str) -> bool:
+    """Whether ``_ModuleCalls`` changes a call in ``func``: ``SLF.log``/``log_dict`` with a
+    keyword it renames or drops, or a ``SLF.summarize(...)`` it rewrites."""
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        f = node.func
+        if not (isinstance(f.value, ast.Name) and f.value.id == slf):
+            continue
+        if f.attr in ("log", "log_dict") and any(kw.arg in _LOG_KEYWORDS for kw in node.keywords):
+            return True
+        if f.attr == "summarize" and _summarize_fixed(text, node):
             return True
     return False
 
 
-def _save_returns(text: str, facts) -> bool:
-    """Whether some ``on_save_checkpoint`` of the file may return a value (what the callback
-    fix marks, ``_returns_value``), read from Python's ``ast`` (True when it cannot say)."""
-    if "on_save_checkpoint" not in facts.defs:
-        return False
-    found = hook_facts(text)
-    return found is None or "on_save_checkpoint" in found.returning
+class _Marks:
+    """Where ``StatementMarker`` would put a new LM306 mark, on ``ast``: the statement holding a
+    node, unless that statement carries an LM306 mark already (then marking changes nothing).
+    The maps it needs are made on the first question."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+        self.lines = physical_lines(source.text)
+        self._up: Optional[Dict[ast.AST, ast.AST]] = None
+        self._in_suite: Set[ast.stmt] = set()
+
+    def new(self, node: ast.AST) -> Optional[ast.stmt]:
+        if self._up is None:
+            self._up = parents(self.source.tree)
+            self._in_suite = {st for st, line in statement_lines(self.source.tree, self.source.text) if line is None}
+        stmt = marked_statement(node, self._up, self._in_suite)
+        if stmt is None or has_marker_above(self.lines, stmt, CODE):
+            return None
+        return stmt
+
+    def unmarked(self, stmt: ast.stmt) -> bool:
+        return not has_marker_above(self.lines, stmt, CODE)
 
 
 class _ModuleCalls(PrunedTransformer):
@@ -115,51 +184,74 @@ class _ModuleCalls(PrunedTransformer):
 
 
 class _Fix(KindTransformer):
-    def __init__(self, ctx, module) -> None:
-        super().__init__(ctx, module)
+    """Carries out the method sites, found by the line of their ``def``: "mark" (data: why),
+    "model-size" (data: the receiver whose ``.model_size`` marks its statements), "calls" (the
+    ``self.log`` / ``self.summarize`` fixes)."""
+
+    def __init__(self, ctx, module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target for s in sites))
         self.root = lightning_root(module)
         self.needs_import = False
+        self.by_line: Dict[int, List[Site]] = {}
+        for site in sites:
+            self.by_line.setdefault(site.line, []).append(site)
 
     def edit_class(self, kind, original, updated):
         items = list(updated.body.body)
         changed = False
-        own_model_size = bool(find_all(updated, m.AssignTarget(target=m.Attribute(attr=m.Name("model_size")))))
         for i, item in enumerate(items):
             if not isinstance(item, cst.FunctionDef):
                 continue
-            name = item.name.value
-            params = positional_params(item)
-            why: Optional[str] = None
-            if kind == "callback" and name == "on_load_checkpoint" and len(params) == 4 and \
-                    params[3].name.value == "callback_state":
-                why = WHY_CALLBACK_STATE
-            elif kind == "callback" and name == "on_save_checkpoint" and _returns_value(item):
-                why = WHY_SAVE_RETURN
-            elif kind == "datamodule" and name in ("on_save_checkpoint", "on_load_checkpoint"):
-                why = WHY_DM.format(name=name)
-            elif kind == "module" and name in ("add_to_queue", "get_from_queue"):
-                why = WHY_QUEUE.format(name=name)
-            if why:
-                items[i] = add_marker(item, CODE, why)
-                changed = True
-                continue
-            receiver = params[0].name.value if kind == "module" and params else \
-                params[2].name.value if kind == "callback" and len(params) > 2 else None
-            if receiver and not own_model_size:
-                marker = StatementMarker(CODE, _why_model_size(receiver), (cst.Attribute,))
-                item = transform(item, marker)  # type: ignore[assignment]
-                if marker.marked:
-                    items[i] = item
-                    changed = True
-            if kind == "module" and params:
-                fixer = _ModuleCalls(self_name(item), self.root)
-                new = transform(item, fixer)
-                if fixer.fixes:
-                    items[i] = new
-                    changed = True
+            here = self.by_line.get(self.ctx.position(self.module, original.body.body[i])[0], ())
+            for site in here:
+                if site.action == "mark":
+                    items[i] = add_marker(item, CODE, site.data)
+                elif site.action == "model-size":
+                    items[i] = transform(items[i], StatementMarker(CODE, _why_model_size(site.data), (cst.Attribute,)))
+                elif site.action == "calls":
+                    fixer = _ModuleCalls(self_name(items[i]), self.root)
+                    items[i] = transform(items[i], fixer)
                     self.needs_import = self.needs_import or fixer.needs_import
-                    self.report(CODE, original.body.body[i], f"{self.class_name}.{name}: " + ", ".join(fixer.fixes))
+                    self.report(CODE, original.body.body[i], f"{self.class_name}.{item.name.value}: " + ", ".join(fixer.fixes))
+                changed = True
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
+
+
+def _method_sites(source: SourceFile, cls: ast.ClassDef, kind: str, marks: _Marks) -> List[Site]:
+    """The sites of the methods of one class statement of ``kind`` (see ``_Fix``)."""
+    sites = []
+    own_model_size = any(isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Attribute) and t.attr == "model_size" for t in node.targets) for node in ast.walk(cls))
+    for func in methods(cls):
+        name = func.name
+        params = positional(func)
+
+        def site(action: str, data: object) -> Site:
+            return Site(func.lineno, func.col_offset, cls.name, action, data)
+
+        why: Optional[str] = None
+        if kind == "callback" and name == "on_load_checkpoint" and len(params) == 4 and \
+                params[3].arg == "callback_state":
+            why = WHY_CALLBACK_STATE
+        elif kind == "callback" and name == "on_save_checkpoint" and _returns_value(func):
+            why = WHY_SAVE_RETURN
+        elif kind == "datamodule" and name in ("on_save_checkpoint", "on_load_checkpoint"):
+            why = WHY_DM.format(name=name)
+        elif kind == "module" and name in ("add_to_queue", "get_from_queue"):
+            why = WHY_QUEUE.format(name=name)
+        if why:
+            if marks.unmarked(func):
+                sites.append(site("mark", why))
+            continue
+        receiver = params[0].arg if kind == "module" and params else \
+            params[2].arg if kind == "callback" and len(params) > 2 else None
+        if receiver and not own_model_size and "model_size" in source.text and any(
+                isinstance(node, ast.Attribute) and node.attr == "model_size" and isinstance(node.value, ast.Name)
+                and node.value.id == receiver and marks.new(node) is not None for node in ast.walk(func)):
+            sites.append(site("model-size", receiver))
+        if kind == "module" and params and _module_calls(source.text, func, params[0].arg):
+            sites.append(site("calls", None))
+    return sites
 
 
 def _why_model_size(receiver: str):
@@ -176,7 +268,7 @@ def _why_pbar(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-class LegacyModuleApiRule(GatedRule):
+class LegacyModuleApiRule(Rule):
     code = CODE
     name = "legacy-module-api"
     summary = "Removed LightningModule/Callback/DataModule APIs: `sync_dist_op`, `summarize()` rewritten; checkpoint-state hooks marked."
@@ -270,39 +362,30 @@ class Counter(Callback):
         ),
     )
 
-    gate_reads_hook_facts = True  # whether an on_save_checkpoint returns a value
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        index_source(source, ctx)
+        marks = _Marks(source)
+        sites: List[Site] = []
+        for cls, kind in kind_classes(source, ctx):
+            sites += _method_sites(source, cls, kind, marks)
+        # get_progress_bar_dict() calls: their statements are marked anywhere in the file
+        if "get_progress_bar_dict()" in source.text:
+            for node in ast.walk(source.tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr == "get_progress_bar_dict":
+                    stmt = marks.new(node)
+                    if stmt is not None:
+                        sites.append(Site(stmt.lineno, stmt.col_offset, "", "pbar", None))
+        return sites
 
-    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        # get_progress_bar_dict() is marked in any file; the rest only in classes of a kind
-        return None if "get_progress_bar_dict" in text else _ANY_KIND
-
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None or "get_progress_bar_dict" in facts.calls:  # marked in any file
-            return True
-        # The rest happens in classes of a kind the index knows, per kind (see _Fix.edit_class).
-        log_keywords = facts.call_keywords.get("log", frozenset()) | facts.call_keywords.get("log_dict", frozenset())
-        work = set()
-        if "model_size" in facts.attributes:
-            work |= {"module", "callback"}
-        if (facts.defs & {"add_to_queue", "get_from_queue"} or "summarize" in facts.calls
-                or log_keywords & {"sync_dist_op", "tbptt_reduce_fx", "tbptt_pad_token"}):
-            work.add("module")
-        if _save_returns(text, facts) or ("on_load_checkpoint" in facts.defs and "callback_state" in facts.params):
-            work.add("callback")
-        if facts.defs & {"on_save_checkpoint", "on_load_checkpoint"}:
-            work.add("datamodule")
-        if not work:
-            return False
-        kinds = hooks_path_kinds(ctx)
-        return kinds is None or bool(kinds & work)
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        ensure_indexed(module, ctx)
-        fixer = _Fix(ctx, module)
-        out = transform(module, fixer)
-        if fixer.needs_import:
-            out = ensure_import(out, f"{fixer.root}.utilities.model_summary", "summarize")
-        if "get_progress_bar_dict()" in module_text(out):
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        out = module
+        methods_sites = [s for s in sites if s.action != "pbar"]
+        if methods_sites:
+            fixer = _Fix(ctx, module, methods_sites)
+            out = transform(module, fixer)
+            if fixer.needs_import:
+                out = ensure_import(out, f"{fixer.root}.utilities.model_summary", "summarize")
+        if len(methods_sites) < len(sites):
             out = transform(out, StatementMarker(CODE, _why_pbar, (cst.Call,)))
         return out

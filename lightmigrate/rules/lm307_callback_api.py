@@ -20,14 +20,16 @@ Marked: C9 ``QuantizationAwareTraining`` (no replacement), C12 DataModule
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, List, Optional
+import ast
+import io
+import tokenize
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
 
 from lightmigrate.cst.helpers import (
     code_of,
-    module_text,
     BodyFacts,
     body_of,
     fresh_name,
@@ -36,23 +38,23 @@ from lightmigrate.cst.helpers import (
     positional_params,
     prepend_statements,
 )
-from lightmigrate.analysis.facts import FileFacts, file_facts
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import (
     PROGRESS_BAR_NAMES,
     TQDM_BAR_NAMES,
     DATAMODULE_NAMES,
     KindTransformer,
-    imports_lightning,
     derives_from,
-    ensure_indexed,
-    may_have_kind,
+    kind_classes,
 )
 from lightmigrate.rules.lm001_epoch_end import _predict_results
-from lightmigrate.rules.shared.gates import attribute_read, hook_facts, imports_pl_root, may_import_pl_root
 from lightmigrate.rules.shared.marking import StatementMarker
-from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
+from lightmigrate.rules.shared.method_sites import (
+    has_marker_above, imports_lightning, index_source, marked_statement, methods, parents, physical_lines,
+    positional, statement_lines, writes_identifier,
+)
+from lightmigrate.cst.walk import transform, PrunedTransformer
 
 CODE = "LM307"
 BATCH_IDX = {
@@ -70,25 +72,9 @@ WHY_BSF = ("Lightning 2.6 shrinks the batch size found by binsearch by 5% (`marg
            "`max_val=8192`: pass `margin=0.0` and a large `max_val` to keep the 1.x result")
 WHY_LOSS = "`get_standard_metrics` no longer returns \"loss\" (only \"v_num\"): log the loss with prog_bar=True"
 
-# For the gate.
-_CALLBACK_KIND = frozenset({"callback"})
-_MEMBER_ATTRS = frozenset(BATCH_IDX) | {"main_progress_bar"}
+_ROOTS = ("pytorch_lightning", "lightning")
 _FIXED_IMPORTS = frozenset({"ProgressBarBase", "get_standard_metrics"})
-_FIXED_OR_MARKED_CALLS = frozenset({"get_standard_metrics", "LearningRateFinder", "BatchSizeFinder", "scale_batch_size"})
 _ARGPARSE_CALLS = frozenset({"from_argparse_args", "add_argparse_args"})
-_ANYWHERE_WORDS = (*sorted(_FIXED_OR_MARKED_CALLS | _ARGPARSE_CALLS), "QuantizationAwareTraining",
-                   "callbacks.ProgressBarBase")
-
-
-def _datamodule_names(ctx: RuleContext, names) -> FrozenSet[str]:
-    """The names of ``names`` that are ``LightningDataModule`` or a class of the project that is
-    one (the names ``apply`` marks ``<name>.from_argparse_args(...)`` calls on)."""
-    return frozenset(name for name in names if name == "LightningDataModule" or any(
-        ctx.project.is_lightning_module(c, DATAMODULE_NAMES) for c in ctx.project.classes_named(name)))
-
-
-def _base_names(ctx: RuleContext, cls: str) -> bool:
-    return derives_from(ctx, cls, PROGRESS_BAR_NAMES)
 
 
 class _Members(PrunedTransformer):
@@ -107,36 +93,33 @@ class _Members(PrunedTransformer):
 
 
 class _Fix(KindTransformer):
-    def __init__(self, ctx, module) -> None:
-        super().__init__(ctx, module)
-        self.lightning_file = imports_lightning(module)
+    """Carries out the method sites of callback classes, found by the line of their ``def``:
+    "predict-end" (the ``outputs`` parameter goes) and "members" (data: the table of
+    ``self.X`` rewrites, as pairs)."""
+
+    def __init__(self, ctx, module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target for s in sites))
+        self.by_line: Dict[int, List[Site]] = {}
+        for site in sites:
+            self.by_line.setdefault(site.line, []).append(site)
 
     def edit_class(self, kind, original, updated):
-        if kind != "callback":
-            return updated
-        name = original.name.value
-        table: Dict[str, str] = {}
-        if not self.lightning_file:
-            return updated
-        if derives_from(self.ctx, name, PROGRESS_BAR_NAMES):
-            table.update(BATCH_IDX)
-        if derives_from(self.ctx, name, TQDM_BAR_NAMES):
-            table["main_progress_bar"] = "{s}.train_progress_bar"
         items = list(updated.body.body)
         changed = False
         for i, item in enumerate(items):
             if not isinstance(item, cst.FunctionDef):
                 continue
             new = item
-            params = positional_params(item)
-            if item.name.value == "on_predict_epoch_end" and len(params) == 4 and params[3].default is None:
-                new = self._predict_end(item)
-            if table and params:
-                members = _Members(params[0].name.value, table)
-                new = transform(new, members)  # type: ignore[assignment]
-                for hit in dict.fromkeys(members.hits):
-                    self.report(CODE, original.body.body[i], f"{self.class_name}: self.{hit} -> "
-                                f"{table[hit].format(t='self.trainer', s='self')}")
+            for site in self.by_line.get(self.ctx.position(self.module, original.body.body[i])[0], ()):
+                if site.action == "predict-end":
+                    new = self._predict_end(new)
+                elif site.action == "members":
+                    table = dict(site.data)
+                    members = _Members(positional_params(item)[0].name.value, table)
+                    new = transform(new, members)  # type: ignore[assignment]
+                    for hit in dict.fromkeys(members.hits):
+                        self.report(CODE, original.body.body[i], f"{self.class_name}: self.{hit} -> "
+                                    f"{table[hit].format(t='self.trainer', s='self')}")
             if new is not item:
                 items[i] = new
                 changed = True
@@ -224,29 +207,111 @@ def _why(datamodules: Callable[[], frozenset]):
     return why
 
 
-def _imports_base(module: cst.Module) -> bool:
-    """Whether the file imports ``ProgressBarBase`` from Lightning (only then are its uses renamed)."""
-    for node in find_all(module, m.ImportFrom()):
-        if node.module is None or isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
-            continue
-        root = code_of(node.module).split(".")[0]  # type: ignore[attr-defined]
-        if root in ("pytorch_lightning", "lightning") and any(
-                code_of(a.name) == "ProgressBarBase" for a in node.names):  # type: ignore
-            return True
-    return "callbacks.ProgressBarBase" in module_text(module)
-
-
-def _old_predict_end(text: str, facts: FileFacts) -> bool:
-    """Whether some ``def on_predict_epoch_end`` may have the 1.x signature ``_Fix`` changes
-    (a fourth positional parameter without a default)."""
-    if "on_predict_epoch_end" not in facts.defs:
+def _one_string(text: str, node: ast.expr) -> bool:
+    """Whether ``node`` is written as one string literal (libcst's ``SimpleString``)."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
         return False
-    found = hook_facts(text)
-    return found is None or any(len(s.positional) == 4 and not s.defaults[3]
-                                for s in found.signatures.get("on_predict_epoch_end", ()))
+    code = ast.get_source_segment(text, node) or ""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return len(tokens) == 1
 
 
-class CallbackApiRule(GatedRule):
+def _call_name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _lightning_import(node: ast.AST) -> bool:
+    """``from <Lightning root>... import names`` (not ``*``; a relative module counts, as in libcst)."""
+    return isinstance(node, ast.ImportFrom) and node.module is not None and node.names[0].name != "*" \
+        and node.module.split(".")[0] in _ROOTS
+
+
+def _call_fixed(call: ast.Call) -> bool:
+    """Whether ``_Calls.leave_Call`` rewrites ``call``."""
+    name = _call_name(call)
+    if name == "get_standard_metrics":
+        return len(call.args) + len(call.keywords) == 2 and all(kw.arg is None for kw in call.keywords)
+    if name == "LearningRateFinder":
+        return not any(kw.arg in ("update_attr", None) for kw in call.keywords) and \
+            not any(isinstance(a, ast.Starred) for a in call.args) and len(call.args) < 7
+    return False
+
+
+def _loss_key(text: str, node: ast.Subscript) -> bool:
+    """``get_standard_metrics(...)["key"]``: the first subscript element one string literal."""
+    value = node.value
+    if not (isinstance(value, ast.Call) and _call_name(value) == "get_standard_metrics"
+            and isinstance(value.func, (ast.Name, ast.Attribute))):
+        return False
+    first = node.slice
+    if isinstance(first, ast.Tuple) and first.elts and \
+            (first.lineno, first.col_offset) == (first.elts[0].lineno, first.elts[0].col_offset):
+        first = first.elts[0]  # ``x["a", 1]``: libcst's first element is "a"
+    return _one_string(text, first)
+
+
+def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]]) -> List[ast.AST]:
+    """The nodes ``_why`` gives a reason for (the marks: QuantizationAwareTraining, DataModule
+    argparse calls, BatchSizeFinder without ``margin``, "loss" read from get_standard_metrics)."""
+    text = source.text
+    words = ("QuantizationAwareTraining", "argparse_args", "BatchSizeFinder", "scale_batch_size",
+             "get_standard_metrics")
+    if not any(w in text for w in words):
+        return []
+    qat = "QuantizationAwareTraining" in text
+    found: List[ast.AST] = []
+    for node in ast.walk(source.tree):
+        if qat and writes_identifier(node, "QuantizationAwareTraining"):
+            found.append(node)
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _ARGPARSE_CALLS and isinstance(f.value, ast.Name) and \
+                    f.value.id in datamodules():
+                found.append(node)
+            elif _call_name(node) in ("BatchSizeFinder", "scale_batch_size") and \
+                    not any(kw.arg == "margin" for kw in node.keywords):
+                found.append(node)
+        elif isinstance(node, ast.Subscript) and _loss_key(text, node):
+            found.append(node)
+    return found
+
+
+def _method_sites(cls: ast.ClassDef, table: Dict[str, str]) -> List[Site]:
+    """The sites of the methods of one Lightning callback class statement (``table``: the
+    ``self.X`` rewrites its progress-bar bases call for)."""
+    sites = []
+    for func in methods(cls):
+        params = positional(func)
+        if not params:
+            continue
+        skip: Set[ast.AST] = set()
+        args = func.args
+        if func.name == "on_predict_epoch_end" and len(params) == 4 and \
+                3 < len(params) - len(args.defaults):  # the fourth has no default
+            sites.append(Site(func.lineno, func.col_offset, cls.name, "predict-end", None))
+            skip.add(params[3])  # dropped with its annotation
+        if table:
+            slf = params[0].arg
+            todo: List[ast.AST] = [func]
+            hit = False
+            while todo and not hit:
+                node = todo.pop()
+                if node in skip:
+                    continue
+                if isinstance(node, ast.Attribute) and node.attr in table and isinstance(node.value, ast.Name) \
+                        and node.value.id == slf:
+                    hit = True
+                todo.extend(ast.iter_child_nodes(node))
+            if hit:
+                sites.append(Site(func.lineno, func.col_offset, cls.name, "members", tuple(sorted(table.items()))))
+    return sites
+
+
+class CallbackApiRule(Rule):
     code = CODE
     name = "callback-api"
     summary = "Callback and DataModule API changes: predict-epoch outputs, progress-bar API, LR finder default."
@@ -256,7 +321,6 @@ class CallbackApiRule(GatedRule):
              "QuantizationAwareTraining, LearningRateFinder, LightningDataModule argparse; PRs 16655, 16539, "
              "17058, 16760, 16695, 16192, 16750, 16462, 16708)")
     safety = Safety.PRESERVING
-    gate_reads_hook_facts = True
     triggers = ("on_predict_epoch_end", "ProgressBarBase", "_batch_idx", "main_progress_bar",
                 "get_standard_metrics", "QuantizationAwareTraining", "LearningRateFinder", "argparse_args",
                 "BatchSizeFinder", "scale_batch_size")
@@ -349,45 +413,76 @@ finder = LearningRateFinder(update_attr=True)
         ),
     )
 
-    def may_need(self, text: str) -> bool:
-        # Without a Lightning import the gate needs one of these calls or names in the text.
-        return may_import_pl_root(text) or any(word in text for word in _ANYWHERE_WORDS)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        index_source(source, ctx)
+        tree = source.tree
+        text = source.text
+        sites: List[Site] = []
+        # Methods of Lightning callback classes, in a file that imports Lightning
+        lightning_file = imports_lightning(tree)
+        if lightning_file:
+            for cls, _ in kind_classes(source, ctx, frozenset({"callback"})):
+                table: Dict[str, str] = {}
+                if derives_from(ctx, cls.name, PROGRESS_BAR_NAMES):
+                    table.update(BATCH_IDX)
+                if derives_from(ctx, cls.name, TQDM_BAR_NAMES):
+                    table["main_progress_bar"] = "{s}.train_progress_bar"
+                sites += _method_sites(cls, table)
+        # Imports, the ProgressBarBase rename and calls, anywhere in the file
+        base_imported = "callbacks.ProgressBarBase" in text
+        for node in ast.walk(tree):
+            if _lightning_import(node):
+                names = {a.name for a in node.names}
+                base_imported = base_imported or "ProgressBarBase" in names
+                if names & _FIXED_IMPORTS:
+                    sites.append(Site(node.lineno, node.col_offset, node.module, "import"))
+            elif isinstance(node, ast.Call) and _call_fixed(node):
+                sites.append(Site(node.lineno, node.col_offset, _call_name(node), "call"))
+        if base_imported and "ProgressBarBase" in text and any(writes_identifier(n, "ProgressBarBase") for n in ast.walk(tree)):
+            sites.append(Site(0, 0, "ProgressBarBase", "rename"))
+        # The marks, on statements that have no LM307 mark yet
+        found: List[FrozenSet[str]] = []
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        facts = file_facts(text)
-        if not facts.parsed or not ctx.project.has_path(ctx.path):  # apply indexes the file
-            return True
-        # _Calls and the markers: calls by name, QuantizationAwareTraining anywhere,
-        # ProgressBarBase imported from Lightning (or ``callbacks.ProgressBarBase`` used)
-        if not _FIXED_OR_MARKED_CALLS.isdisjoint(facts.calls) or "QuantizationAwareTraining" in text:
-            return True
-        if not _ARGPARSE_CALLS.isdisjoint(facts.calls):  # marked only as ``<a DataModule>.<call>(...)``
-            receivers = _datamodule_names(ctx, facts.names)
-            if receivers and attribute_read(text, _ARGPARSE_CALLS, receivers):
-                return True
-        if "callbacks.ProgressBarBase" in text:
-            return True
-        if not imports_pl_root(facts):  # _Fix and the import fixes need a Lightning import
-            return False
-        if not _FIXED_IMPORTS.isdisjoint(facts.imported):
-            return True
-        # _Fix: methods of a Lightning callback class of this file
-        return (_old_predict_end(text, facts) or not _MEMBER_ATTRS.isdisjoint(facts.attributes)) and \
-            may_have_kind(ctx, _CALLBACK_KIND)
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        ensure_indexed(module, ctx)
-        out = transform(module, _Fix(ctx, module))
-        calls = _Calls(_imports_base(module))
-        out = transform(out, calls)
-        for fix in dict.fromkeys(calls.fixed):
-            ctx.report(CODE, fix, Kind.FIXED)
-        found: List[frozenset] = []
-
-        def datamodules() -> frozenset:  # the project's DataModule classes, found when first asked
+        def datamodules() -> FrozenSet[str]:  # the project's DataModule classes, found when first asked
             if not found:
                 found.append(frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES))
                              | {"LightningDataModule"})
             return found[0]
 
-        return transform(out, StatementMarker(CODE, _why(datamodules), (cst.Name, cst.Call, cst.Subscript)))
+        reasons = _reasons(source, datamodules)
+        if reasons:
+            lines = physical_lines(text)
+            up = parents(tree)
+            in_suite = {st for st, line in statement_lines(tree, text) if line is None}
+            marked = set()
+            for node in reasons:
+                stmt = marked_statement(node, up, in_suite)
+                if stmt is not None and stmt not in marked and not has_marker_above(lines, stmt, CODE):
+                    marked.add(stmt)
+                    sites.append(Site(stmt.lineno, stmt.col_offset, "", "mark"))
+        return sites
+
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        out = module
+        method_sites = [s for s in sites if s.action in ("predict-end", "members")]
+        if method_sites:
+            out = transform(out, _Fix(ctx, module, method_sites))
+        # The imports, the rename and the calls: their nodes are found with the same tests as
+        # find's (their positions may have moved: a predict-end fix adds lines).
+        if any(s.action in ("import", "call", "rename") for s in sites):
+            calls = _Calls(any(s.action == "rename" for s in sites))
+            out = transform(out, calls)
+            for fix in dict.fromkeys(calls.fixed):
+                ctx.report(CODE, fix, Kind.FIXED)
+        if any(s.action == "mark" for s in sites):
+            found: List[frozenset] = []
+
+            def datamodules() -> frozenset:  # the project's DataModule classes, found when first asked
+                if not found:
+                    found.append(frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES))
+                                 | {"LightningDataModule"})
+                return found[0]
+
+            out = transform(out, StatementMarker(CODE, _why(datamodules), (cst.Name, cst.Call, cst.Subscript)))
+        return out
+

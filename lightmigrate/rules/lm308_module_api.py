@@ -17,20 +17,22 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
 
-from lightmigrate.cst.helpers import BodyFacts, add_marker, body_of, has_star_params, keep_only_params, param_names, module_text, code_of
-from lightmigrate.analysis.facts import file_facts, nodes_of, parse_tree
+from lightmigrate.cst.helpers import add_marker, keep_only_params
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import LIGHTNING_MODULE_NAMES
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import KindTransformer, class_kind, ensure_indexed, imports_lightning, may_have_kind
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import KindTransformer, class_kind, kind_classes
+from lightmigrate.rules.shared.method_sites import (
+    has_marker_above, has_star_params, identifiers, imports_lightning, index_source, methods, physical_lines, positional,
+    statement_lines,
+)
 from lightmigrate.cst.helpers import ensure_import, lightning_root
-from lightmigrate.cst.walk import transform, PrunedTransformer, find_all
-from lightmigrate.rules.shared.gates import imports_pl_root
+from lightmigrate.cst.walk import transform, PrunedTransformer
 
 CODE = "LM308"
 STEPS = ("training_step", "validation_step", "test_step", "predict_step")
@@ -43,125 +45,191 @@ WHY_ITER = ("Lightning 2.1+ passes only `dataloader_iter` and `next(dataloader_i
             "dataloader_idx)`: drop `{idx}` and take it from `next()`")
 
 
-def _bound_names(module: cst.Module) -> Set[str]:
-    """Module-level names bound by imports, classes and functions: not instances."""
+_CALL_ATTRS = _COMPILED | {"load_from_checkpoint"}
+
+
+def _bound_names(tree: ast.Module) -> Set[str]:
+    """Names bound by imports, classes and functions anywhere in the file: not instances."""
     names: Set[str] = set()
-    for node in find_all(module, m.ImportAlias()):
-        alias = node.asname.name.value if node.asname is not None else \
-            code_of(node.name).split(".")[0]  # type: ignore[attr-defined]
-        names.add(alias)
-    for node in find_all(module, m.ClassDef() | m.FunctionDef()):
-        names.add(node.name.value)  # type: ignore[attr-defined]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(a.asname or a.name.split(".")[0] for a in node.names if a.name != "*")
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
     return names
 
 
-def _instance_names(module: cst.Module) -> Set[str]:
+def _target_names(target: ast.AST) -> Set[str]:
+    """The identifiers of an assignment target (attribute names too, as libcst's ``Name`` nodes)."""
+    return set(identifiers([target]))
+
+
+def _instance_names(tree: ast.Module) -> Set[str]:
     """Names only ever assigned an instantiation, ``name = SomeClass(...)`` (a capitalised callee)."""
     good: Set[str] = set()
     other: Set[str] = set()
-    for assign in find_all(module, m.Assign()):
-        value = assign.value  # type: ignore[attr-defined]
-        callee = value.func if isinstance(value, cst.Call) else None
-        last = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else ""
-        for target in assign.targets:  # type: ignore[attr-defined]
-            if isinstance(target.target, cst.Name):
-                (good if last[:1].isupper() else other).add(target.target.value)
-    for node in find_all(module, m.AugAssign() | m.AnnAssign() | m.For()):
-        for name in find_all(node.target, m.Name()):  # type: ignore[attr-defined]
-            other.add(name.value)  # type: ignore[attr-defined]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            callee = node.value.func if isinstance(node.value, ast.Call) else None
+            last = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else ""
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    (good if last[:1].isupper() else other).add(target.id)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            other |= _target_names(node.target)
     return good - other
 
 
-def _may_load_on_instance(text: str, facts) -> bool:
-    """For the gate: some ``<name>.load_from_checkpoint(...)`` is on a name that ``_Calls`` may
-    rewrite or mark: one not bound by an import, class or def (``_bound_names``), or a
-    parameter (the first parameter of a method). Read from Python's ``ast``."""
-    tree = parse_tree(text)
-    if tree is None:
-        return True
-    receivers: Set[str] = set()
-    bound: Set[str] = set()
-    for node in nodes_of(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "load_from_checkpoint" and isinstance(func.value, ast.Name):
-                receivers.add(func.value.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            bound.add(node.name)
-    return any(name not in bound or name in facts.params for name in receivers)
+def _receiver_name(text: str, func: ast.Attribute) -> str:
+    """The last dotted part of the code before ``.from_compiled`` (what ``code_of(value)``
+    ends with in libcst): empty when the receiver is in parentheses (its code ends with one)."""
+    value = func.value
+    if (value.lineno, value.col_offset) != (func.lineno, func.col_offset):
+        return ""  # the attribute starts at an opening parenthesis of its receiver
+    return (ast.get_source_segment(text, value) or "").rsplit(".", 1)[-1]
 
 
-class _Calls(PrunedTransformer):
-    def __init__(self, ctx: RuleContext, bound: Set[str], module_classes: Set[str], source: cst.Module,
-                 lightning_file: bool) -> None:
+class _Finder(ast.NodeVisitor):
+    """The M21/M23 call sites: ``<LightningModule class>.from_compiled(...)`` and
+    ``<instance>.load_from_checkpoint(...)``, with the first parameter of each method directly
+    in a LightningModule or DataModule class (``self``) counting as an instance."""
+
+    def __init__(self, source: SourceFile, ctx: RuleContext, lightning_file: bool) -> None:
+        self.text = source.text
         self.ctx = ctx
-        self.source = source
         self.lightning_file = lightning_file
-        self.bound = bound
-        self.module_classes = module_classes
-        self.needs = set()
-        self.discarded: Optional[str] = None
-        self.instances = _instance_names(source)
-        self.self_names: List[str] = []  # the first parameter of each enclosing Lightning-class method
+        self.module_classes = set(LIGHTNING_MODULE_NAMES) | {c.name for c in ctx.project.kind_classes()}
+        self.bound = _bound_names(source.tree)
+        self.instances = _instance_names(source.tree)
         self.classes: List[bool] = []
+        self.self_names: List[str] = []
         self.depth = 0
+        self.calls: List[Tuple[ast.Call, str, str]] = []  # (call, action, receiver)
 
-    def leave_Call(self, original, updated):
-        f = updated.func
-        if not isinstance(f, cst.Attribute):
-            return updated
-        attr = f.attr.value
-        if attr in ("from_compiled", "to_uncompiled"):
-            target = code_of(f.value).rsplit(".", 1)[-1]
-            if target in self.module_classes:
-                self.needs.add(attr)
-                self._report(original, f"LightningModule.{attr}(...) -> {attr}(...) from utilities.compile")
-                return updated.with_changes(func=cst.Name(attr))
-        if attr == "load_from_checkpoint" and isinstance(f.value, cst.Name) and self.lightning_file:
-            name = f.value.value
-            if self._is_instance(name):
-                self._report(original, f"{name}.load_from_checkpoint(...) -> type({name}).load_from_checkpoint(...)")
-                return updated.with_changes(func=f.with_changes(value=cst.parse_expression(f"type({name})")))
-        return updated
-
-    def _is_instance(self, name: str) -> bool:
-        return (name in self.instances and name not in self.bound) or (bool(self.self_names) and name == self.self_names[-1])
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes.append(class_kind(self.ctx, node.name.value) in ("module", "datamodule"))
-
-    def leave_ClassDef(self, original, updated):
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes.append(class_kind(self.ctx, node.name) in ("module", "datamodule"))
+        self.generic_visit(node)
         self.classes.pop()
-        return updated
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        params = param_names(node)
+    def visit_FunctionDef(self, node) -> None:
+        params = [a.arg for a in positional(node)]
         direct = bool(self.classes) and self.classes[-1] and self.depth == len(self.classes) - 1
         self.self_names.append(params[0] if direct and params else "")
         self.depth += 1
-
-    def leave_FunctionDef(self, original, updated):
-        self.self_names.pop()
+        self.generic_visit(node)
         self.depth -= 1
-        return updated
+        self.self_names.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> None:
+        f = node.func
+        if isinstance(f, ast.Attribute):
+            if f.attr in _COMPILED:
+                target = _receiver_name(self.text, f)
+                if target in self.module_classes:
+                    self.calls.append((node, "function", target))
+            elif f.attr == "load_from_checkpoint" and isinstance(f.value, ast.Name) and self.lightning_file:
+                name = f.value.id
+                if (name in self.instances and name not in self.bound) or (
+                        bool(self.self_names) and name == self.self_names[-1]):
+                    self.calls.append((node, "type", name))
+        self.generic_visit(node)
+
+
+def _call_order(tree: ast.AST) -> Dict[ast.Call, int]:
+    """The place of each call of ``from_compiled``/``to_uncompiled``/``load_from_checkpoint``
+    among those of its line, in libcst's visiting order (by column, an enclosing call first):
+    the sites name calls by line and place, which earlier fixes on the line cannot shift."""
+    by_line: Dict[int, List[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CALL_ATTRS:
+            by_line.setdefault(node.lineno, []).append(node)
+    order = {}
+    for calls in by_line.values():
+        calls.sort(key=lambda c: (c.col_offset, -c.end_lineno, -c.end_col_offset))
+        order.update((c, i) for i, c in enumerate(calls))
+    return order
+
+
+def _discarded(tree: ast.Module, text: str, bound: Set[str]) -> List[Tuple[int, str]]:
+    """(line, name) of each statement line to mark for ``name.load_from_checkpoint(...)`` whose
+    result is thrown away. As in libcst, the mark goes on the statement line that holds the
+    call, or for a call in a one-line suite (``if x: m.load_from_checkpoint(p)``) on the next
+    statement line that ends after it; the last such call before it names it. A line that
+    has an LM308 mark already is left out (marking it again changes nothing)."""
+    lines = physical_lines(text)
+    out: List[Tuple[int, str]] = []
+    pending = ""
+    open_line: Optional[int] = None  # the statement line being read
+    first: Optional[ast.stmt] = None  # its first statement
+
+    def close() -> None:
+        nonlocal pending, open_line
+        if open_line is not None and pending:
+            if not has_marker_above(lines, first, CODE):
+                out.append((open_line, pending))
+            pending = ""
+        open_line = None
+
+    for stmt, line in statement_lines(tree, text):
+        if line is None or line != open_line:
+            close()
+            open_line, first = line, stmt
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr == "load_from_checkpoint" and isinstance(value.func.value, ast.Name):
+            name = value.func.value.id
+            if name[:1].islower() and name not in bound and name != "cls":
+                pending = name
+    close()
+    return out
+
+
+class _Calls(PrunedTransformer):
+    """Carries out the call sites (keyed by line and place on the line, see ``_call_order``) and
+    marks the statement lines of the "mark" sites."""
+
+    def __init__(self, ctx: RuleContext, source: cst.Module, sites: Sequence[Site]) -> None:
+        self.ctx = ctx
+        self.source = source
+        self.calls = {(s.line, s.data[0]): s for s in sites if s.action in ("function", "type")}
+        self.marks = {s.line: s.data for s in sites if s.action == "mark"}
+        self.needs: Set[str] = set()
+        self.seen: Dict[int, int] = {}  # line -> calls of the three names visited there
+        self.places: Dict[int, Tuple[int, int]] = {}  # id of a call -> (line, place)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.calls and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CALL_ATTRS:
+            line = self.ctx.position(self.source, node)[0]
+            place = self.seen.get(line, 0)
+            self.seen[line] = place + 1
+            self.places[id(node)] = (line, place)
+
+    def leave_Call(self, original, updated):
+        place = self.places.get(id(original))
+        site = self.calls.get(place) if place is not None else None
+        if site is None:
+            return updated
+        f = updated.func
+        attr = f.attr.value
+        if site.action == "function":
+            self.needs.add(attr)
+            self._report(original, f"LightningModule.{attr}(...) -> {attr}(...) from utilities.compile")
+            return updated.with_changes(func=cst.Name(attr))
+        name = site.target
+        self._report(original, f"{name}.load_from_checkpoint(...) -> type({name}).load_from_checkpoint(...)")
+        return updated.with_changes(func=f.with_changes(value=cst.parse_expression(f"type({name})")))
 
     def _report(self, node: cst.CSTNode, message: str) -> None:
         line, col = self.ctx.position(self.source, node)
         self.ctx.report(CODE, message, Kind.FIXED, line, col)
 
-    def leave_Expr(self, original, updated):
-        if self.lightning_file and m.matches(original.value, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("load_from_checkpoint")))):
-            name = original.value.func.value.value
-            if name[:1].islower() and name not in self.bound and name != "cls":
-                self.discarded = name  # a bug in 1.x too, instance or class: the new model is dropped
-        return updated
-
     def leave_SimpleStatementLine(self, original, updated):
-        if self.discarded:
-            name, self.discarded = self.discarded, None
-            return add_marker(updated, CODE, WHY_DISCARDED.format(name=name))
+        if self.marks:
+            name = self.marks.get(self.ctx.position(self.source, original)[0])
+            if name:
+                return add_marker(updated, CODE, WHY_DISCARDED.format(name=name))
         return updated
 
 
@@ -175,20 +243,44 @@ class _NextFix(PrunedTransformer):
         return updated
 
 
+def _steps(cls: ast.ClassDef, lines: List[str]) -> List[Tuple[ast.AST, str, str]]:
+    """The M24 steps of a LightningModule class statement: (def node, action, index parameter)
+    for each ``STEP(self, dataloader_iter, IDX)``: "drop" for a ``training_step`` whose body
+    does not name ``IDX``, else "mark" (unless marked already: ``lines`` are the file's)."""
+    out = []
+    for func in methods(cls):
+        if func.name not in STEPS:
+            continue
+        names = [a.arg for a in positional(func)]
+        if len(names) != 3 or names[1] != "dataloader_iter" or has_star_params(func):
+            continue
+        idx = names[2]
+        if idx in identifiers(func.body) or func.name != "training_step":
+            if not has_marker_above(lines, func, CODE):
+                out.append((func, "mark", idx))
+        else:
+            out.append((func, "drop", idx))
+    return out
+
+
 class _Steps(KindTransformer):
+    """Carries out the step sites (keyed by the line of the ``def``)."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target for s in sites))
+        self.by_line = {s.line: s for s in sites}
+
     def edit_class(self, kind, original, updated):
-        if kind != "module":
-            return updated
         items = list(updated.body.body)
         changed = False
         for i, item in enumerate(items):
             if not isinstance(item, cst.FunctionDef) or item.name.value not in STEPS:
                 continue
-            names = param_names(item)
-            if len(names) != 3 or names[1] != "dataloader_iter" or has_star_params(item):
+            site = self.by_line.get(self.ctx.position(self.module, original.body.body[i])[0])
+            if site is None:
                 continue
-            idx = names[2]
-            if BodyFacts(body_of(item)).uses(idx) or item.name.value != "training_step":
+            idx = site.data
+            if site.action == "step-mark":
                 items[i] = add_marker(item, CODE, WHY_ITER.format(idx=idx))
             else:
                 items[i] = transform(keep_only_params(item, 2), _NextFix("dataloader_iter"))  # type: ignore[assignment]
@@ -198,7 +290,7 @@ class _Steps(KindTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
 
 
-class ModuleApiRule(GatedRule):
+class ModuleApiRule(Rule):
     code = CODE
     name = "module-api"
     summary = "`from_compiled` classmethods, `load_from_checkpoint` on an instance and `dataloader_iter` steps, ported to 2.x."
@@ -272,27 +364,35 @@ best = Net.load_from_checkpoint("best.ckpt")
         ),
     )
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        facts = file_facts(text)
-        if not facts.parsed or not ctx.project.has_path(ctx.path):  # apply indexes the file
-            return True
-        # M21: a call of ``<...>.from_compiled`` / ``to_uncompiled`` (an attribute, called)
-        if not _COMPILED.isdisjoint(facts.calls & facts.attributes):
-            return True
-        # M23: ``<name>.load_from_checkpoint(...)`` in a file that imports Lightning
-        if "load_from_checkpoint" in facts.calls and imports_pl_root(facts) and _may_load_on_instance(text, facts):
-            return True
-        # M24: a step with a ``dataloader_iter`` parameter in a class the index knows is a LightningModule
-        return "dataloader_iter" in facts.params and not facts.defs.isdisjoint(STEPS) and \
-            may_have_kind(ctx, _MODULE_KIND)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        index_source(source, ctx)
+        tree = source.tree
+        sites: List[Site] = []
+        # M24: steps taking dataloader_iter, in LightningModule classes
+        if "dataloader_iter" in source.text:
+            lines = physical_lines(source.text)
+            for cls, _ in kind_classes(source, ctx, _MODULE_KIND):
+                for func, action, idx in _steps(cls, lines):
+                    sites.append(Site(func.lineno, func.col_offset, cls.name, f"step-{action}", idx))
+        # M21, M23: the calls, and the statements throwing a loaded model away
+        lightning_file = imports_lightning(tree)
+        finder = _Finder(source, ctx, lightning_file)
+        finder.visit(tree)
+        if finder.calls:
+            order = _call_order(tree)
+            for call, action, receiver in finder.calls:
+                sites.append(Site(call.lineno, call.col_offset, receiver, action, (order[call], call.func.attr)))
+        if lightning_file and "load_from_checkpoint" in source.text:
+            for line, name in _discarded(tree, source.text, finder.bound):
+                sites.append(Site(line, 0, name, "mark", name))
+        return sites
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        ensure_indexed(module, ctx)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         out = module
-        if "dataloader_iter" in module_text(module):
-            out = transform(out, _Steps(ctx, module))
-        classes = set(LIGHTNING_MODULE_NAMES) | {c.name for c in ctx.project.kind_classes()}
-        calls = _Calls(ctx, _bound_names(module), classes, out, imports_lightning(module))
+        steps = [s for s in sites if s.action.startswith("step-")]
+        if steps:
+            out = transform(out, _Steps(ctx, module, steps))
+        calls = _Calls(ctx, out, [s for s in sites if not s.action.startswith("step-")])
         out = transform(out, calls)
         for name in sorted(calls.needs):
             out = ensure_import(out, f"{lightning_root(out)}.utilities.compile", name)

@@ -25,19 +25,18 @@ The code is never changed. Each note is reported once per file, at the line that
 
 from __future__ import annotations
 
+import ast
+import io
 import re
-from typing import FrozenSet, Optional, Tuple
+import tokenize
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
 
-from lightmigrate.analysis.facts import file_facts
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import class_kind, ensure_indexed, may_have_kind
-from lightmigrate.rules.shared.gates import COMMENT, DEF, attribute_read, word_at_start
-from lightmigrate.cst.walk import find_all
-from lightmigrate.cst.helpers import module_text, code_of
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import ast_class_defs, class_kind
+from lightmigrate.rules.shared.method_sites import index_source, methods, physical_lines
 
 CODE = "LM309"
 NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
@@ -60,60 +59,189 @@ NOTE_RICH = ("from Lightning 2.6 the default progress bar is `RichProgressBar` (
 NOTE_CSV = "CSVLogger writes its columns sorted from Lightning 2.2: read metrics.csv by column name"
 _DDP = re.compile(r"""["']ddp[a-z_]*["']|DDPStrategy|DDPSpawnStrategy""")
 _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
-_RUNS = frozenset({"validate", "test", "predict"})
-# Gate tests: a ``seed_everything(`` call whose first argument is none or ``workers=`` (apply
-# notes only calls without a seed), and a ``return`` of nothing or of ``None``.
-_SEED_UNSEEDED = re.compile(word_at_start("seed_everything") + rf"(?:[\s\\)]|{COMMENT})*\((?:[\s\\]|{COMMENT})*(?:\)|workers\b)")
-_RETURN_NONE = re.compile(word_at_start("return") + r"(?:[\s\\(]*None\b|[ \t]*(?:$|[#;\r\n\\]))", re.M)
-_EPOCH_END = frozenset({"on_train_epoch_end", "training_epoch_end"})
-_LOGS = frozenset({"log", "log_dict"})
-_MODULE = frozenset({"module"})
-_DEF_GET_METRICS = re.compile(DEF + r"get_metrics\b")
-_FIT = frozenset({"fit"})
-_EVAL = frozenset({"eval"})
+_LOSS = re.compile(r"""["']loss["']""")
+_EPOCH_END = ("on_train_epoch_end", "training_epoch_end")
+_LOGS = ("log", "log_dict")
+_RUNS = ("validate", "test", "predict")
+_CHECKPOINTING = ("EarlyStopping", "ModelCheckpoint")
 
 
-def _may_note_anywhere(text: str) -> bool:
-    """Whether the text may pass one of the gate's tests that need no LightningModule (each
-    test below is what the gate's test of the same note needs to find in the text)."""
-    if "progress_bar_metrics" in text or "progress_bar_callback" in text or _DEF_GET_METRICS.search(text):
-        return True
-    if "seed_everything" in text or "CSVLogger" in text or "kubeflow" in text.lower():
-        return True
-    if "fit" in text and attribute_read(text, _FIT) and (
-            ("eval" in text and attribute_read(text, _EVAL)) or _SPAWN.search(text)):
-        return True
-    return "signal" in text and any(run in text for run in _RUNS) and attribute_read(text, _RUNS)
+def _called(node: ast.AST, names: Sequence[str]) -> bool:
+    """A call of ``NAME(...)`` or ``<expr>.NAME(...)``, NAME one of ``names``."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (isinstance(f, ast.Name) and f.id in names) or (isinstance(f, ast.Attribute) and f.attr in names)
 
 
-def _may_note_in_module(text: str) -> bool:
-    """Whether the text may pass one of the two tests that need a LightningModule (DDP, order)."""
-    if "training_step" in text and _DDP.search(text):
-        return True
-    return "monitor" in text and any(hook in text for hook in _EPOCH_END)
+def _method_called(node: ast.AST, names: Sequence[str]) -> bool:
+    """A call of ``<expr>.NAME(...)``, NAME one of ``names``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names
 
 
-def _first(module: cst.Module, matcher) -> Optional[cst.CSTNode]:
-    found = find_all(module, matcher)
-    return found[0] if found else None
+class _Nodes:
+    """The nodes of the file in libcst's visiting order (``_visit_key``), and their libcst
+    positions."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+        self.lines = physical_lines(source.text)
+
+    def every(self, test: Callable[[ast.AST], bool]) -> List[ast.AST]:
+        return sorted((n for n in ast.walk(self.source.tree) if test(n)), key=_visit_key)
+
+    def first(self, test: Callable[[ast.AST], bool]) -> Optional[ast.AST]:
+        found = self.every(test)
+        return found[0] if found else None
+
+    def position(self, node: ast.AST) -> Tuple[int, int]:
+        """(line, 0-based column in characters) of ``node``: where libcst says it starts."""
+        line = node.lineno
+        text = self.lines[line - 1] if line <= len(self.lines) else ""
+        return line, len(text.encode("utf-8")[:node.col_offset].decode("utf-8", "replace"))
 
 
-def _logs_loss(func: cst.FunctionDef) -> bool:
-    for call in find_all(func, m.Call(func=m.Attribute(attr=m.Name("log") | m.Name("log_dict")))):
-        code = code_of(call)
-        if re.search(r"""["']loss["']""", code):
-            return True
-    return False
+def _visit_key(node: ast.AST):
+    """Sorts nodes as libcst visits them: by where they start, an enclosing node first, and a
+    decorated definition before its decorators."""
+    line, col = node.lineno, node.col_offset
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        first = min(decorators, key=lambda d: (d.lineno, d.col_offset))
+        line, col = first.lineno, first.col_offset - 1  # the "@" before the first decorator
+    return (line, col, -node.end_lineno, -node.end_col_offset)
 
 
-def _may_return_none(func: cst.FunctionDef) -> bool:
-    for ret in find_all(func.body, m.Return()):
-        if ret.value is None or m.matches(ret.value, m.Name("None")):  # type: ignore[attr-defined]
-            return True
-    return False
+def _logs_loss(text: str, func: ast.AST) -> bool:
+    """A ``<expr>.log(...)`` / ``log_dict(...)`` call in ``func`` whose code holds "loss"
+    (quoted)."""
+    return any(_method_called(node, _LOGS) and _LOSS.search(ast.get_source_segment(text, node) or "")
+               for node in ast.walk(func))
 
 
-class BehaviourNotesRule(GatedRule):
+def _may_return_none(func: ast.AST) -> bool:
+    """A ``return`` (in the body, nested functions too) of nothing or of ``None``."""
+    return any(isinstance(node, ast.Return) and (node.value is None or (
+        isinstance(node.value, ast.Constant) and node.value.value is None))
+        for stmt in func.body for node in ast.walk(stmt))
+
+
+def _kubeflow(text: str) -> Optional[Tuple[int, int]]:
+    """(line, 0-based column) of the first name or plain string literal whose text holds
+    "kubeflow" (any case): what libcst's first such ``Name`` or ``SimpleString`` is. In an
+    f-string (one token here) the first identifier holding it counts."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if "kubeflow" not in tok.string.lower():
+                continue
+            if tok.type == tokenize.NAME:
+                return tok.start
+            if tok.type == tokenize.STRING:
+                prefix = tok.string[:len(tok.string) - len(tok.string.lstrip("rRbBuUfF"))]
+                if "f" not in prefix.lower():
+                    return tok.start
+                for word in re.finditer(r"[^\W\d]\w*", tok.string):
+                    if "kubeflow" in word.group().lower() and _in_fstring_expression(tok.string, word.start()):
+                        return _advance(tok.start, tok.string[:word.start()])
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return None
+
+
+def _in_fstring_expression(code: str, at: int) -> bool:
+    """Whether ``at`` in the f-string literal ``code`` is inside a ``{...}`` replacement field."""
+    depth = 0
+    i = 0
+    while i < at:
+        if code[i] == "{":
+            if depth == 0 and code[i + 1:i + 2] == "{":
+                i += 2
+                continue
+            depth += 1
+        elif code[i] == "}" and depth:
+            depth -= 1
+        i += 1
+    return depth > 0
+
+
+def _advance(start: Tuple[int, int], code: str) -> Tuple[int, int]:
+    """The position after ``code`` written from ``start``."""
+    line, col = start
+    breaks = code.count("\n")
+    if breaks:
+        return line + breaks, len(code) - code.rindex("\n") - 1
+    return line, col + len(code)
+
+
+def _notes(source: SourceFile, ctx: RuleContext) -> List[Site]:
+    """Every note of the file, in the order they are reported, each at the node it names."""
+    text = source.text
+    nodes = _Nodes(source)
+    found: List[Site] = []
+
+    def note(node: Optional[ast.AST], message: str, at: Optional[Tuple[int, int]] = None) -> None:
+        line, col = at if at is not None else nodes.position(node) if node is not None else (0, 0)
+        found.append(Site(line, col, CODE, "note", message))
+
+    steps: List[ast.AST] = []
+    epoch_end_logs = False
+    if "class" in text:
+        for cls in ast_class_defs(source.tree):
+            if class_kind(ctx, cls.name) != "module":
+                continue
+            for func in methods(cls):
+                if func.name == "training_step":
+                    steps.append(func)
+                if func.name in _EPOCH_END:
+                    epoch_end_logs = epoch_end_logs or any(_method_called(n, _LOGS) for n in ast.walk(func))
+    reader = None
+    if "progress_bar_metrics" in text or "get_metrics" in text:
+        reader = nodes.first(lambda n: (isinstance(n, ast.Attribute) and n.attr == "progress_bar_metrics") or (
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "get_metrics"))
+    if reader is not None and not any(_logs_loss(text, step) for step in steps):
+        note(reader, NOTE_LOSS)
+    if _DDP.search(text):
+        for step in steps:
+            if _may_return_none(step):
+                note(step, NOTE_NONE_DDP)
+                break
+    if epoch_end_logs and "monitor" in text:
+        monitor = nodes.first(lambda n: _called(n, _CHECKPOINTING) and any(kw.arg == "monitor" for kw in n.keywords))
+        if monitor is not None:
+            note(monitor, NOTE_ORDER)
+    fits = nodes.every(lambda n: _method_called(n, ("fit",))) if "fit" in text else []
+    if len(fits) > 1 and _SPAWN.search(text):
+        note(fits[1], NOTE_SPAWN)
+    if "seed_everything" in text:
+        seed = nodes.first(lambda n: _called(n, ("seed_everything",)) and not n.args and all(
+            kw.arg == "workers" for kw in n.keywords))
+        if seed is not None:
+            note(seed, NOTE_SEED)
+    if fits and "eval" in text:
+        evals = nodes.first(lambda n: _method_called(n, ("eval",)) and not n.args and not n.keywords)
+        if evals is not None:
+            note(evals, NOTE_TRAIN)
+    if "CSVLogger" in text:
+        csv = nodes.first(lambda n: _called(n, ("CSVLogger",)))
+        if csv is not None:
+            note(csv, NOTE_CSV)
+    if "signal" in text:
+        handler = nodes.first(lambda n: _method_called(n, ("signal",)) and isinstance(n.func.value, ast.Name)
+                              and n.func.value.id == "signal")
+        if handler is not None and nodes.first(lambda n: _method_called(n, _RUNS)) is not None:
+            note(handler, NOTE_SIGNALS)
+    if "kubeflow" in text.lower():
+        at = _kubeflow(text)
+        if at is not None:
+            note(None, NOTE_KUBEFLOW, at)
+    if "progress_bar_callback" in text:
+        bar = nodes.first(lambda n: isinstance(n, ast.Attribute) and n.attr == "progress_bar_callback")
+        if bar is not None:
+            note(bar, NOTE_RICH)
+    return found
+
+
+class BehaviourNotesRule(Rule):
     code = CODE
     name = "behaviour-notes"
     summary = "Reports behaviour that changed silently in 2.x where the code is affected (notes, no rewrite)."
@@ -165,95 +293,12 @@ pl.seed_everything(42)
         ),
     )
 
-    def may_need(self, text: str) -> bool:
-        return _may_note_anywhere(text) or _may_note_in_module(text)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # one site per note: line and 0-based column of the node it names, the message as data
+        index_source(source, ctx)
+        return _notes(source, ctx)
 
-    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        return None if _may_note_anywhere(text) else _MODULE
-
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # One test per note of apply, from the names each search below needs.
-        facts = file_facts(text)
-        if not facts.parsed:
-            return True
-        attrs, calls, defs = facts.attributes, facts.calls, facts.defs
-        if "progress_bar_metrics" in attrs or "get_metrics" in defs or "progress_bar_callback" in attrs:
-            return True
-        if "seed_everything" in calls and _SEED_UNSEEDED.search(text):
-            return True
-        if "CSVLogger" in calls or "kubeflow" in text.lower():
-            return True
-        fit = "fit" in calls and "fit" in attrs
-        if fit and (("eval" in calls and "eval" in attrs) or _SPAWN.search(text)):
-            return True
-        if "signal" in calls and "signal" in facts.names and attrs & _RUNS and calls & _RUNS:
-            return True
-        # The last two need a training_step / epoch-end hook of a LightningModule of this file.
-        ddp = "training_step" in defs and _DDP.search(text) is not None and _RETURN_NONE.search(text) is not None
-        order = (bool(defs & _EPOCH_END) and bool(calls & _LOGS) and any(
-            "monitor" in facts.call_keywords.get(name, ()) for name in ("EarlyStopping", "ModelCheckpoint")))
-        return (ddp or order) and may_have_kind(ctx, _MODULE)
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        ensure_indexed(module, ctx)
-        text = module_text(module)
-
-        def note(node: Optional[cst.CSTNode], message: str) -> None:
-            line, col = ctx.position(module, node) if node is not None else (0, 0)
-            ctx.report(CODE, message, Kind.NOTE, line, col)
-
-        steps: Tuple[cst.FunctionDef, ...] = ()
-        epoch_end_logs = False
-        # Each search below needs a name in the code; when the text lacks it, skip the walk.
-        for cls in (find_all(module, m.ClassDef()) if "class" in text else ()):
-            if class_kind(ctx, cls.name.value) != "module":  # type: ignore[attr-defined]
-                continue
-            for item in getattr(cls.body, "body", ()):  # type: ignore[attr-defined]
-                if isinstance(item, cst.FunctionDef) and item.name.value == "training_step":
-                    steps += (item,)
-                if isinstance(item, cst.FunctionDef) and item.name.value in ("on_train_epoch_end",
-                                                                             "training_epoch_end"):
-                    epoch_end_logs = epoch_end_logs or bool(find_all(item, m.Call(func=m.Attribute(
-                        attr=m.Name("log") | m.Name("log_dict")))))
-        reader = None
-        if "progress_bar_metrics" in text or "get_metrics" in text:
-            reader = _first(module, m.Attribute(attr=m.Name("progress_bar_metrics")) | m.FunctionDef(name=m.Name("get_metrics")))
-        if reader is not None and not any(_logs_loss(step) for step in steps):
-            note(reader, NOTE_LOSS)
-        if _DDP.search(text):
-            for step in steps:
-                if _may_return_none(step):
-                    note(step, NOTE_NONE_DDP)
-                    break
-        if epoch_end_logs and "monitor" in text:
-            monitor = _first(module, m.Call(func=m.Name("EarlyStopping") | m.Name("ModelCheckpoint")
-                                            | m.Attribute(attr=m.Name("EarlyStopping") | m.Name("ModelCheckpoint")),
-                                            args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("monitor")), m.ZeroOrMore()]))
-            if monitor is not None:
-                note(monitor, NOTE_ORDER)
-        fits = find_all(module, m.Call(func=m.Attribute(attr=m.Name("fit")))) if "fit" in text else []
-        if len(fits) > 1 and _SPAWN.search(text):
-            note(fits[1], NOTE_SPAWN)
-        seed = None if "seed_everything" not in text else _first(module, m.Call(func=m.Name("seed_everything") | m.Attribute(attr=m.Name("seed_everything")),
-                                     args=[m.ZeroOrMore(m.Arg(keyword=m.Name("workers")))]))
-        if seed is not None:
-            note(seed, NOTE_SEED)
-        if fits and "eval" in text:
-            evals = find_all(module, m.Call(func=m.Attribute(attr=m.Name("eval")), args=[]))
-            if evals:
-                note(evals[0], NOTE_TRAIN)
-        csv = None if "CSVLogger" not in text else _first(module, m.Call(func=m.Name("CSVLogger") | m.Attribute(attr=m.Name("CSVLogger"))))
-        if csv is not None:
-            note(csv, NOTE_CSV)
-        handler = None if "signal" not in text else _first(module, m.Call(func=m.Attribute(value=m.Name("signal"), attr=m.Name("signal"))))
-        if handler is not None and find_all(module, m.Call(func=m.Attribute(
-                attr=m.Name("validate") | m.Name("test") | m.Name("predict")))):
-            note(handler, NOTE_SIGNALS)
-        kubeflow = None if "kubeflow" not in text.lower() else _first(module, m.Name(value=m.MatchIfTrue(lambda v: "kubeflow" in v.lower()))
-                          | m.SimpleString(value=m.MatchIfTrue(lambda v: "kubeflow" in v.lower())))
-        if kubeflow is not None:
-            note(kubeflow, NOTE_KUBEFLOW)
-        bar = None if "progress_bar_callback" not in text else _first(module, m.Attribute(attr=m.Name("progress_bar_callback")))
-        if bar is not None:
-            note(bar, NOTE_RICH)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        for site in sites:
+            ctx.report(CODE, site.data, Kind.NOTE, site.line, site.col + 1 if site.line else 0)
         return module

@@ -1,5 +1,5 @@
-"""The gates (``Rule.needed``) of the hook rules LM004, LM305 and LM306 (LM001, LM002, LM003,
-LM301 and LM303 find their sites themselves: see their own tests):
+"""The gates (``Rule.needed``) of the hook rule LM004 (LM001, LM002, LM003, LM301, LM303,
+LM305 and LM306 find their sites themselves: see their own tests):
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -16,11 +16,9 @@ from gate_checks import gate_says, walk_acts
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.shared.gates import def_parameter_names
-from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
-from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 
-RULES = [OptimizerHooksRule(), LegacyHooksRule(), LegacyModuleApiRule()]
+RULES = [OptimizerHooksRule()]
 BY_CODE = {r.code: r for r in RULES}
 
 
@@ -284,109 +282,6 @@ def test_lm004_backward_with_an_old_signature_in_an_unrecognised_class_is_marked
         """}
     check("LM004", "u.py", files, True)
     assert BY_CODE["LM004"].may_need(_files(files)["u.py"])
-
-
-# ---------------------------------------------------------------------------------------------
-# LM305 legacy hooks
-
-def test_lm305_by_kind():
-    module = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def on_pretrain_routine_start(self):
-                self.started = True
-        """}
-    check("LM305", "m.py", module, True)
-    # on_batch_end is a callback hook only: a LightningModule's is left to LM002
-    module_batch_end = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def on_batch_end(self):
-                pass
-        """}
-    check("LM305", "m.py", module_batch_end, False)
-    callback = {
-        "cb.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.Callback):\n    pass\n",
-        "w.py": "from cb import Base\n\n\nclass W(Base):\n    def on_batch_end(self, trainer, pl_module):\n        pass\n",
-    }
-    check("LM305", "w.py", callback, True)
-
-
-# ---------------------------------------------------------------------------------------------
-# LM306 legacy module API
-
-def test_lm306_progress_bar_dict_call_anywhere():
-    files = {"s.py": """\
-        def show(trainer):
-            print(trainer.model.get_progress_bar_dict())
-        """}
-    check("LM306", "s.py", files, True)
-
-
-def test_lm306_per_kind():
-    module = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                self.log("loss", batch, sync_dist_op="sum")
-                return batch
-        """}
-    check("LM306", "m.py", module, True)
-    callback = {"c.py": """\
-        from pytorch_lightning.callbacks import Callback
-
-
-        class C(Callback):
-            def on_load_checkpoint(self, trainer, pl_module, callback_state):
-                self.count = callback_state["count"]
-        """}
-    check("LM306", "c.py", callback, True)
-    datamodule = {"d.py": """\
-        import pytorch_lightning as pl
-
-
-        class D(pl.LightningDataModule):
-            def on_save_checkpoint(self, checkpoint):
-                checkpoint["x"] = 1
-        """}
-    check("LM306", "d.py", datamodule, True)
-    # a LightningModule's own checkpoint hooks are 2.x API
-    module_ckpt = {"m.py": datamodule["d.py"].replace("pl.LightningDataModule", "pl.LightningModule")}
-    check("LM306", "m.py", module_ckpt, False)
-
-
-@pytest.mark.parametrize("body, expected", [
-    ("return {'count': self.count}", True),
-    ("def state():\n        return self.count\n    checkpoint['s'] = state()", True),  # a nested return counts
-    ("if self.count:\n        return (None)\n    checkpoint['count'] = self.count", False),
-    ("checkpoint['count'] = self.count\n    return", False),
-    ("checkpoint['count'] = self.count", False),
-])
-def test_lm306_callback_save_checkpoint_is_needed_only_when_it_returns_a_value(body, expected):
-    files = {"c.py": """\
-        from pytorch_lightning.callbacks import Callback
-
-
-        class C(Callback):
-            def on_save_checkpoint(self, trainer, pl_module, checkpoint):
-                BODY
-        """.replace("BODY", body.replace("\n    ", "\n" + " " * 16))}
-    check("LM306", "c.py", files, expected)
-
-
-def test_lm306_model_size_outside_lightning_is_not_needed():
-    files = {"p.py": """\
-        class Net:
-            def size(self):
-                return self.model_size
-        """}
-    check("LM306", "p.py", files, False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The gates (``Rule.needed``) of the import rules and their neighbours: LM201, LM202, LM090,
-LM210, LM308, LM307, LM203.
+LM210, LM203.
 
 Each case states whether the gate must say "needed" and whether the rule's walk really changes
 or reports something; a walk that does something behind a gate that says "not needed" would be
@@ -15,43 +15,19 @@ from gate_checks import gate_says, walk_acts
 
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.lm307_callback_api import CallbackApiRule
 from lightmigrate.rules.shared.gates import DottedTable, RootedTable, import_path_words, marker_in_head
 from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
-from lightmigrate.rules.lm308_module_api import ModuleApiRule
 from lightmigrate.rules.lm201_moved_imports import MovedImportsRule
 from lightmigrate.rules.lm090_removed_api import RemovedApiRule
 from lightmigrate.rules.lm202_removed_imports import RemovedApisRule
 from lightmigrate.rules.lm210_unified_imports import UnifiedImportsRule
 from lightmigrate.analysis.facts import file_facts
 
-GROUP = [MovedImportsRule(), RemovedApisRule(), RemovedApiRule(), UnifiedImportsRule(), ModuleApiRule(),
-         CallbackApiRule(), LoggersCliRule()]
+GROUP = [MovedImportsRule(), RemovedApisRule(), RemovedApiRule(), UnifiedImportsRule(), LoggersCliRule()]
 BY_CODE = {r.code: r for r in GROUP}
 
 
-LIGHTNING_BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
-CALLBACK_BASE = "from pytorch_lightning.callbacks import Callback\n\n\nclass BaseCallback(Callback):\n    pass\n"
-
-
-def predict_end(params: str, base: str = "BaseCallback") -> str:
-    """A file whose class, based on ``base`` (imported from base.py), defines
-    ``on_predict_epoch_end(self, trainer, pl_module<params>)``."""
-    return (f"import pytorch_lightning as pl\nfrom base import {base}\n\n\nclass C({base}):\n"
-            f"    def on_predict_epoch_end(self, trainer, pl_module{params}):\n        pass\n")
-
-
 DATAMODULE_BASE = "import lightning.pytorch as pl\n\n\nclass BaseDM(pl.LightningDataModule):\n    pass\n"
-
-ITER_STEP = '''\
-from base import Base
-
-
-class Model(Base):
-    def training_step(self, dataloader_iter, batch_idx):
-        batch = next(dataloader_iter)
-        return batch
-'''
 
 # (code, source, other project files, whether the file itself is indexed, gate must say needed,
 #  the walk does something)
@@ -161,65 +137,6 @@ CASES = [
     ("LM210", "import pytorch_lightning as pl\n", {}, True, True, True),
     ("LM210", "from lightning_fabric import Fabric\n", {}, True, True, True),
     ("LM210", "import lightning.pytorch as pl\n\n# pytorch_lightning was the old name\n", {}, True, False, False),
-    # --- LM308 --------------------------------------------------------------------------------
-    # a subclass of a LightningModule defined in another file
-    ("LM308", ITER_STEP, {"base.py": LIGHTNING_BASE}, True, True, True),
-    # a file the index has not seen: apply indexes it, so the gate cannot rule anything out
-    ("LM308", ITER_STEP, {"base.py": LIGHTNING_BASE}, False, True, True),
-    ("LM308", ITER_STEP, {"base.py": "class Base:\n    pass\n"}, True, False, False),
-    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\n"
-              "best = net.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
-    ("LM308", "from model import Net\n\nnet = Net()\nbest = net.load_from_checkpoint('x.ckpt')\n", {}, True, False, False),
-    ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(x)\n", {}, True, True, True),
-    # on a class (imported or defined here) the call is right; on ``self`` of a LightningModule it is not
-    ("LM308", "import pytorch_lightning as pl\nfrom model import Net as N\n\n\nclass Other:\n    pass\n\n\n"
-              "best = N.load_from_checkpoint('x.ckpt')\nother = Other.load_from_checkpoint('y.ckpt')\n", {}, True, False, False),
-    ("LM308", "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def reload(me):\n"
-              "        return me.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
-    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\nnet.load_from_checkpoint('x.ckpt')\n",
-     {}, True, True, True),
-    # the functions of 2.x's utilities.compile, called by their names, are left alone
-    ("LM308", "import pytorch_lightning as pl\nfrom pytorch_lightning.utilities.compile import from_compiled\n\n"
-              "m = from_compiled(torch.compile(net))\n", {}, True, False, False),
-    ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(torch.compile(net))\n",
-     {}, True, True, True),
-    # --- LM307 --------------------------------------------------------------------------------
-    ("LM307", predict_end(", outputs"),
-     {"base.py": CALLBACK_BASE}, True, True, True),
-    ("LM307", predict_end(", outputs"),
-     {"base.py": CALLBACK_BASE}, False, True, True),
-    ("LM307", predict_end(", outputs", base="Base"),
-     {"base.py": "class Base:\n    pass\n"}, True, False, False),
-    # the 2.x signature (or an outputs parameter with a default) is left as it is
-    ("LM307", predict_end(""),
-     {"base.py": CALLBACK_BASE}, True, False, False),
-    ("LM307", predict_end(", outputs=None"),
-     {"base.py": CALLBACK_BASE}, True, False, False),
-    ("LM307", predict_end(", /, outputs"),
-     {"base.py": CALLBACK_BASE}, True, True, True),
-    ("LM307", "from pytorch_lightning.callbacks import LearningRateFinder\n\nf = LearningRateFinder(min_lr=1e-5)\n",
-     {}, True, True, True),
-    ("LM307", "from pytorch_lightning.callbacks.progress.base import ProgressBarBase as PBB\n", {}, True, True, True),
-    ("LM307", "from mylib import QuantizationAwareTraining\n\nq = QuantizationAwareTraining()\n", {}, True, True, True),
-    ("LM307", "import pytorch_lightning as pl\n\n\nclass Bar:\n    def f(self):\n        return self.val_batch_idx\n",
-     {}, True, False, False),
-    ("LM307", "def step(batch, dataloader_idx, val_batch_idx):\n    return val_batch_idx\n", {}, True, False, False),
-    # DataModule argparse methods: only on LightningDataModule or a project class that is one
-    ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
-     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, True, True),
-    ("LM307", "from pytorch_lightning import LightningDataModule\n\n"
-              "parser = LightningDataModule.add_argparse_args(parser)\n", {}, True, True, True),
-    ("LM307", "import pytorch_lightning as pl\n\nparser = pl.LightningDataModule.add_argparse_args(parser)\n",
-     {}, True, False, False),  # (LM090 marks this one)
-    ("LM307", "import pytorch_lightning as pl\n\ntrainer = pl.Trainer.from_argparse_args(args)\n", {}, True, False, False),
-    ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
-     {"data.py": "class MyData:\n    pass\n"}, True, False, False),
-    # ... and only called on such a name: a DataModule named elsewhere in the file does not count
-    ("LM307", "import pytorch_lightning as pl\nfrom data import MyData\n\ndm = MyData()\n"
-              "trainer = pl.Trainer.from_argparse_args(args)\n",
-     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, False, False),
-    ("LM307", "from data import MyData\n\ndm = (MyData  # the data\n      .\\\n      from_argparse_args(args))\n",
-     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, True, True),
     # --- LM203 --------------------------------------------------------------------------------
     ("LM203", "from pytorch_lightning.loggers import CometLogger as Comet\n\nlog = Comet(project_name='p')\n",
      {}, True, True, True),

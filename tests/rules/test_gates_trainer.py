@@ -1,5 +1,5 @@
 """The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM005, LM006,
-LM309 (LM302 and LM304 find their sites themselves: see their own tests). A gate may say "needed" for nothing,
+(LM302, LM304 and LM309 find their sites themselves: see their own tests). A gate may say "needed" for nothing,
 but must never say "not needed" where the rule's walk changes or reports something."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from gate_checks import acts as _acts, check, needed as _needed, project_of as _
 from lightmigrate.engine.transform import transform_text
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
-from lightmigrate.rules.lm309_behaviour_notes import BehaviourNotesRule
 from lightmigrate.rules.shared.gates import (
     attribute_assigned,
     attribute_compared,
@@ -22,8 +21,7 @@ from lightmigrate.rules.lm006_tbptt import TbpttRule
 from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
 from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
 
-GROUP = [TrainerConstructorRule(), TrainerApiRule(), MultiOptimizerRule(), TbpttRule(),
-         BehaviourNotesRule()]
+GROUP = [TrainerConstructorRule(), TrainerApiRule(), MultiOptimizerRule(), TbpttRule()]
 
 
 # --- every example that changes code passes its rule's gate --------------------------------
@@ -291,74 +289,3 @@ def test_lm006_not_needed(text):
     check(LM006, text, False)
 
 
-BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
-
-
-# --- LM309 ------------------------------------------------------------------------------------
-
-LM309 = BehaviourNotesRule()
-DDP_MODULE = '''\
-import pytorch_lightning as pl
-
-
-class M(pl.LightningModule):
-    def training_step(self, batch, batch_idx):
-        if batch is None:
-            return None
-        return batch.sum()
-
-
-trainer = pl.Trainer(strategy="ddp")
-'''
-EPOCH_END = '''\
-import pytorch_lightning as pl
-from pytorch_lightning.callbacks import EarlyStopping
-
-
-class M(pl.LightningModule):
-    def on_train_epoch_end(self):
-        self.log("score", 1.0)
-
-
-stop = EarlyStopping(monitor="score")
-'''
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\npl.seed_everything()\n",
-    "import pytorch_lightning as pl\npl.seed_everything(  # no seed\n    workers=True)\n",
-    "from pytorch_lightning.loggers import CSVLogger\nlogger = CSVLogger('logs')\n",
-    "trainer.fit(model)\ntrainer.fit(model)\nstrategy = 'ddp_spawn'\n",
-    "model.eval()\ntrainer.fit(model)\n",
-    "import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.test(model)\n",
-    "x = trainer.progress_bar_callback\n",
-    "m = trainer.progress_bar_metrics\n",
-    "from pytorch_lightning.plugins.environments import KubeflowEnvironment\n",
-    DDP_MODULE,
-    DDP_MODULE.replace("return None", "return").replace("\n", "\r\n"),  # a bare return, CRLF
-    EPOCH_END,
-])
-def test_lm309_needed(text):
-    check(LM309, text, True)
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\nseed = pl.seed_everything\n",  # named, never called
-    "import pytorch_lightning as pl\npl.seed_everything(1234)\npl.seed_everything(seed=3, workers=True)\n",
-    DDP_MODULE.replace("            return None\n", "            return batch.new_zeros(())\n"),  # never None
-    DDP_MODULE.replace("(pl.LightningModule)", "(object)"),  # not a LightningModule
-    EPOCH_END.replace('monitor="score"', "patience=3"),  # nothing monitored
-    "trainer.fit(model)\ntrainer.fit(model)\n",  # twice, but no spawn strategy
-    "import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.fit(model)\n",
-])
-def test_lm309_not_needed(text):
-    check(LM309, text, False)
-
-
-def test_lm309_module_in_another_file():
-    sub = DDP_MODULE.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nfrom base import Base\n") \
-        .replace("(pl.LightningModule)", "(Base)")
-    index = _index({"base.py": BASE, "sub.py": sub})
-    assert LM309.needed(sub, RuleContext("sub.py", index))
-    assert any("DDP" in f.message for f in transform_text(sub, [LM309], "sub.py", index).findings)
-    assert LM309.needed(sub.replace("(Base)", "(Unknown)"), RuleContext("new.py", ProjectIndex()))

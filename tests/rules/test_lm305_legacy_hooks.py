@@ -1,13 +1,28 @@
 """LM305: legacy hooks are renamed where 2.x has the same hook; otherwise LM002 marks them."""
 
+import textwrap
+
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
 
-from .conftest import check_rewrite
+from .conftest import check_rewrite, run_rule
 
 RULE = LegacyHooksRule()
+
+
+def sites(path, files):
+    """``RULE.find`` for ``files[path]`` in a project of ``files`` (path -> text), as (target,
+    action, old name, new name)."""
+    files = {p: textwrap.dedent(t) for p, t in files.items()}
+    index = ProjectIndex()
+    for other, text in files.items():
+        index.add_source(text, other)
+    found = RULE.find(SourceFile(path, files[path]), RuleContext(path, index))
+    return [(s.target, s.action, s.data[0], s.data[1]) for s in found]
 
 
 def test_batch_hooks_gain_parameters_with_fresh_names():
@@ -131,3 +146,78 @@ class NotLightning:
     def on_batch_end(self, trainer, pl_module):
         pass
 ''', None)
+
+
+# ---------------------------------------------------------------------------------------------
+# find: the sites, one per renamed method
+
+
+def test_find_renames_by_kind():
+    module = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def on_pretrain_routine_start(self):
+                self.started = True
+
+            def on_batch_end(self):
+                pass
+        """}
+    # on_batch_end is a callback hook only: a LightningModule's is left to LM002
+    assert sites("m.py", module) == [("M", "rename", "on_pretrain_routine_start", "on_fit_start")]
+    only_batch_end = {"m.py": module["m.py"].replace("on_pretrain_routine_start", "on_fit_start")}
+    assert sites("m.py", only_batch_end) == []
+
+
+def test_find_callback_subclass_of_a_class_in_another_file():
+    files = {
+        "cb.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.Callback):\n    pass\n",
+        "w.py": "from cb import Base\n\n\nclass W(Base):\n    def on_batch_end(self, trainer, pl_module):\n        pass\n",
+    }
+    assert sites("w.py", files) == [("W", "rename", "on_batch_end", "on_train_batch_end")]
+    # without the base class the kind is unknown: nothing
+    assert sites("w.py", {"w.py": files["w.py"]}) == []
+
+
+def test_find_leaves_what_lm002_marks():
+    src = """\
+        from pytorch_lightning import Callback
+
+
+        class C(Callback):
+            def on_batch_start(self, trainer, pl_module, extra):
+                pass
+
+            @staticmethod
+            def on_batch_end(trainer, pl_module):
+                pass
+
+            def on_keyboard_interrupt(self, trainer, pl_module):
+                super().on_keyboard_interrupt(trainer, pl_module)
+
+            def on_configure_sharded_model(self, trainer, pl_module):
+                pass
+
+            def on_before_accelerator_backend_setup(self, trainer, pl_module):
+                pass
+
+            def on_pretrain_routine_end(self, *args):
+                pass
+        """
+    # wrong arity, a decorator, super() with the old name, two hooks for setup, star parameters
+    assert sites("c.py", {"c.py": src}) == []
+
+
+def test_find_in_a_file_the_index_has_not_seen():
+    src = textwrap.dedent("""\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            async def configure_sharded_model(self):
+                pass
+        """)
+    found = RULE.find(SourceFile("m.py", src), RuleContext("m.py", ProjectIndex()))
+    assert [(s.line, s.target, s.data) for s in found] == [(5, "M", ("configure_sharded_model", "configure_model", 4))]
+

@@ -2,11 +2,24 @@
 
 import pytest
 
+from lightmigrate.analysis.project import ProjectIndex
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm307_callback_api import CallbackApiRule
 
 from .conftest import check_rewrite, run_rule
 
 RULE = CallbackApiRule()
+
+
+def sites(source, files=None, indexed=True, path="model.py"):
+    """``RULE.find`` for ``source`` at ``path`` in a project of ``files`` (and ``source``
+    itself, when ``indexed``), as (action, line)."""
+    index = ProjectIndex()
+    for other, text in (files or {}).items():
+        index.add_source(text, other)
+    if indexed:
+        index.add_source(source, path)
+    return [(s.action, s.line) for s in RULE.find(SourceFile(path, source), RuleContext(path, index))]
 
 
 def test_predict_epoch_end_unused_outputs_just_dropped():
@@ -106,3 +119,57 @@ def test_each_marker_alone(line, reason):
     out, _ = run_rule(RULE, f"import pytorch_lightning as pl\n\n\nclass DM(pl.LightningDataModule):\n    pass\n\n\n{line}\n")
     lines = out.splitlines()
     assert f"LM307 {reason}" in lines[lines.index(line) - 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# find: the sites, and none where nothing changes
+
+CALLBACK_BASE = "from pytorch_lightning.callbacks import Callback\n\n\nclass BaseCallback(Callback):\n    pass\n"
+DATAMODULE_BASE = "import lightning.pytorch as pl\n\n\nclass BaseDM(pl.LightningDataModule):\n    pass\n"
+MY_DATA = {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}
+
+
+def predict_end(params: str, base: str = "BaseCallback") -> str:
+    """A file whose class, based on ``base`` (imported from base.py), defines
+    ``on_predict_epoch_end(self, trainer, pl_module<params>)``."""
+    return (f"import pytorch_lightning as pl\nfrom base import {base}\n\n\nclass C({base}):\n"
+            f"    def on_predict_epoch_end(self, trainer, pl_module{params}):\n        pass\n")
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_find_predict_epoch_end_of_a_callback_defined_across_files(indexed):
+    assert sites(predict_end(", outputs"), {"base.py": CALLBACK_BASE}, indexed) == [("predict-end", 6)]
+
+
+@pytest.mark.parametrize("source, files, expected", [
+    (predict_end(", outputs", base="Base"), {"base.py": "class Base:\n    pass\n"}, []),
+    # the 2.x signature (or an outputs parameter with a default) is left as it is
+    (predict_end(""), {"base.py": CALLBACK_BASE}, []),
+    (predict_end(", outputs=None"), {"base.py": CALLBACK_BASE}, []),
+    (predict_end(", /, outputs"), {"base.py": CALLBACK_BASE}, [("predict-end", 6)]),
+    ("from pytorch_lightning.callbacks import LearningRateFinder\n\nf = LearningRateFinder(min_lr=1e-5)\n", {},
+     [("call", 3)]),
+    ("from pytorch_lightning.callbacks.progress.base import ProgressBarBase as PBB\n", {}, [("import", 1), ("rename", 0)]),
+    ("from mylib import QuantizationAwareTraining\n\nq = QuantizationAwareTraining()\n", {}, [("mark", 1), ("mark", 3)]),
+    # batch_idx members only in progress-bar callbacks
+    ("import pytorch_lightning as pl\n\n\nclass Bar:\n    def f(self):\n        return self.val_batch_idx\n", {}, []),
+    ("import pytorch_lightning as pl\n\n\nclass Bar(pl.callbacks.TQDMProgressBar):\n    def f(self):\n"
+     "        return self.val_batch_idx\n", {}, [("members", 5)]),
+    ("def step(batch, dataloader_idx, val_batch_idx):\n    return val_batch_idx\n", {}, []),
+    # DataModule argparse methods: only on LightningDataModule or a project class that is one
+    ("from data import MyData\n\ndm = MyData.from_argparse_args(args)\n", MY_DATA, [("mark", 3)]),
+    ("from pytorch_lightning import LightningDataModule\n\nparser = LightningDataModule.add_argparse_args(parser)\n",
+     {}, [("mark", 3)]),
+    ("import pytorch_lightning as pl\n\nparser = pl.LightningDataModule.add_argparse_args(parser)\n", {}, []),
+    ("import pytorch_lightning as pl\n\ntrainer = pl.Trainer.from_argparse_args(args)\n", {}, []),
+    ("from data import MyData\n\ndm = MyData.from_argparse_args(args)\n", {"data.py": "class MyData:\n    pass\n"}, []),
+    ("import pytorch_lightning as pl\nfrom data import MyData\n\ndm = MyData()\ntrainer = pl.Trainer.from_argparse_args(args)\n",
+     MY_DATA, []),
+    ("from data import MyData\n\ndm = (MyData  # the data\n      .\\\n      from_argparse_args(args))\n", MY_DATA,
+     [("mark", 3)]),
+    # a statement marked already is not marked again
+    ("x = 1\n# TODO(lightmigrate): LM307 old\nq = BatchSizeFinder()\n", {}, []),
+    ("get_standard_metrics(t)['loss']\nget_standard_metrics(t)[('loss', 1)]\n", {}, [("mark", 1)]),
+])
+def test_find(source, files, expected):
+    assert sites(source, files) == expected

@@ -1,11 +1,26 @@
 """LM308: from_compiled, load_from_checkpoint on an instance, dataloader_iter steps."""
 
+import pytest
+
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.output.findings import Kind
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm308_module_api import ModuleApiRule
 
 from .conftest import check_rewrite, run_rule
 
 RULE = ModuleApiRule()
+
+
+def sites(source, files=None, indexed=True, path="model.py"):
+    """``RULE.find`` for ``source`` at ``path`` in a project of ``files`` (and ``source``
+    itself, when ``indexed``), as (action, target, line)."""
+    index = ProjectIndex()
+    for other, text in (files or {}).items():
+        index.add_source(text, other)
+    if indexed:
+        index.add_source(source, path)
+    return [(s.action, s.target, s.line) for s in RULE.find(SourceFile(path, source), RuleContext(path, index))]
 
 
 def test_discarded_result_on_unknown_name_is_only_marked():
@@ -86,3 +101,68 @@ class M(pl.LightningModule):
 ''')
     assert "def training_step(self, dataloader_iter, batch_idx):" in out
     assert "# TODO(lightmigrate): LM308 Lightning 2.1+ passes only `dataloader_iter`" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# find: the sites, and none where nothing changes
+
+LIGHTNING_BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
+ITER_STEP = '''\
+from base import Base
+
+
+class Model(Base):
+    def training_step(self, dataloader_iter, batch_idx):
+        batch = next(dataloader_iter)
+        return batch
+'''
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_find_step_of_a_subclass_of_a_module_in_another_file(indexed):
+    # a file the index has not seen is indexed by find
+    assert sites(ITER_STEP, {"base.py": LIGHTNING_BASE}, indexed) == [("step-drop", "Model", 5)]
+    assert sites(ITER_STEP, {"base.py": "class Base:\n    pass\n"}) == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\nbest = net.load_from_checkpoint('x.ckpt')\n",
+     [("type", "net", 5)]),
+    # no Lightning import: load_from_checkpoint is left alone
+    ("from model import Net\n\nnet = Net()\nbest = net.load_from_checkpoint('x.ckpt')\n", []),
+    ("import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(x)\n", [("function", "LightningModule", 3)]),
+    # on a class (imported or defined here) the call is right; on ``self`` of a LightningModule it is not
+    ("import pytorch_lightning as pl\nfrom model import Net as N\n\n\nclass Other:\n    pass\n\n\n"
+     "best = N.load_from_checkpoint('x.ckpt')\nother = Other.load_from_checkpoint('y.ckpt')\n", []),
+    ("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def reload(me):\n"
+     "        return me.load_from_checkpoint('x.ckpt')\n", [("type", "me", 6)]),
+    # a thrown-away result: rewritten and marked
+    ("import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\nnet.load_from_checkpoint('x.ckpt')\n",
+     [("type", "net", 5), ("mark", "net", 5)]),
+    # the functions of 2.x's utilities.compile, called by their names, are left alone
+    ("import pytorch_lightning as pl\nfrom pytorch_lightning.utilities.compile import from_compiled\n\n"
+     "m = from_compiled(torch.compile(net))\n", []),
+    # a receiver in parentheses is not a class name
+    ("import pytorch_lightning as pl\n\nm = (pl.LightningModule).from_compiled(net)\n", []),
+])
+def test_find_calls(source, expected):
+    assert sites(source) == expected
+
+
+def test_find_a_call_in_a_one_line_suite_marks_the_next_statement_line():
+    # (libcst's walk marks the next statement line it leaves; find names the same line)
+    source = "import pytorch_lightning as pl\n\nif ok: model.load_from_checkpoint(p)\nx = 1\n"
+    assert sites(source) == [("mark", "model", 4)]
+
+
+def test_fix_keeps_calls_apart_on_a_line_a_step_shortened():
+    out, findings = run_rule(RULE, '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def training_step(self, dataloader_iter, batch_idx): x = next(dataloader_iter); return self.load_from_checkpoint(x)
+''')
+    assert "def training_step(self, dataloader_iter): x = next(dataloader_iter)[0]; " \
+           "return type(self).load_from_checkpoint(x)" in out
+    assert len(findings) == 2

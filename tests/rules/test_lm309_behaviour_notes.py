@@ -1,11 +1,24 @@
 """LM309: notes for silent behaviour changes; the code never changes."""
 
+import pytest
+
+from lightmigrate.analysis.project import ProjectIndex
+from lightmigrate.engine.transform import transform_text
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.lm309_behaviour_notes import BehaviourNotesRule
+from lightmigrate.rules.base import RuleContext, SourceFile
+from lightmigrate.rules.lm309_behaviour_notes import NOTE_NONE_DDP, BehaviourNotesRule
 
 from .conftest import check_rewrite
 
 RULE = BehaviourNotesRule()
+
+
+def sites(source, files=None, path="x.py"):
+    """``RULE.find`` for ``source`` in a project of ``files`` and ``source``, as (line, col)."""
+    index = ProjectIndex()
+    for other, text in {**(files or {}), path: source}.items():
+        index.add_source(text, other)
+    return [(s.line, s.col) for s in RULE.find(SourceFile(path, source), RuleContext(path, index))]
 
 
 def notes(findings):
@@ -98,3 +111,80 @@ signal.signal(signal.SIGTERM, on_term)
 pl.Trainer().fit(model)
 ''', None)
     assert findings == []
+
+
+# ---------------------------------------------------------------------------------------------
+# find: one site per note, at the node it names; none where nothing is noted
+
+DDP_MODULE = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        if batch is None:
+            return None
+        return batch.sum()
+
+
+trainer = pl.Trainer(strategy="ddp")
+'''
+EPOCH_END = '''\
+import pytorch_lightning as pl
+from pytorch_lightning.callbacks import EarlyStopping
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_end(self):
+        self.log("score", 1.0)
+
+
+stop = EarlyStopping(monitor="score")
+'''
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("import pytorch_lightning as pl\npl.seed_everything()\n", [(2, 0)]),
+    ("import pytorch_lightning as pl\npl.seed_everything(  # no seed\n    workers=True)\n", [(2, 0)]),
+    ("from pytorch_lightning.loggers import CSVLogger\nlogger = CSVLogger('logs')\n", [(2, 9)]),
+    ("trainer.fit(model)\ntrainer.fit(model)\nstrategy = 'ddp_spawn'\n", [(2, 0)]),
+    ("model.eval()\ntrainer.fit(model)\n", [(1, 0)]),
+    ("import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.test(model)\n", [(2, 0)]),
+    ("x = trainer.progress_bar_callback\n", [(1, 4)]),
+    ("m = trainer.progress_bar_metrics\n", [(1, 4)]),
+    ("from pytorch_lightning.plugins.environments import KubeflowEnvironment\n", [(1, 51)]),
+    ("é = 'kubeflow'\n", [(1, 4)]),  # columns count characters, as libcst's do
+    (DDP_MODULE, [(5, 4)]),
+    (DDP_MODULE.replace("return None", "return").replace("\n", "\r\n"), [(5, 4)]),  # a bare return, CRLF
+    (EPOCH_END, [(10, 7)]),
+    # nothing to note
+    ("import pytorch_lightning as pl\nseed = pl.seed_everything\n", []),  # named, never called
+    ("import pytorch_lightning as pl\npl.seed_everything(1234)\npl.seed_everything(seed=3, workers=True)\n", []),
+    (DDP_MODULE.replace("            return None\n", "            return batch.new_zeros(())\n"), []),  # never None
+    (DDP_MODULE.replace("(pl.LightningModule)", "(object)"), []),  # not a LightningModule
+    (EPOCH_END.replace('monitor="score"', "patience=3"), []),  # nothing monitored
+    ("trainer.fit(model)\ntrainer.fit(model)\n", []),  # twice, but no spawn strategy
+    ("import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.fit(model)\n", []),
+    ("# kubeflow, in a comment only\nx = 1\n", []),
+])
+def test_find(text, expected):
+    assert sites(text) == expected
+
+
+def test_find_module_in_another_file():
+    base = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
+    sub = DDP_MODULE.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nfrom base import Base\n") \
+        .replace("(pl.LightningModule)", "(Base)")
+    assert sites(sub, {"base.py": base}) == [(6, 4)]
+    assert sites(sub) == []  # Base unknown: not a LightningModule
+    index = ProjectIndex()
+    index.add_source(base, "base.py")
+    index.add_source(sub, "sub.py")
+    found = transform_text(sub, [RULE], "sub.py", index).findings
+    assert [(f.line, f.col, f.message) for f in found] == [(6, 5, NOTE_NONE_DDP)]
+
+
+def test_find_first_node_in_visiting_order():
+    # a decorated definition comes before its decorators, as libcst visits it
+    text = "class B:\n    @cache(x.progress_bar_metrics)\n    def get_metrics(self):\n        pass\n"
+    assert sites(text) == [(3, 4)]
