@@ -1,4 +1,4 @@
-"""The gates (``Rule.needed``) of the hook rules LM001-LM004, LM301, LM303, LM305 and LM306:
+"""The gates (``Rule.needed``) of the hook rules LM001-LM003, LM301, LM303, LM305 and LM306:
 they must say "needed" whenever the rule's walk changes or reports something (aliases,
 subclasses of project classes defined in other files, files the index has not seen), and
 "not needed" for the common files where the walk would do nothing."""
@@ -21,10 +21,9 @@ from lightmigrate.rules.lm001_epoch_end import EpochEndRule
 from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
 from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.lm301_log_dict import LogDictRule
-from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 from lightmigrate.rules.lm003_step_end import StepEndRule
 
-RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), OptimizerHooksRule(), LogDictRule(), DataloaderIdxRule(),
+RULES = [EpochEndRule(), DeadHooksRule(), StepEndRule(), LogDictRule(), DataloaderIdxRule(),
          LegacyHooksRule(), LegacyModuleApiRule()]
 BY_CODE = {r.code: r for r in RULES}
 
@@ -201,139 +200,7 @@ def test_lm003_subclass_without_step_or_hook_is_not_needed():
 
 
 # ---------------------------------------------------------------------------------------------
-# LM004 optimizer hooks
-
-def test_lm004_old_signatures_toggles_and_manual_steps_are_needed():
-    old_step = {"m.py": """\
-        import lightning.pytorch as L
-
-
-        class M(L.LightningModule):
-            def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx, closure, on_tpu, amp, lbfgs):
-                optimizer.step(closure=closure)
-        """}
-    check("LM004", "m.py", old_step, True)
-    toggles = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                opt = self.optimizers()
-                self.toggle_optimizer(opt, 0)
-                self.untoggle_optimizer(0)
-        """}
-    check("LM004", "m.py", toggles, True)
-
-
-def test_lm004_2x_signatures_are_not_needed():
-    files = {"m.py": """\
-        import pytorch_lightning as pl
-
-
-        class M(pl.LightningModule):
-            def training_step(self, batch, batch_idx):
-                return batch
-
-            def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure=None):
-                optimizer.step(closure=optimizer_closure)
-
-            def lr_scheduler_step(self, scheduler, metric):
-                scheduler.step()
-        """}
-    check("LM004", "m.py", files, False)
-
-
-def test_lm004_callback_subclass_in_another_file():
-    files = {
-        "cb.py": """\
-            from pytorch_lightning.callbacks import Callback
-
-
-            class Base(Callback):
-                pass
-            """,
-        "watch.py": """\
-            from cb import Base
-
-
-            class Watch(Base):
-                def on_before_optimizer_step(self, trainer, pl_module, optimizer, opt_idx):
-                    print(opt_idx)
-            """,
-        "new.py": """\
-            import pytorch_lightning as pl
-            from cb import Base
-
-
-            class Watch2(Base):
-                def on_before_optimizer_step(self, trainer, pl_module, optimizer):
-                    print(optimizer)
-            """,
-    }
-    check("LM004", "watch.py", files, True)
-    check("LM004", "new.py", files, False)
-    # without a Lightning import in the file, the class is not recognisable: its hook is marked
-    files["new.py"] = textwrap.dedent(files["new.py"]).replace("import pytorch_lightning as pl\n", "")
-    check("LM004", "new.py", files, True)
-
-
-def test_lm004_autograd_function_backward_is_not_needed():
-    files = {"f.py": """\
-        import torch
-
-
-        class Square(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * x
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                return grad_output
-        """}
-    check("LM004", "f.py", files, False)
-
-
-def test_lm004_unrecognised_class_with_an_old_hook_is_marked():
-    files = {"u.py": """\
-        from mystery import Base
-
-
-        class M(Base):
-            def optimizer_zero_grad(self, epoch, batch_idx, optimizer, optimizer_idx):
-                optimizer.zero_grad()
-        """}
-    check("LM004", "u.py", files, True)
-
-
-def test_lm004_text_gate_lets_through_every_file_the_gate_needs():
-    """The gate may say "needed" where the walk finds nothing (here: a class that inherits
-    training_step from an unrecognisable base, in a file with a ``def training_step``); the
-    engine asks ``may_need`` first, so it must let such a file through too (``needed`` checks
-    it), and the file has no "optim" anywhere."""
-    files = {"base.py": """\
-        from pkg import Unknown
-
-
-        class Base(Unknown):
-            def training_step(self, batch, batch_idx):
-                pass
-        """, "child.py": """\
-        from base import Base
-
-
-        class Child(Base):
-            def backward(self, loss):
-                pass
-
-
-        def training_step(batch):
-            pass
-        """}
-    assert needed("LM004", "child.py", files)
-    assert "optim" not in files["child.py"]
-
+# def_parameter_names (the text gates' reading of def headers)
 
 def test_def_parameter_names_holds_every_parameter_ast_finds():
     """For every function of the corpus and of this package, the names read from its headers
@@ -359,48 +226,6 @@ def test_def_parameter_names_reads_only_the_header():
     assert def_parameter_names("def f\n", "f") == []  # not a header: no parenthesis
     assert def_parameter_names("def f(a,\n", "f") is None  # unreadable: the file may need the rule
     assert def_parameter_names("undef f(a)\n", "f") == []
-
-
-def test_lm004_text_gate_reads_the_parameters_of_backward():
-    """``may_need`` lets a ``def backward`` through only with a parameter the 1.x plan needs
-    ("optim" in a name, or an index name); the other hooks' defs, toggles and manual steps
-    always. Each case that passes has a gate that needs it."""
-    rule = BY_CODE["LM004"]
-    autograd = "class F:\n    def backward(ctx, grad_output):\n        return grad_output\n"
-    assert not rule.may_need(autograd)
-    assert rule.may_need(autograd.replace("grad_output)", "loss, optimizer, optimizer_idx)"))
-    # the third parameter's name has "optim" in it; the index may be called opt_idx
-    assert rule.may_need("def backward(self, loss, optim):\n    pass\n")
-    assert rule.may_need("def backward(self, loss, opt, opt_idx):\n    pass\n")
-    # a header over several lines, a default with a parenthesis in a string, a comment
-    assert rule.may_need("def backward(\n    self,  # ) here\n    loss=f(')'),\n    optimizer=None,\n):\n    pass\n")
-    # "optim" after the header does not count, nor a def of another name
-    assert not rule.may_need("def backward(ctx, g):\n    optimizer = 1\ndef step(self, optimizer):\n    pass\n")
-    for other in ("def training_step(self, batch):", "def optimizer_step(self, *args):",
-                  "async def lr_scheduler_step(self, s):", "def \\\n    finetune_function(self):"):
-        assert rule.may_need(other + "\n    pass\n"), other
-    for text in ("self.toggle_optimizer(opt)\n", "automatic_optimization = False\n",
-                 "def automatic_optimization(self):\n    return False\n"):
-        assert rule.may_need(text), text
-    assert not rule.may_need("optimizer = torch.optim.SGD(params)\nloss.backward()\n")
-
-
-def test_lm004_a_backward_header_that_cannot_be_read_lets_the_file_through():
-    assert BY_CODE["LM004"].may_need("def backward(self, loss,\n")
-
-
-def test_lm004_backward_with_an_old_signature_in_an_unrecognised_class_is_marked():
-    """Where the text gate reads a ``backward`` header as 1.x, the gate needs the file too."""
-    files = {"u.py": """\
-        from mystery import Base
-
-
-        class M(Base):
-            def backward(self, loss, optimizer, optimizer_idx):
-                loss.backward()
-        """}
-    check("LM004", "u.py", files, True)
-    assert BY_CODE["LM004"].may_need(_files(files)["u.py"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM302, LM005, LM006, LM304,
+"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM302, LM005, LM304,
 LM309. A gate may say "needed" for nothing, but must never say "not needed" where the rule's
 walk changes or reports something."""
 
@@ -20,11 +20,10 @@ from lightmigrate.rules.shared.gates import (
 from lightmigrate.rules.lm302_grad_norm import GradNormRule
 from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.lm304_precision_attr import PrecisionAttrRule
-from lightmigrate.rules.lm006_tbptt import TbpttRule
 from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
 from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
 
-GROUP = [TrainerConstructorRule(), TrainerApiRule(), GradNormRule(), MultiOptimizerRule(), TbpttRule(),
+GROUP = [TrainerConstructorRule(), TrainerApiRule(), GradNormRule(), MultiOptimizerRule(),
          PrecisionAttrRule(), BehaviourNotesRule()]
 
 
@@ -41,7 +40,7 @@ def test_every_changing_example_passes_the_gate(rule, example):
 
 
 def test_examples_cover_each_rule_of_the_group():
-    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM302", "LM005", "LM006", "LM304"}
+    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM302", "LM005", "LM304"}
 
 
 @pytest.mark.parametrize("rule", GROUP, ids=[r.code for r in GROUP])
@@ -269,49 +268,6 @@ def test_lm005_subclass_of_a_class_in_another_file():
     assert LM005.needed(child, RuleContext("child.py", index))
     assert transform_text(child, [LM005], "child.py", index).findings or \
         transform_text(child, [LM005], "child.py", index).changed
-
-
-# --- LM006 ------------------------------------------------------------------------------------
-
-LM006 = TbpttRule()
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    truncated_bptt_steps = 2\n\n"
-    "    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def __init__(self):\n"
-    "        super().__init__()\n        self.truncated_bptt_steps = 5\n\n"
-    "    def training_step(self, batch, batch_idx):\n        return batch\n",
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
-    "    def tbptt_split_batch(self, batch, split_size):\n        return [batch]\n",
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
-    "    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
-])
-def test_lm006_needed(text):
-    check(LM006, text, True)
-
-
-def test_lm006_needed_for_a_class_of_unknown_kind_and_a_subclass_elsewhere():
-    unknown = "from somewhere import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx, hiddens):\n" \
-              "        return batch\n"
-    assert _needed(LM006, unknown) and _acts(LM006, unknown)  # marked: cannot tell what Base is
-    base = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    truncated_bptt_steps = 2\n"
-    child = "from base import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx, hiddens):\n" \
-            "        return batch\n"
-    assert _needed(LM006, child, "m.py", {"base.py": base}) and _acts(LM006, child, "m.py", {"base.py": base})
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
-    "        out, hiddens = self.rnn(batch)  # hiddens are dropped\n        return out.sum()\n",
-    # `hiddens` parameters outside any class that has a hook (torch's own decompositions)
-    "def rnn_step(x, hiddens, weight):\n    return x @ weight + hiddens\n\n\nclass Cell:\n"
-    "    def forward(self, x, hiddens):\n        return x\n",
-    # a training_step taking hiddens in a class known not to be a LightningModule
-    "import torch\n\n\nclass Loop(object):\n    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
-])
-def test_lm006_not_needed(text):
-    check(LM006, text, False)
 
 
 # --- LM304 ------------------------------------------------------------------------------------
