@@ -725,3 +725,32 @@ def test_find_a_marked_manual_step_outside_training_step_once():
     out, _ = run_rule(RULE, text, path="m.py")
     assert len(markers(out)) == 1  # the step after `if ...:` is on the `if` line: libcst cannot mark it
     assert sites("m.py", {"m.py": out}) == []
+
+
+def test_class_lightning_root_follows_bases_and_falls_back_to_the_file_imports():
+    import ast as pyast
+
+    import libcst as cst
+
+    from lightmigrate.cst.helpers import lightning_root
+    from lightmigrate.rules.shared.import_root import class_lightning_root, file_lightning_root
+
+    def root(text, name="M"):
+        tree = pyast.parse(text)
+        node = next(n for n in pyast.walk(tree) if isinstance(n, pyast.ClassDef) and n.name == name)
+        return class_lightning_root(tree, node)
+
+    # the preferred branch of a try/except ImportError binds the name first
+    assert root("try:\n    import lightning.pytorch as pl\nexcept ImportError:\n    import pytorch_lightning as pl\n"
+                "class M(pl.LightningModule):\n    pass\n") == "lightning.pytorch"
+    assert root("import lightning as L\nimport pytorch_lightning\nclass M(L.LightningModule):\n    pass\n") \
+        == "lightning.pytorch"
+    assert root("import lightning.pytorch\nimport pytorch_lightning as pl\n"
+                "class M(lightning.pytorch.LightningModule):\n    pass\n") == "lightning.pytorch"
+    assert root("import lightning.pytorch as L\nfrom pytorch_lightning.core.module import LightningModule as LM\n"
+                "class A(LM):\n    pass\nclass M(A):\n    pass\n") == "pytorch_lightning"
+    # bases that lead nowhere in the file: the file's imports, as cst.helpers.lightning_root reads them
+    for imports in ("", "import lightning\n", "import pytorch_lightning\n", "import lightning\nimport pytorch_lightning\n",
+                    "from lightning.fabric import Fabric\n", "def f():\n    import lightning\n"):
+        text = imports + "from base import Base\nclass M(Base):\n    pass\n"
+        assert root(text) == file_lightning_root(pyast.parse(text)) == lightning_root(cst.parse_module(text)), imports
