@@ -754,3 +754,24 @@ def test_class_lightning_root_follows_bases_and_falls_back_to_the_file_imports()
                     "from lightning.fabric import Fabric\n", "def f():\n    import lightning\n"):
         text = imports + "from base import Base\nclass M(Base):\n    pass\n"
         assert root(text) == file_lightning_root(pyast.parse(text)) == lightning_root(cst.parse_module(text)), imports
+
+
+def test_find_reads_a_marker_as_libcst_does_after_a_nested_block():
+    """A comment indented into the block above a statement belongs to that block (libcst's
+    footer), not to the statement: it does not count as the statement's marker."""
+    marker = "# TODO(lightmigrate): LM004 earlier"
+    text = HEAD + MANUAL_INIT + f"""\
+    def training_step(self, batch, batch_idx):
+        return self.helper()
+
+    def helper(self):
+        opt = self.optimizers()
+        if self.ready:
+            pass
+            {marker}
+        opt.step()
+"""
+    assert sites("m.py", {"m.py": text}) == [("M", "module")]
+    assert len(markers(run_rule(RULE, text, path="m.py")[0])) == 2
+    moved = text.replace(f"            {marker}\n", f"        {marker}\n")
+    assert sites("m.py", {"m.py": moved}) == []

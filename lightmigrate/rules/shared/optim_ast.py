@@ -71,8 +71,14 @@ def _head_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def _leading_lines(lines: Sequence[str], node: ast.stmt) -> List[str]:
-    """The comment lines (and blank lines) directly above ``node``: libcst's leading lines."""
+    """The comment lines (and blank lines) directly above ``node``: libcst's leading lines.
+    After an indented block, the comment lines indented deeper than ``node`` that follow it
+    belong to that block (its footer), not to ``node``."""
     out: List[str] = []
     i = _head_line(node) - 2
     while i >= 0:
@@ -82,6 +88,9 @@ def _leading_lines(lines: Sequence[str], node: ast.stmt) -> List[str]:
         out.append(lines[i])
         i -= 1
     out.reverse()
+    if i >= 0 and _indent(lines[i]) > node.col_offset:  # the line above ends a deeper block
+        while out and (not out[0].strip() or _indent(out[0]) > node.col_offset):
+            out.pop(0)
     return out
 
 
