@@ -28,14 +28,13 @@ shared with the step through ``nonlocal``. Any other shape is marked.
 
 from __future__ import annotations
 
-import re
+import ast
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from lightmigrate.cst.helpers import (
-    module_text,
     code_of,
     BodyFacts,
     Statement,
@@ -51,11 +50,24 @@ from lightmigrate.cst.helpers import (
     with_body,
 )
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import LIGHTNING_HOOK_HINTS, ClassEditor, migrate_classes
+from lightmigrate.output.findings import Kind
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import ClassEditor, ast_class_defs, hook_classes, migrate_classes
+from lightmigrate.rules.shared.import_root import class_lightning_root
+from lightmigrate.rules.shared.optim_ast import (
+    FUNCTIONS,
+    Function,
+    class_items,
+    has_marker,
+    in_statement_lines,
+    last_def,
+    positional,
+    segment,
+    self_name as ast_self_name,
+    stmt_text,
+    text_lines,
+)
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
-from lightmigrate.rules.shared.gates import def_parameter_names, hook_facts, hooks_gate_facts, hooks_migrate_candidates
-from lightmigrate.analysis.text_patterns import DEF, one_of
 
 CODE = "LM004"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -64,8 +76,6 @@ STEP_FLAGS = ("optimizer_idx", "optimizer_closure", "on_tpu", "using_native_amp"
 MODULE_HOOKS = frozenset({"optimizer_step", "optimizer_zero_grad", "lr_scheduler_step",
                           "configure_gradient_clipping", "on_before_optimizer_step", "backward"})
 CALLBACK_HOOKS = frozenset({"on_before_optimizer_step", "finetune_function"})
-# A ``def`` of one of these: the gate needs one, a toggle or a manual step (OptimizerHooksRule.may_need).
-_HOOK_DEF = re.compile(DEF + "(" + one_of(MODULE_HOOKS | CALLBACK_HOOKS | {"training_step"}) + r")\b")
 UNKNOWN_CLASS = ("looks like a Lightning 1.x optimizer hook with `optimizer_idx`, but the class is not "
                  "recognisably a LightningModule; migrate it by hand if it is one")
 AMP_EXPR = 'self.trainer.precision in ("16-mixed", "bf16-mixed")'
@@ -593,9 +603,9 @@ def _manual(cls: cst.ClassDef) -> bool:
 class _ModuleEditor(ClassEditor):
     code = CODE
 
-    def __init__(self, *args, imports: Set[str], **kwargs) -> None:
+    def __init__(self, *args, needs: Dict[str, List[str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.imports = imports
+        self.needs = needs  # import -> the classes whose rewritten bodies use it
 
     def _single_auto(self, manual: bool) -> bool:
         if manual:
@@ -618,7 +628,8 @@ class _ModuleEditor(ClassEditor):
             if plan is None:
                 continue
             self.set(hook, _apply_plan(func, plan, CODE))
-            self.imports.update(plan.imports)  # what the rewritten body actually uses
+            for name in sorted(plan.imports):  # what the rewritten body actually uses
+                self.needs.setdefault(name, []).append(self.info.name)
             self.fixed(f"`{hook}` takes its 2.x arguments (no optimizer_idx)", hook)
         for i, item in enumerate(self.items):
             if not isinstance(item, cst.FunctionDef):
@@ -644,11 +655,16 @@ class _ModuleEditor(ClassEditor):
 
 
 class _Callbacks(PrunedTransformer):
-    def __init__(self, ctx: RuleContext, module: cst.Module) -> None:
+    """Rewrites the hooks of the callback classes named in ``only``."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, only: FrozenSet[str]) -> None:
         self.ctx = ctx
         self.module = module
+        self.only = only
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        if original.name.value not in self.only:
+            return updated
         index = self.ctx.project
         info: Optional[ClassInfo] = index.resolve(original.name.value, self.ctx.path)
         if info is None or info.path != self.ctx.path or not (CALLBACK_HOOKS & info.methods):
@@ -666,15 +682,9 @@ class _Callbacks(PrunedTransformer):
                     items[i] = _apply_plan(item, plan, CODE)
                     line, col = self.ctx.position(self.module, original)
                     self.ctx.report(CODE, f"{info.name}: `{item.name.value}` takes its 2.x arguments (no opt_idx)",
-                                    _fixed_kind(), line, col)
+                                    Kind.FIXED, line, col)
                     changed = True
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
-
-
-def _fixed_kind():
-    from lightmigrate.output.findings import Kind
-
-    return Kind.FIXED
 
 
 # ---------------------------------------------------------------------------------------------
@@ -692,21 +702,6 @@ def _binds_at_top(module: cst.Module, name: str) -> bool:
                             for a in small.names}:  # type: ignore[union-attr]
                         return True
     return False
-
-
-def _import_root(module: cst.Module) -> str:
-    for st in module.body:
-        if isinstance(st, cst.SimpleStatementLine):
-            for small in st.body:
-                names = []
-                if isinstance(small, cst.Import):
-                    names = [code_of(a.name) for a in small.names]
-                elif isinstance(small, cst.ImportFrom) and small.module is not None:
-                    names = [code_of(small.module)]
-                for n in names:
-                    if n.startswith("lightning.pytorch") or n == "lightning":
-                        return "lightning.pytorch"
-    return "pytorch_lightning"
 
 
 def _add_import(module: cst.Module, line: str) -> cst.Module:
@@ -728,9 +723,8 @@ def _add_import(module: cst.Module, line: str) -> cst.Module:
 # The rule
 
 
-class OptimizerHooksRule(GatedRule):
+class OptimizerHooksRule(Rule):
     code = CODE
-    gate_reads_hook_facts = True
     name = "optimizer-hooks"
     summary = ("Rewrites optimizer hooks to their 2.x signatures (no optimizer_idx, no optimizer_step flags) "
                "and gives hand-written manual steps an LBFGS-safe closure.")
@@ -882,106 +876,159 @@ class Model(pl.LightningModule):
         ),
     )
 
-    def may_need(self, text: str) -> bool:
-        # The gate needs a toggle, a manual step, a def of training_step, or a def of a hook of
-        # MODULE_HOOKS or CALLBACK_HOOKS. With none of the first three, it needs a hook with a
-        # 1.x signature (or a callback hook with five parameters); a ``backward`` has one only
-        # with "optim" in its third parameter's name or an index name as its fourth (and
-        # ``backward`` is a common name: autograd functions define it).
-        if "toggle_optimizer" in text or "automatic_optimization = False" in text \
-                or "def automatic_optimization" in text:
-            return True
-        hooks = {match.group(1) for match in _HOOK_DEF.finditer(text)}
-        if hooks - {"backward"}:
-            return True
-        if not hooks:
-            return False
-        names = def_parameter_names(text, "backward")
-        return names is None or any("optim" in n or n in IDX_NAMES for n in names)
-
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None:
-            return True
-        module_hooks = facts.defs & MODULE_HOOKS
-        callback_hooks = facts.defs & CALLBACK_HOOKS
-        toggles = "toggle_optimizer" in text  # apply's test (untoggle_optimizer contains it)
-        manual_steps = ("automatic_optimization = False" in text or "def automatic_optimization" in text) \
-            and "step" in facts.calls  # _manual() of a class, and a bare `opt.step()` to give a closure
-        if not (module_hooks or callback_hooks or toggles or manual_steps or "training_step" in facts.defs):
-            return False
-        signatures = {}
-        if module_hooks or callback_hooks:
-            found = hook_facts(text)
-            if found is None:
-                return True
-            signatures = found.signatures
-        # the module hooks with a 1.x signature, as apply finds them (any def of the name)
-        planned = frozenset(
-            name for name in module_hooks
-            if any(plans_module_hook(name, sig.positional, sig.kwonly, True) for sig in signatures.get(name, ()))
-        )
-        # apply's ``hooks``: toggle methods are any def whose code mentions toggle_optimizer
-        hooks = planned | {"training_step"} | (facts.defs if toggles else frozenset())
-        candidates = hooks_migrate_candidates(ctx, hooks)
-        if candidates is None:
-            return True
-        edits = bool(planned or facts.calls & {"toggle_optimizer", "untoggle_optimizer"} or manual_steps)
-        marks = bool(facts.defs & hooks)  # an unrecognised class gets its hooks marked
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        """A site for each class whose hooks, toggles or manual steps the editors change or
+        mark ("module": a LightningModule, "mark": a class that is not recognisably one,
+        "callback": a callback), with the hooks ``migrate_classes`` looks for and the import
+        root of the class's Lightning base (for an added ``XLAAccelerator`` import)."""
+        tree = source.tree
+        lines = text_lines(source.text)
+        functions = [n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)]
+        # the hooks migrate_classes looks for (a class defines or inherits one of them)
+        hooks = {f.name for f in functions if f.name in MODULE_HOOKS and plans_module_hook(
+            f.name, positional(f), [a.arg for a in f.args.kwonlyargs], True)} | {"training_step"}
+        if "toggle_optimizer" in source.text:
+            hooks |= {f.name for f in functions if "toggle_optimizer" in stmt_text(lines, f)}
+        frozen = frozenset(hooks)
+        sites: List[Site] = []
+        for c in hook_classes(source, ctx, frozen):
+            items = class_items(lines, c.node)
+            if c.known:
+                if _module_class_changes(c.info, ctx, items, lines, c.node):
+                    sites.append(c.site("module", (frozen, class_lightning_root(tree, c.node))))
+            elif any(isinstance(item, FUNCTIONS) and item.name in frozen and not has_marker(lines, item, CODE)
+                     for item in items):
+                sites.append(c.site("mark", (frozen, "")))
         index = ctx.project
-        for c in candidates:
-            # migrate_classes hands the class to the editor, or marks its hooks when the class
-            # is not recognisable (see class_edit._Classes); the editor leaves callbacks alone.
-            if c.lightning is True or LIGHTNING_HOOK_HINTS & c.info.methods:
-                editor = True
-            else:
-                found = hook_facts(text)
-                if found is None:
-                    return True
-                editor = found.imports_lightning
-            if editor and edits and not index.in_lightning_hierarchy(c.info, CALLBACK_NAMES):
-                return True
-            if not editor and marks:
-                return True
-        if not any(plans_callback_hook(name, sig.positional)
-                   for name in callback_hooks for sig in signatures.get(name, ())):
-            return False
-        return any(
-            CALLBACK_HOOKS & c.methods and index.in_lightning_hierarchy(c, CALLBACK_NAMES)
-            and not index.in_lightning_hierarchy(c)
-            for c in index.classes_in(ctx.path)
-        )
+        for node in ast_class_defs(tree):
+            info = index.resolve(node.name, ctx.path)
+            if info is None or info.path != ctx.path or not (CALLBACK_HOOKS & info.methods):
+                continue
+            if not index.in_lightning_hierarchy(info, CALLBACK_NAMES) or index.in_lightning_hierarchy(info):
+                continue
+            if any(isinstance(item, FUNCTIONS) and plans_callback_hook(item.name, positional(item))
+                   for item in class_items(lines, node)):
+                sites.append(Site(node.lineno, node.col_offset, node.name, "callback", (frozen, "")))
+        return sites
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        needed: Set[str] = set()
-        old_hooks = set()
-        for node in _all_functions(module):
-            if node.name.value in MODULE_HOOKS and _plan_module_hook(node, True, False, True) is not None:
-                old_hooks.add(node.name.value)
-        hooks = frozenset(old_hooks | {"training_step"})
-        text = module_text(module)
-        if "toggle_optimizer" in text:
-            hooks = hooks | _method_names_with(module, "toggle_optimizer")
-        module = migrate_classes(module, ctx, CODE, hooks,
-                                 lambda *a, **k: _ModuleEditor(*a, imports=needed, **k), UNKNOWN_CLASS)
-        module = transform(module, _Callbacks(ctx, module))
-        if "torch" in needed and not _binds_at_top(module, "torch"):
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        classes = frozenset(s.target for s in sites if s.action in ("module", "mark"))
+        callbacks = frozenset(s.target for s in sites if s.action == "callback")
+        needs: Dict[str, List[str]] = {}  # an import the rewritten bodies use -> the classes using it
+        if classes:
+            hooks = next(s.data[0] for s in sites if s.target in classes)
+            module = migrate_classes(module, ctx, CODE, hooks,
+                                     lambda *a, **k: _ModuleEditor(*a, needs=needs, **k), UNKNOWN_CLASS,
+                                     only=classes)
+        if callbacks:
+            module = transform(module, _Callbacks(ctx, module, callbacks))
+        if "torch" in needs and not _binds_at_top(module, "torch"):
             module = _add_import(module, "import torch")
-        if "XLAAccelerator" in needed and not _binds_at_top(module, "XLAAccelerator"):
-            module = _add_import(module, f"from {_import_root(module)}.accelerators import XLAAccelerator")
+        if "XLAAccelerator" in needs and not _binds_at_top(module, "XLAAccelerator"):
+            # from the package of the (first) class that tests the accelerator
+            root = next(s.data[1] for s in sites if s.target in needs["XLAAccelerator"])
+            module = _add_import(module, f"from {root}.accelerators import XLAAccelerator")
         return module
 
 
-def _all_functions(module: cst.Module) -> List[cst.FunctionDef]:
-    found: List[cst.FunctionDef] = []
-
-    class V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            found.append(node)
-
-    walk(module, V())
-    return found
+# ---------------------------------------------------------------------------------------------
+# What the module editor changes, on Python's ``ast`` (see _ModuleEditor.migrate)
 
 
-def _method_names_with(module: cst.Module, text: str) -> FrozenSet[str]:
-    return frozenset(f.name.value for f in _all_functions(module) if text in code_of(f))
+def _module_class_changes(info: ClassInfo, ctx: RuleContext, items: Sequence[ast.stmt], lines: Sequence[str],
+                          node: ast.ClassDef) -> bool:
+    """Whether ``_ModuleEditor`` changes or marks something in this class."""
+    index = ctx.project
+    if index.in_lightning_hierarchy(info, CALLBACK_NAMES):
+        return False  # a callback: see _Callbacks
+    sure = index.in_lightning_hierarchy(info) is True
+    methods = [item for item in items if isinstance(item, FUNCTIONS)]
+    for hook in MODULE_HOOKS:
+        func = last_def(items, hook)
+        if func is not None and plans_module_hook(hook, positional(func), [a.arg for a in func.args.kwonlyargs], sure):
+            return True
+    if any(_toggles_change(func, lines) for func in methods):
+        return True
+    text = stmt_text(lines, node)
+    if "automatic_optimization = False" in text or "def automatic_optimization" in text:
+        return any(_manual_step_changes(func, lines) for func in methods)
+    return False
+
+
+def _toggles_change(func: Function, lines: Sequence[str]) -> bool:
+    """Whether ``_Toggles`` rewrites a ``toggle_optimizer`` / ``untoggle_optimizer`` call of
+    ``func``. (Its ``untoggle_optimizer(KEY)`` with a key from a two-argument toggle only
+    matters when that toggle is there, and that toggle is rewritten anyway.)"""
+    s = ast_self_name(func)
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == s):
+            continue
+        count = len(node.args) + len(node.keywords)
+        if node.func.attr == "toggle_optimizer" and count == 2:
+            return True
+        if node.func.attr == "untoggle_optimizer" and count == 1:
+            arg = node.args[0] if node.args else node.keywords[0].value
+            if isinstance(arg, ast.Starred):
+                arg = arg.value
+            if isinstance(arg, ast.Constant) and type(arg.value) is int:
+                return True
+            if isinstance(arg, ast.Name) and arg.id.endswith("idx"):
+                return True
+    return False
+
+
+def _cst_names(node: ast.AST) -> Set[str]:
+    """The names libcst visits as ``Name`` nodes in an expression: names, attribute names,
+    keyword names and lambda parameters (``BodyFacts(...).loaded``)."""
+    out: Set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.keyword) and n.arg:
+            out.add(n.arg)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+    return out
+
+
+def _ast_optimizer_names(body: Sequence[ast.stmt], lines: Sequence[str]) -> Set[str]:
+    """``_optimizer_names`` on ``ast``."""
+    names: Set[str] = set()
+    for st in body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Assign) and "optimizers" in segment(lines, n.value):
+                for t in n.targets:
+                    names |= _cst_names(t)
+            elif isinstance(n, (ast.For, ast.AsyncFor)) and "optimizers" in segment(lines, n.iter):
+                names |= _cst_names(n.target)
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "zero_grad"
+                  and isinstance(n.func.value, ast.Name)):
+                names.add(n.func.value.id)
+    return names
+
+
+def _ast_bare_step(node: ast.AST, optimizers: Set[str], lines: Sequence[str]) -> bool:
+    """``_bare_step`` on ``ast``: ``opt.step()`` without arguments on an optimizer."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step"
+            and not node.args and not node.keywords):
+        return False
+    if isinstance(node.func.value, ast.Name):
+        return node.func.value.id in optimizers
+    return "optimizers" in segment(lines, node.func.value)
+
+
+def _manual_step_changes(func: Function, lines: Sequence[str]) -> bool:
+    """Whether ``_closure_rewrite`` rewrites or marks a step in ``func`` (a method of a class
+    under manual optimization). A ``training_step`` with a bare step counts even when every
+    such step is marked already: its clear shape would be rewritten (not worked out here)."""
+    optimizers = _ast_optimizer_names(func.body, lines)
+    if not any(_ast_bare_step(n, optimizers, lines) for st in func.body for n in ast.walk(st)):
+        return False
+    if func.name == "training_step":
+        return True
+    # marked: each statement line with a bare step, when it has no LM004 marker yet
+    return any(not has_marker(lines, head, CODE) for st, head in in_statement_lines(lines, func.body)
+               if any(_ast_bare_step(n, optimizers, lines) for n in ast.walk(st)))

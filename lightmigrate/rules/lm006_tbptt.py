@@ -20,6 +20,7 @@ in the same file's Trainer arguments move into the module (manual optimization r
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -44,10 +45,22 @@ from lightmigrate.cst.helpers import (
     super_call_attr,
     with_body,
 )
-from lightmigrate.rules.shared.gates import hooks_gate_facts, hooks_migrate_candidates
 from lightmigrate.rules.shared import trainer_kwargs
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.class_edit import ClassEditor, migrate_classes, taken_names
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.class_edit import ClassEditor, Hierarchy, calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.import_root import class_lightning_root
+from lightmigrate.rules.shared.optim_ast import (
+    FUNCTIONS,
+    Function,
+    class_items,
+    has_marker as ast_has_marker,
+    has_star,
+    last_def,
+    positional,
+    self_name as ast_self_name,
+    stmt_text,
+    text_lines,
+)
 from lightmigrate.cst.walk import walk
 
 CODE = "LM006"
@@ -96,18 +109,6 @@ def _is_positive_int(value: Optional[cst.BaseExpression]) -> bool:
         return False
 
 
-def _calls_super(func: cst.FunctionDef, name: str) -> bool:
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if super_call_attr(node) == name:
-                found.append(node)
-
-    walk(func, V())
-    return bool(found)
-
-
 def _reads_param(func: cst.FunctionDef, index: int) -> bool:
     names = param_names(func)
     if len(names) <= index:
@@ -129,22 +130,6 @@ def _commented(stmts: List[Statement], comment: Sequence[str]) -> List[Statement
     """``stmts`` with ``comment`` (lines without ``#``) above the first one."""
     lines = [cst.EmptyLine(comment=cst.Comment("# " + c)) for c in comment]
     return [stmts[0].with_changes(leading_lines=[*lines, *stmts[0].leading_lines]), *stmts[1:]]
-
-
-def _lightning_root(module: cst.Module) -> str:
-    """``lightning.pytorch`` or ``pytorch_lightning``, whichever the file imports."""
-    for st in module.body:
-        if isinstance(st, cst.SimpleStatementLine):
-            for small in st.body:
-                names = []
-                if isinstance(small, cst.Import):
-                    names = [code_of(a.name) for a in small.names]
-                elif isinstance(small, cst.ImportFrom) and small.module is not None:
-                    names = [code_of(small.module)]
-                for n in names:
-                    if n.startswith("lightning.pytorch") or n == "lightning":
-                        return "lightning.pytorch"
-    return "pytorch_lightning"
 
 
 def _imports_name(module: cst.Module, name: str) -> bool:
@@ -249,7 +234,7 @@ class _Tbptt(ClassEditor):
                     "port the TBPTT loop by hand (spec B.6)")
         if self._manual_already():
             return "the module already uses manual optimization; add the TBPTT split loop to it by hand (spec B.6)"
-        if split is not None and (_calls_super(split, "tbptt_split_batch") or has_star_params(split)
+        if split is not None and (calls_super(split, "tbptt_split_batch") or has_star_params(split)
                                   or len(param_names(split)) != 3):
             return "this tbptt_split_batch calls the removed default or has an unusual signature; port it by hand"
         if self.get("training_epoch_end") is not None:
@@ -494,7 +479,125 @@ class _Tbptt(ClassEditor):
             self.set("training_epoch_end", new.with_changes(leading_lines=epoch_end.leading_lines))
 
 
-class TbpttRule(GatedRule):
+# ---------------------------------------------------------------------------------------------
+# What the editor does to a class, on Python's ``ast`` (see _Tbptt.migrate and _Tbptt._blocked)
+
+
+def _ast_class_attr(items: Sequence[ast.stmt]) -> bool:
+    """``truncated_bptt_steps = ...`` in the class body (``_class_attr_value``)."""
+    return any(isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == ATTR for t in item.targets)
+               for item in items)
+
+
+def _ast_sets_attr(func: Function) -> bool:
+    """``self.truncated_bptt_steps = ...`` anywhere in the body of ``func`` (``_attr_assignments``)."""
+    s = ast_self_name(func)
+    return any(isinstance(n, ast.Assign) and any(
+        isinstance(t, ast.Attribute) and t.attr == ATTR and isinstance(t.value, ast.Name) and t.value.id == s
+        for t in n.targets) for st in func.body for n in ast.walk(st))
+
+
+def _returns_or_yields(body: Sequence[ast.stmt]) -> Tuple[bool, bool]:
+    """Whether ``body`` returns, and whether it yields, outside nested functions, classes and
+    lambdas (``BodyFacts.has_return`` / ``has_yield``)."""
+    found = {"return": False, "yield": False}
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.Return):
+                found["return"] = True
+            elif isinstance(child, (ast.Yield, ast.YieldFrom)):
+                found["yield"] = True
+            visit(child)
+
+    for st in body:
+        if isinstance(st, ast.Return):
+            found["return"] = True
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            visit(st)
+    return found["return"], found["yield"]
+
+
+def _manual_already(items: Sequence[ast.stmt], lines: Sequence[str]) -> bool:
+    """``_Tbptt._manual_already``: a method or a statement line of the class mentions
+    ``automatic_optimization``."""
+    return any("automatic_optimization" in stmt_text(lines, item) for item in items if not _compound(item))
+
+
+def _compound(item: ast.stmt) -> bool:
+    """A statement libcst keeps as neither a statement line nor a function (a class, an ``if``...)."""
+    return isinstance(item, (ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith,
+                             ast.Try, *((ast.Match,) if hasattr(ast, "Match") else ())))
+
+
+def _blocked(h: Hierarchy, items: Sequence[ast.stmt], lines: Sequence[str], has_attr: bool) -> bool:
+    """Whether ``_Tbptt._blocked`` finds a reason to mark the class instead of rewriting it."""
+    step = last_def(items, "training_step")
+    split = last_def(items, "tbptt_split_batch")
+    if step is None or not has_attr:
+        return True
+    params = positional(step)
+    if any(n in ("optimizer_idx", "opt_idx") for n in params):
+        return True
+    if has_star(step) or len(params) != 4:
+        return True
+    if h.descendants or not h.complete or h.ancestor_defines("training_step"):
+        return True
+    if _manual_already(items, lines):
+        return True
+    if split is not None and (has_star(split) or len(positional(split)) != 3 or any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tbptt_split_batch"
+            and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
+            and n.func.value.func.id == "super" for n in ast.walk(split))):
+        return True
+    ep = last_def(items, "training_epoch_end")
+    if ep is not None:
+        returns, yields = _returns_or_yields(ep.body)
+        if has_star(ep) or len(positional(ep)) != 2 or yields:
+            return True
+        if returns and last_def(items, "on_train_epoch_end") is not None:
+            return True
+    end = last_def(items, "training_step_end")
+    if end is not None and (has_star(end) or len(positional(end)) != 2):
+        return True
+    return any(last_def(items, hook) is not None
+               for hook in ("optimizer_step", "optimizer_zero_grad", "lr_scheduler_step", "configure_gradient_clipping"))
+
+
+def _editor_acts(h: Hierarchy, items: Sequence[ast.stmt], lines: Sequence[str]) -> bool:
+    """Whether ``_Tbptt.migrate`` rewrites or marks the class with these statements."""
+    step = last_def(items, "training_step")
+    split = last_def(items, "tbptt_split_batch")
+    has_attr = _ast_class_attr(items) or any(_ast_sets_attr(f) for f in items if isinstance(f, FUNCTIONS))
+    params = positional(step) if step is not None else []
+    if not (has_attr or split is not None or "hiddens" in params):
+        return False
+    if step is not None and len(params) == 3 and split is None and _manual_already(items, lines):
+        return False  # already a 2.x manual loop
+    if _blocked(h, items, lines, has_attr) and any(
+            ast_has_marker(lines, item, CODE) for item in items if not _compound(item)):
+        return False  # marked on an earlier run
+    return True
+
+
+def _has_tbptt_code(tree: ast.AST) -> bool:
+    """Whether the file mentions ``truncated_bptt_steps`` (as a name or an attribute), defines
+    a ``tbptt_split_batch`` or has a parameter called ``hiddens``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == ATTR:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == ATTR:
+            return True
+        if isinstance(node, FUNCTIONS) and node.name == "tbptt_split_batch":
+            return True
+        if isinstance(node, ast.arg) and node.arg == "hiddens":
+            return True
+    return False
+
+
+class TbpttRule(Rule):
     code = CODE
     name = "truncated-bptt"
     summary = "Truncated BPTT (`truncated_bptt_steps`, `hiddens`) becomes a manual-optimization split loop."
@@ -630,22 +733,33 @@ class Model(pl.LightningModule):
         ),
     )
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # A class is only edited (or marked) when it sets truncated_bptt_steps, defines
-        # tbptt_split_batch or has a training_step taking `hiddens`, and only a class that
-        # migrate_classes visits: one with one of HOOKS, not known to be outside Lightning.
-        facts = hooks_gate_facts(text, ctx)
-        if facts is None:
-            return True
-        if not (ATTR in facts.attributes or ATTR in facts.names or "tbptt_split_batch" in facts.defs
-                or "hiddens" in facts.params):
-            return False
-        candidates = hooks_migrate_candidates(ctx, HOOKS)
-        return candidates is None or bool(candidates)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        """A site for each class the editor rewrites or marks ("edit", with the import root of
+        the class's Lightning base), and for each class that is not recognisably a
+        LightningModule whose hooks get marked ("mark"; only in a file with TBPTT code: the
+        attribute, a ``tbptt_split_batch`` or a parameter called ``hiddens``)."""
+        tree = source.tree
+        lines = text_lines(source.text)
+        tbptt_file: Optional[bool] = None
+        sites: List[Site] = []
+        for c in hook_classes(source, ctx, HOOKS):
+            items = class_items(lines, c.node)
+            if c.known:
+                if _editor_acts(Hierarchy.of(ctx.project, c.info), items, lines):
+                    sites.append(c.site("edit", class_lightning_root(tree, c.node)))
+                continue
+            if not any(isinstance(item, FUNCTIONS) and item.name in HOOKS and not ast_has_marker(lines, item, CODE)
+                       for item in items):
+                continue
+            if tbptt_file is None:
+                tbptt_file = _has_tbptt_code(tree)
+            if tbptt_file:
+                sites.append(c.site("mark", ""))
+        return sites
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         settings = trainer_kwargs.find(module, trainer_kwargs.MANUAL_REJECTS)
-        state = {"migrated": False, "settings": settings}
+        migrated: List[str] = []  # the classes rewritten as a split loop
 
         def editor(*args, **kwargs) -> _Tbptt:
             ed = _Tbptt(*args, **kwargs)
@@ -654,19 +768,22 @@ class Model(pl.LightningModule):
 
             def fixed(message: str, name: str = "") -> None:
                 if message.startswith("truncated BPTT rewritten"):
-                    state["migrated"] = True
+                    migrated.append(ed.info.name)
                 original_fixed(message, name)
 
             ed.fixed = fixed  # type: ignore[method-assign]
             return ed
 
-        out = migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS)
-        if not state["migrated"]:
+        out = migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS,
+                              only=frozenset(s.target for s in sites))
+        if not migrated:
             return out
         if settings:
             out = trainer_kwargs.remove(out, tuple(settings))
         if not _imports_name(out, DETACH_IMPORT):
-            out = _add_import(out, f"from {_lightning_root(out)}.utilities.memory import {DETACH_IMPORT}")
+            # from the package of the (first) rewritten class's Lightning base
+            root = next(s.data for s in sites if s.target in migrated)
+            out = _add_import(out, f"from {root}.utilities.memory import {DETACH_IMPORT}")
         if not _imports_name(out, "torch"):
             out = _add_import(out, "import torch")
         return out

@@ -1,11 +1,11 @@
-"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM005, LM006,
-(LM302, LM304 and LM309 find their sites themselves: see their own tests). A gate may say "needed" for nothing,
+"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM005
+(LM006, LM302, LM304 and LM309 find their sites themselves: see their own tests). A gate may say "needed" for nothing,
 but must never say "not needed" where the rule's walk changes or reports something."""
 
 from __future__ import annotations
 
 import pytest
-from gate_checks import acts as _acts, check, needed as _needed, project_of as _index
+from gate_checks import check, needed as _needed, project_of as _index
 
 from lightmigrate.engine.transform import transform_text
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
@@ -17,11 +17,10 @@ from lightmigrate.rules.shared.gates import (
     trainer_call_names,
 )
 from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
-from lightmigrate.rules.lm006_tbptt import TbpttRule
 from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
 from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
 
-GROUP = [TrainerConstructorRule(), TrainerApiRule(), MultiOptimizerRule(), TbpttRule()]
+GROUP = [TrainerConstructorRule(), TrainerApiRule(), MultiOptimizerRule()]
 
 
 # --- every example that changes code passes its rule's gate --------------------------------
@@ -37,7 +36,7 @@ def test_every_changing_example_passes_the_gate(rule, example):
 
 
 def test_examples_cover_each_rule_of_the_group():
-    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM005", "LM006"}
+    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM005"}
 
 
 @pytest.mark.parametrize("rule", GROUP, ids=[r.code for r in GROUP])
@@ -244,48 +243,3 @@ def test_lm005_subclass_of_a_class_in_another_file():
     assert LM005.needed(child, RuleContext("child.py", index))
     assert transform_text(child, [LM005], "child.py", index).findings or \
         transform_text(child, [LM005], "child.py", index).changed
-
-
-# --- LM006 ------------------------------------------------------------------------------------
-
-LM006 = TbpttRule()
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    truncated_bptt_steps = 2\n\n"
-    "    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def __init__(self):\n"
-    "        super().__init__()\n        self.truncated_bptt_steps = 5\n\n"
-    "    def training_step(self, batch, batch_idx):\n        return batch\n",
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
-    "    def tbptt_split_batch(self, batch, split_size):\n        return [batch]\n",
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n"
-    "    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
-])
-def test_lm006_needed(text):
-    check(LM006, text, True)
-
-
-def test_lm006_needed_for_a_class_of_unknown_kind_and_a_subclass_elsewhere():
-    unknown = "from somewhere import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx, hiddens):\n" \
-              "        return batch\n"
-    assert _needed(LM006, unknown) and _acts(LM006, unknown)  # marked: cannot tell what Base is
-    base = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    truncated_bptt_steps = 2\n"
-    child = "from base import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx, hiddens):\n" \
-            "        return batch\n"
-    assert _needed(LM006, child, "m.py", {"base.py": base}) and _acts(LM006, child, "m.py", {"base.py": base})
-
-
-@pytest.mark.parametrize("text", [
-    "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
-    "        out, hiddens = self.rnn(batch)  # hiddens are dropped\n        return out.sum()\n",
-    # `hiddens` parameters outside any class that has a hook (torch's own decompositions)
-    "def rnn_step(x, hiddens, weight):\n    return x @ weight + hiddens\n\n\nclass Cell:\n"
-    "    def forward(self, x, hiddens):\n        return x\n",
-    # a training_step taking hiddens in a class known not to be a LightningModule
-    "import torch\n\n\nclass Loop(object):\n    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
-])
-def test_lm006_not_needed(text):
-    check(LM006, text, False)
-
-

@@ -2,13 +2,15 @@
 steps get an LBFGS-safe closure. Runtime equivalence with 1.9.5: corpus/optimizer_hooks_old_signatures.py,
 corpus/manual_step_without_closure.py, corpus/callback_before_optimizer_step_opt_idx.py."""
 
-
+import textwrap
 
 import pytest
 
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
 
 from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
@@ -502,3 +504,274 @@ def test_chain_manual_step_with_epoch_end():
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# The import root of an added XLAAccelerator: the package of the class's own Lightning base
+
+
+def test_xla_import_comes_from_the_package_of_the_class_base_when_the_file_imports_both():
+    """A file importing both packages: ``class M(pl.LightningModule)`` with ``pl`` =
+    ``pytorch_lightning`` runs under a ``pytorch_lightning`` Trainer, whose accelerator is never
+    a ``lightning.pytorch`` XLAAccelerator (LM004 used to import that one)."""
+    step = '''\
+
+class M({base}):
+    def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx, optimizer_closure, on_tpu, amp, lbfgs):
+        if on_tpu:
+            optimizer.step(closure=optimizer_closure)
+'''
+    head = "import pytorch_lightning as pl\nimport lightning.pytorch as L\n\n"
+    out, _ = run_rule(RULE, head + step.format(base="pl.LightningModule"))
+    assert "from pytorch_lightning.accelerators import XLAAccelerator\n" in out
+    assert "lightning.pytorch.accelerators" not in out
+    out, _ = run_rule(RULE, head + step.format(base="L.LightningModule"))
+    assert "from lightning.pytorch.accelerators import XLAAccelerator\n" in out
+    # through a base class of the same file, and a `from` import of the class itself
+    head = "from pytorch_lightning import LightningModule\nimport lightning\n\n\nclass Base(LightningModule):\n    pass\n"
+    out, _ = run_rule(RULE, head + step.format(base="Base"))
+    assert "from pytorch_lightning.accelerators import XLAAccelerator\n" in out
+    # a base from another file: what the file imports decides (here only the unified package)
+    head = "from base import Base\nimport lightning\n"
+    out, _ = run_rule(RULE, head + step.format(base="Base"),
+                      project_files={"base.py": "import lightning as L\n\n\nclass Base(L.LightningModule):\n    pass\n"})
+    assert "from lightning.pytorch.accelerators import XLAAccelerator\n" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# find: the sites, for small projects
+
+
+def sites(path, files):
+    """``RULE.find`` for ``files[path]`` in a project of ``files`` (path -> text, dedented)."""
+    files = {p: textwrap.dedent(t) for p, t in files.items()}
+    index = ProjectIndex()
+    for p, t in files.items():
+        index.add_source(t, p)
+    return [(s.target, s.action) for s in RULE.find(SourceFile(path, files[path]), RuleContext(path, index))]
+
+
+def test_find_old_signatures_toggles_and_manual_steps():
+    old_step = """\
+        import lightning.pytorch as L
+
+
+        class M(L.LightningModule):
+            def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx, closure, on_tpu, amp, lbfgs):
+                optimizer.step(closure=closure)
+
+
+        class Fine(L.LightningModule):
+            def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure=None):
+                optimizer.step(closure=optimizer_closure)
+        """
+    assert sites("m.py", {"m.py": old_step}) == [("M", "module")]
+    toggles = """\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                opt = self.optimizers()
+                self.toggle_optimizer(opt, 0)
+                self.untoggle_optimizer(0)
+        """
+    assert sites("m.py", {"m.py": toggles}) == [("M", "module")]
+    manual = """\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.automatic_optimization = False
+
+            def training_step(self, batch, batch_idx):
+                opt = self.optimizers()
+                opt.step()
+        """
+    assert sites("m.py", {"m.py": manual}) == [("M", "module")]
+    # with a closure already, or under automatic optimization, a step is left alone
+    assert sites("m.py", {"m.py": manual.replace("opt.step()", "opt.step(closure=c)")}) == []
+    assert sites("m.py", {"m.py": manual.replace(" = False", " = True")}) == []
+
+
+def test_find_nothing_for_2x_signatures():
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return batch
+
+            def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure=None):
+                optimizer.step(closure=optimizer_closure)
+
+            def lr_scheduler_step(self, scheduler, metric):
+                scheduler.step()
+
+            def backward(self, loss, *args, **kwargs):
+                loss.backward(*args, **kwargs)
+        """}
+    assert sites("m.py", files) == []
+
+
+def test_find_callback_subclass_in_another_file():
+    files = {
+        "cb.py": """\
+            from pytorch_lightning.callbacks import Callback
+
+
+            class Base(Callback):
+                pass
+            """,
+        "watch.py": """\
+            from cb import Base
+
+
+            class Watch(Base):
+                def on_before_optimizer_step(self, trainer, pl_module, optimizer, opt_idx):
+                    print(opt_idx)
+            """,
+        "new.py": """\
+            import pytorch_lightning as pl
+            from cb import Base
+
+
+            class Watch2(Base):
+                def on_before_optimizer_step(self, trainer, pl_module, optimizer):
+                    print(optimizer)
+            """,
+    }
+    # (the class is also marked as not recognisably a LightningModule: its hook has a 1.x module
+    # signature, and nothing in watch.py says Lightning)
+    assert sites("watch.py", files) == [("Watch", "mark"), ("Watch", "callback")]
+    assert sites("new.py", files) == []
+    # without a Lightning import in the file, the class is not recognisable: its hook is marked
+    files["new.py"] = textwrap.dedent(files["new.py"]).replace("import pytorch_lightning as pl\n", "")
+    assert sites("new.py", files) == [("Watch2", "mark")]
+
+
+def test_find_nothing_for_an_autograd_function_backward():
+    files = {"f.py": """\
+        import torch
+
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output
+        """}
+    assert sites("f.py", files) == []
+
+
+def test_find_marks_an_unrecognised_class_with_an_old_hook_once():
+    text = """\
+        from mystery import Base
+
+
+        class M(Base):
+            def optimizer_zero_grad(self, epoch, batch_idx, optimizer, optimizer_idx):
+                optimizer.zero_grad()
+
+            def backward(self, loss, optimizer, optimizer_idx):
+                loss.backward()
+        """
+    assert sites("u.py", {"u.py": text}) == [("M", "mark")]
+    out, _ = run_rule(RULE, textwrap.dedent(text), path="u.py")
+    assert len(markers(out)) == 2
+    assert sites("u.py", {"u.py": out}) == []  # marked already: nothing left to do
+
+
+def test_find_nothing_for_a_class_inheriting_training_step_from_an_unrecognisable_base():
+    files = {"base.py": """\
+        from pkg import Unknown
+
+
+        class Base(Unknown):
+            def training_step(self, batch, batch_idx):
+                pass
+        """, "child.py": """\
+        from base import Base
+
+
+        class Child(Base):
+            def backward(self, loss):
+                pass
+
+
+        def training_step(batch):
+            pass
+        """}
+    assert sites("child.py", files) == []
+
+
+def test_find_a_marked_manual_step_outside_training_step_once():
+    text = HEAD + MANUAL_INIT + """\
+    def training_step(self, batch, batch_idx):
+        return self.helper()
+
+    def helper(self):
+        opt = self.optimizers()
+        if self.ready: opt.step()
+        opt.step()
+"""
+    assert sites("m.py", {"m.py": text}) == [("M", "module")]
+    out, _ = run_rule(RULE, text, path="m.py")
+    assert len(markers(out)) == 1  # the step after `if ...:` is on the `if` line: libcst cannot mark it
+    assert sites("m.py", {"m.py": out}) == []
+
+
+def test_class_lightning_root_follows_bases_and_falls_back_to_the_file_imports():
+    import ast as pyast
+
+    import libcst as cst
+
+    from lightmigrate.cst.helpers import lightning_root
+    from lightmigrate.rules.shared.import_root import class_lightning_root, file_lightning_root
+
+    def root(text, name="M"):
+        tree = pyast.parse(text)
+        node = next(n for n in pyast.walk(tree) if isinstance(n, pyast.ClassDef) and n.name == name)
+        return class_lightning_root(tree, node)
+
+    # the preferred branch of a try/except ImportError binds the name first
+    assert root("try:\n    import lightning.pytorch as pl\nexcept ImportError:\n    import pytorch_lightning as pl\n"
+                "class M(pl.LightningModule):\n    pass\n") == "lightning.pytorch"
+    assert root("import lightning as L\nimport pytorch_lightning\nclass M(L.LightningModule):\n    pass\n") \
+        == "lightning.pytorch"
+    assert root("import lightning.pytorch\nimport pytorch_lightning as pl\n"
+                "class M(lightning.pytorch.LightningModule):\n    pass\n") == "lightning.pytorch"
+    assert root("import lightning.pytorch as L\nfrom pytorch_lightning.core.module import LightningModule as LM\n"
+                "class A(LM):\n    pass\nclass M(A):\n    pass\n") == "pytorch_lightning"
+    # bases that lead nowhere in the file: the file's imports, as cst.helpers.lightning_root reads them
+    for imports in ("", "import lightning\n", "import pytorch_lightning\n", "import lightning\nimport pytorch_lightning\n",
+                    "from lightning.fabric import Fabric\n", "def f():\n    import lightning\n"):
+        text = imports + "from base import Base\nclass M(Base):\n    pass\n"
+        assert root(text) == file_lightning_root(pyast.parse(text)) == lightning_root(cst.parse_module(text)), imports
+
+
+def test_find_reads_a_marker_as_libcst_does_after_a_nested_block():
+    """A comment indented into the block above a statement belongs to that block (libcst's
+    footer), not to the statement: it does not count as the statement's marker."""
+    marker = "# TODO(lightmigrate): LM004 earlier"
+    text = HEAD + MANUAL_INIT + f"""\
+    def training_step(self, batch, batch_idx):
+        return self.helper()
+
+    def helper(self):
+        opt = self.optimizers()
+        if self.ready:
+            pass
+            {marker}
+        opt.step()
+"""
+    assert sites("m.py", {"m.py": text}) == [("M", "module")]
+    assert len(markers(run_rule(RULE, text, path="m.py")[0])) == 2
+    moved = text.replace(f"            {marker}\n", f"        {marker}\n")
+    assert sites("m.py", {"m.py": moved}) == []

@@ -4,9 +4,11 @@
 
 import pytest
 
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm006_tbptt import TbpttRule
 
 from .conftest import check_corpus_case_idempotent, check_rewrite
@@ -230,3 +232,93 @@ def test_marked_step_moved_aside_by_step_end_inlining_is_not_marked_again():
     once = transform_text(source, ALL_RULES).text
     assert once.count("TODO(lightmigrate): LM006") == 1
     assert transform_text(once, ALL_RULES).text == once
+
+
+# ---------------------------------------------------------------------------------------------
+# The import root of recursive_detach: the package of the class's own Lightning base
+
+
+def test_detach_import_comes_from_the_package_of_the_class_base_when_the_file_imports_both():
+    head = "import torch\nimport pytorch_lightning as pl\nfrom lightning.pytorch import Trainer\n\n\n"
+    out = transform_text(head + MODEL, [RULE], path="model.py").text
+    assert "from pytorch_lightning.utilities.memory import recursive_detach\n" in out
+    out = transform_text(head.replace("import pytorch_lightning as pl", "import lightning.pytorch as pl")
+                         .replace("from lightning.pytorch import Trainer", "from pytorch_lightning import Trainer")
+                         + MODEL, [RULE], path="model.py").text
+    assert "from lightning.pytorch.utilities.memory import recursive_detach\n" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# find: the sites, for small projects
+
+
+def sites(text, path="m.py", files=None):
+    """``RULE.find`` for ``text`` at ``path``, in a project of ``files`` (path -> text) and it."""
+    index = ProjectIndex()
+    for p, t in {**(files or {}), path: text}.items():
+        index.add_source(t, p)
+    return [(s.target, s.action) for s in RULE.find(SourceFile(path, text), RuleContext(path, index))]
+
+
+PL = "import pytorch_lightning as pl\n\n\n"
+
+
+@pytest.mark.parametrize("text", [
+    PL + "class M(pl.LightningModule):\n    truncated_bptt_steps = 2\n\n"
+    "    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
+    PL + "class M(pl.LightningModule):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.truncated_bptt_steps = 5\n\n"
+    "    def training_step(self, batch, batch_idx):\n        return batch\n",
+    PL + "class M(pl.LightningModule):\n    def tbptt_split_batch(self, batch, split_size):\n        return [batch]\n",
+    PL + "class M(pl.LightningModule):\n    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
+])
+def test_find_a_class_with_tbptt(text):
+    assert sites(text) == [("M", "edit")]
+
+
+def test_find_a_class_of_unknown_kind_and_a_subclass_elsewhere():
+    unknown = "from somewhere import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx, hiddens):\n" \
+              "        return batch\n"
+    # cannot tell what Base is; training_step makes it look like a LightningModule: the editor
+    # marks it (it never sets truncated_bptt_steps)
+    assert sites(unknown) == [("M", "edit")]
+    # without a training_step, its TBPTT hook is marked as in a class not recognisably one
+    split_only = "from somewhere import Base\n\n\nclass M(Base):\n    def tbptt_split_batch(self, batch, n):\n" \
+                 "        return [batch]\n"
+    assert sites(split_only) == [("M", "mark")]
+    assert "not recognisably a LightningModule" in transform_text(split_only, [RULE], path="m.py").text
+    base = PL + "class Base(pl.LightningModule):\n    truncated_bptt_steps = 2\n"
+    child = "from base import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx, hiddens):\n" \
+            "        return batch\n"
+    assert sites(child, files={"base.py": base}) == [("M", "edit")]
+
+
+@pytest.mark.parametrize("text", [
+    PL + "class M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+    "        out, hiddens = self.rnn(batch)  # hiddens are dropped\n        return out.sum()\n",
+    # `hiddens` parameters outside any class that has a hook (torch's own decompositions)
+    "def rnn_step(x, hiddens, weight):\n    return x @ weight + hiddens\n\n\nclass Cell:\n"
+    "    def forward(self, x, hiddens):\n        return x\n",
+    # a training_step taking hiddens in a class known not to be a LightningModule
+    "import torch\n\n\nclass Loop(object):\n    def training_step(self, batch, batch_idx, hiddens):\n        return batch\n",
+    # a class of unknown kind, in a file without TBPTT code ("hiddens" only as a variable)
+    "from somewhere import Base\n\n\nclass M(Base):\n    def training_step(self, batch, batch_idx):\n"
+    "        hiddens = None\n        return batch\n",
+    # a one-line class body: libcst has no statements to look at
+    PL + "class M(pl.LightningModule): truncated_bptt_steps = 2\n",
+])
+def test_find_nothing(text):
+    assert sites(text) == []
+    assert transform_text(text, [RULE], path="m.py").text == text
+
+
+def test_find_nothing_in_a_class_marked_on_an_earlier_run():
+    text = PL + "class M(pl.LightningModule):\n    truncated_bptt_steps = 2\n\n" \
+        "    def training_step(self, batch, batch_idx, optimizer_idx, hiddens):\n        return batch\n"
+    assert sites(text) == [("M", "edit")]
+    out = transform_text(text, [RULE], path="m.py").text
+    assert "TODO(lightmigrate): LM006" in out
+    assert sites(out) == []
+    # and a rewritten class is left alone on the next run
+    out = transform_text(HEAD + MODEL, [RULE], path="m.py").text
+    assert sites(out) == []
