@@ -56,6 +56,7 @@ from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.shared.class_edit import ClassEditor, migrate_classes, taken_names
+from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 CODE = "LM005"
@@ -65,18 +66,6 @@ UNKNOWN_CLASS = ("training_step takes optimizer_idx, but the class is not recogn
 
 # Trainer arguments that raise under manual optimization and move into the module.
 MOVED_ARGS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
-# Keyword arguments of the 1.9 (and 2.x) Trainer: enough to recognise a dict of Trainer kwargs.
-TRAINER_ARGS = frozenset("""
-logger enable_checkpointing callbacks default_root_dir gradient_clip_val gradient_clip_algorithm
-num_nodes num_processes devices gpus auto_select_gpus tpu_cores ipus enable_progress_bar
-overfit_batches track_grad_norm check_val_every_n_epoch fast_dev_run accumulate_grad_batches
-max_epochs min_epochs max_steps min_steps max_time limit_train_batches limit_val_batches
-limit_test_batches limit_predict_batches val_check_interval log_every_n_steps accelerator
-strategy sync_batchnorm precision enable_model_summary num_sanity_val_steps resume_from_checkpoint
-profiler benchmark deterministic reload_dataloaders_every_n_epochs auto_lr_find replace_sampler_ddp
-detect_anomaly auto_scale_batch_size plugins amp_backend amp_level move_metrics_to_cpu
-multiple_trainloader_mode inference_mode use_distributed_sampler barebones
-""".split())
 TRAINER_DICT_ANCHORS = frozenset({"max_epochs", "max_steps", "gradient_clip_val", "accumulate_grad_batches",
                                   "callbacks", "limit_train_batches", "devices", "accelerator"})
 NOT_LITERAL = object()
