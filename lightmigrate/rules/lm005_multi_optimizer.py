@@ -25,6 +25,9 @@ The old step body moves verbatim to ``_training_step(self, batch, batch_idx, opt
 User hooks with 1.x signatures (``optimizer_step``, ``optimizer_zero_grad``,
 ``configure_gradient_clipping``, ``lr_scheduler_step``, ...) are called in their 2.x signatures;
 LM004, which runs later, rewrites their definitions.
+
+``find`` decides all of it on Python's ``ast`` (which classes, migrated or marked and why, what
+configure_optimizers and the Trainer arguments say); ``fix`` writes it out on libcst.
 """
 
 from __future__ import annotations
@@ -1141,12 +1144,14 @@ class Model(pl.LightningModule):
         project = ctx.project
         if not project.has_path(ctx.path):
             project.add_source(source.text, ctx.path, tree=source.tree)
-        multi = _multi_classes(project)
-        if not multi:
+        here = any("optimizer_idx" in c.params.get("training_step", ()) for c in project.classes_in(ctx.path))
+        if not here and not project.trainer_settings.get(ctx.path):
+            return []  # (asked first: the question below may parse other files)
+        if not _multi_classes(project):
             return []
         src = _Source(source.text)
         settings = trainer_settings(src, source.tree)
-        if any(c.path == ctx.path for c in multi):
+        if here:
             return self._find_classes(source, ctx, src, settings)
         if settings and ctx.path in _scripts(project):
             # a training script whose Trainer may train a migrated module of another file
