@@ -25,19 +25,25 @@ The old step body moves verbatim to ``_training_step(self, batch, batch_idx, opt
 User hooks with 1.x signatures (``optimizer_step``, ``optimizer_zero_grad``,
 ``configure_gradient_clipping``, ``lr_scheduler_step``, ...) are called in their 2.x signatures;
 LM004, which runs later, rewrites their definitions.
+
+``find`` decides all of it on Python's ``ast`` (which classes, migrated or marked and why, what
+configure_optimizers and the Trainer arguments say); ``fix`` writes it out on libcst.
 """
 
 from __future__ import annotations
 
+import ast
+import io
+import re
+import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from lightmigrate.cst.helpers import (
     module_text,
     code_of,
-    BodyFacts,
     add_marker,
     append_statements,
     body_of,
@@ -51,11 +57,12 @@ from lightmigrate.cst.helpers import (
     split_docstring,
     super_call_attr,
 )
-from lightmigrate.analysis.facts import file_facts
+from lightmigrate import MARKER_PREFIX
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.analysis.project import ProjectIndex
-from lightmigrate.rules.shared.class_edit import ClassEditor, migrate_classes, taken_names
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.analysis.project import ClassInfo, ProjectIndex
+from lightmigrate.rules.shared.class_edit import ClassEditor, Hierarchy, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 CODE = "LM005"
@@ -65,18 +72,6 @@ UNKNOWN_CLASS = ("training_step takes optimizer_idx, but the class is not recogn
 
 # Trainer arguments that raise under manual optimization and move into the module.
 MOVED_ARGS = ("accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm")
-# Keyword arguments of the 1.9 (and 2.x) Trainer: enough to recognise a dict of Trainer kwargs.
-TRAINER_ARGS = frozenset("""
-logger enable_checkpointing callbacks default_root_dir gradient_clip_val gradient_clip_algorithm
-num_nodes num_processes devices gpus auto_select_gpus tpu_cores ipus enable_progress_bar
-overfit_batches track_grad_norm check_val_every_n_epoch fast_dev_run accumulate_grad_batches
-max_epochs min_epochs max_steps min_steps max_time limit_train_batches limit_val_batches
-limit_test_batches limit_predict_batches val_check_interval log_every_n_steps accelerator
-strategy sync_batchnorm precision enable_model_summary num_sanity_val_steps resume_from_checkpoint
-profiler benchmark deterministic reload_dataloaders_every_n_epochs auto_lr_find replace_sampler_ddp
-detect_anomaly auto_scale_batch_size plugins amp_backend amp_level move_metrics_to_cpu
-multiple_trainloader_mode inference_mode use_distributed_sampler barebones
-""".split())
 TRAINER_DICT_ANCHORS = frozenset({"max_epochs", "max_steps", "gradient_clip_val", "accumulate_grad_batches",
                                   "callbacks", "limit_train_batches", "devices", "accelerator"})
 NOT_LITERAL = object()
@@ -116,29 +111,6 @@ def _is_trainer_dict(node: cst.Dict) -> bool:
             and bool(TRAINER_DICT_ANCHORS & set(keys)))  # type: ignore[arg-type]
 
 
-def trainer_settings(module: cst.Module) -> Dict[str, object]:
-    """``accumulate_grad_batches`` / ``gradient_clip_*`` given to a Trainer in this file: name ->
-    literal value (NOT_LITERAL when it is an expression). The first occurrence wins."""
-    found: Dict[str, object] = {}
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if _is_trainer_call(node):
-                for arg in node.args:
-                    if arg.keyword is not None and arg.keyword.value in MOVED_ARGS:
-                        found.setdefault(arg.keyword.value, _literal(arg.value))
-
-        def visit_Dict(self, node: cst.Dict) -> None:
-            if _is_trainer_dict(node):
-                for el in node.elements:
-                    key = _dict_key(el)
-                    if key in MOVED_ARGS:
-                        found.setdefault(key, _literal(el.value))  # type: ignore[union-attr]
-
-    walk(module, V())
-    return found
-
-
 def _without_commas(kept: List, original: Sequence) -> List:
     if kept and original and kept[-1] is not original[-1]:
         kept[-1] = kept[-1].with_changes(comma=original[-1].comma)
@@ -168,35 +140,286 @@ class _StripTrainerArgs(PrunedTransformer):
 
 
 class _MarkTrainerArgs(PrunedTransformer):
-    """Put a marker above every statement that gives the moved arguments to a Trainer."""
+    """Put a marker above the statements on the sites' lines (line -> why)."""
 
-    def __init__(self, why: str) -> None:
-        self.why = why
-
-    def _has_args(self, node: cst.CSTNode) -> bool:
-        hits = []
-
-        class V(cst.CSTVisitor):
-            def visit_Call(self, n: cst.Call) -> None:
-                if _is_trainer_call(n) and any(a.keyword is not None and a.keyword.value in MOVED_ARGS for a in n.args):
-                    hits.append(n)
-
-            def visit_Dict(self, n: cst.Dict) -> None:
-                if _is_trainer_dict(n) and any(_dict_key(el) in MOVED_ARGS for el in n.elements):
-                    hits.append(n)
-
-        walk(node, V())
-        return bool(hits)
+    def __init__(self, ctx: RuleContext, module: cst.Module, whys: Dict[int, str]) -> None:
+        self.ctx, self.module, self.whys = ctx, module, whys
 
     def leave_SimpleStatementLine(self, original, updated):
-        return add_marker(updated, CODE, self.why) if self._has_args(original) else updated
+        why = self.whys.get(self.ctx.position(self.module, original)[0])
+        return updated if why is None else add_marker(updated, CODE, why)
+
+
+# ---------------------------------------------------------------------------------------------
+# The source as ``find`` reads it: Python's ast, and the text for what ast leaves out (comments,
+# implicitly concatenated strings)
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # the line breaks ast counts
+# compound statements (``match``: Python 3.10, ``try``/``except*``: 3.11)
+_MATCH = tuple(getattr(ast, name) for name in ("Match",) if hasattr(ast, name))
+_TRY = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+             ast.With, ast.AsyncWith) + _MATCH + _TRY
+
+
+class _Source:
+    """A file's lines, numbered as ast numbers them (ast columns are UTF-8 byte offsets)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = _NEWLINE.split(text)
+
+    def line(self, number: int) -> str:
+        return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
+
+    def before(self, node: ast.AST) -> str:
+        """The text of ``node``'s first line in front of it."""
+        return self.line(node.lineno).encode()[:node.col_offset].decode(errors="replace")  # type: ignore[attr-defined]
+
+    def segment(self, node: ast.AST) -> str:
+        first, last = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        if first == last:
+            return self.line(first).encode()[start:end].decode(errors="replace")
+        middle = self.lines[first:last - 1]
+        return "\n".join([self.line(first).encode()[start:].decode(errors="replace"), *middle,
+                          self.line(last).encode()[:end].decode(errors="replace")])
+
+    def span(self, first: int, last: int) -> str:
+        return "\n".join(self.lines[first - 1:last])
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def _is_blank_or_comment(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _one_string(src: _Source, node: ast.Constant) -> bool:
+    """Whether a string constant is one string literal (libcst's SimpleString), not several
+    written side by side (a ConcatenatedString)."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO("(" + src.segment(node) + ")").readline)
+        return sum(t.type == tokenize.STRING for t in tokens) == 1
+    except (tokenize.TokenError, SyntaxError):
+        return False
+
+
+def _ast_literal(src: _Source, node: Optional[ast.AST]):
+    """``_literal`` on ast: a number, one string literal, None, True or False; else NOT_LITERAL."""
+    if not isinstance(node, ast.Constant) or node.value is Ellipsis or isinstance(node.value, complex):
+        return NOT_LITERAL
+    if isinstance(node.value, (str, bytes)) and not _one_string(src, node):
+        return NOT_LITERAL
+    return node.value
+
+
+def _ast_key(src: _Source, node: Optional[ast.AST]) -> Optional[str]:
+    """``_dict_key`` on ast: the key when it is one string literal (None for ``**mapping``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and _one_string(src, node):
+        return node.value
+    return None
+
+
+def _ast_is_trainer_call(node: ast.Call) -> bool:
+    func = node.func
+    return (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") == "Trainer"
+
+
+def _ast_is_trainer_dict(src: _Source, node: ast.Dict) -> bool:
+    # the cheap test first: every key a string constant among the Trainer's arguments
+    if not node.keys or not all(isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value in TRAINER_ARGS
+                                for k in node.keys):
+        return False
+    keys = {k.value for k in node.keys}  # type: ignore[union-attr]
+    return bool(TRAINER_DICT_ANCHORS & keys) and all(_ast_key(src, k) is not None for k in node.keys)
+
+
+def _moved_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
+    """The moved arguments ``node`` gives when it is a Trainer call or a Trainer dict, in order."""
+    if isinstance(node, ast.Call) and _ast_is_trainer_call(node):
+        return [(kw.arg, kw.value) for kw in node.keywords if kw.arg in MOVED_ARGS]
+    if isinstance(node, ast.Dict) and _ast_is_trainer_dict(src, node):
+        return [(k.value, v) for k, v in zip(node.keys, node.values) if k.value in MOVED_ARGS]  # type: ignore[union-attr]
+    return []
+
+
+def trainer_settings(src: _Source, tree: ast.AST) -> Dict[str, object]:
+    """``accumulate_grad_batches`` / ``gradient_clip_*`` given to a Trainer in this file: name ->
+    literal value (NOT_LITERAL when it is an expression). The first occurrence in the source
+    wins (a call or dict before those inside it)."""
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Call, ast.Dict)):
+            for i, (name, value) in enumerate(_moved_args(src, node)):
+                where = (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)  # type: ignore[operator]
+                hits.append((where, i, name, value))
+    hits.sort(key=lambda hit: hit[:2])
+    found: Dict[str, object] = {}
+    for _, _, name, value in hits:
+        if name not in found:
+            found[name] = _ast_literal(src, value)
+    return found
+
+
+def _statement_lists(tree: ast.AST) -> Iterator[List[ast.stmt]]:
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, name, None)
+            if isinstance(stmts, list) and stmts:
+                yield stmts
+
+
+def _statement_lines(src: _Source, tree: ast.AST) -> Iterator[Tuple[List[ast.stmt], int]]:
+    """The statements of each line libcst reads as a SimpleStatementLine: simple statements
+    (joined by ``;``) that start their line (not the body of ``if x: ...``); with the last line
+    of the statement before them in their block (0 for the first)."""
+    for stmts in _statement_lists(tree):
+        group: List[ast.stmt] = []
+        lower = previous = 0
+        for st in [*stmts, None]:
+            if group and (st is None or isinstance(st, _COMPOUND) or st.lineno != group[-1].end_lineno):
+                if not src.before(group[0]).strip():
+                    yield group, lower
+                group = []
+            if st is not None and not isinstance(st, _COMPOUND):
+                if not group:
+                    lower = previous
+                group.append(st)
+            previous = st.end_lineno if st is not None else 0  # type: ignore[attr-defined]
+
+
+def _marked(src: _Source, first_line: int, indent: int, lower: int) -> bool:
+    """Whether an LM005 marker surely stands among the comments right above the statement whose
+    first line (its first decorator's) is ``first_line`` (and after line ``lower``, the end of
+    the statement before it). A comment indented deeper than the statement may close the block
+    before it (libcst gives it to that block), so the search stops there."""
+    number = first_line - 1
+    while number > lower and _is_blank_or_comment(src.line(number)):
+        line = src.line(number)
+        if _is_comment(line):
+            if _indent(line) > indent:
+                return False
+            if f"{MARKER_PREFIX} {CODE}" in line:
+                return True
+        number -= 1
+    return False
+
+
+def _method_marked(src: _Source, cls: ast.ClassDef, func: ast.stmt) -> bool:
+    """``_marked`` for method ``func`` of ``cls``."""
+    first = _first_line(func)
+    above = [item.end_lineno for item in cls.body if item.end_lineno < first]  # type: ignore[operator]
+    return _marked(src, first, func.col_offset, above[-1] if above else cls.lineno)
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return decorators[0].lineno if decorators else node.lineno
+
+
+def _last_block(node: ast.stmt, src: _Source) -> Optional[List[ast.stmt]]:
+    """The statements of the block that ends compound statement ``node``."""
+    if isinstance(node, ast.If) and node.orelse:
+        nested = node.orelse[0]
+        if len(node.orelse) == 1 and isinstance(nested, ast.If) and src.line(nested.lineno).lstrip().startswith("elif"):
+            return _last_block(nested, src)
+        return node.orelse
+    if isinstance(node, _MATCH):
+        return node.cases[-1].body  # type: ignore[attr-defined]
+    if isinstance(node, _TRY):
+        return node.finalbody or node.orelse or (node.handlers[-1].body if node.handlers else node.body)  # type: ignore[attr-defined]
+    for name in ("orelse", "body"):  # loops (with their else), with, def, class
+        stmts = getattr(node, name, None)
+        if isinstance(stmts, list) and stmts:
+            return stmts
+    return None
+
+
+def _footer_indent(node: ast.stmt, src: _Source) -> Optional[int]:
+    """The indentation of the indented block that ends ``node`` (None for a simple statement or
+    a block on its header's line): libcst gives that block the comments after it, up to the
+    last one indented at least as deep."""
+    if not isinstance(node, _COMPOUND):
+        return None
+    block = _last_block(node, src)
+    if not block or src.before(block[0]).strip():
+        return None
+    return _indent(src.line(block[0].lineno))
+
+
+def _libcst_code(src: _Source, cls: ast.ClassDef, func: ast.stmt) -> str:
+    """The text ``code_of`` gives for method ``func`` of ``cls``: with the comments libcst puts
+    above it (those the statement before does not take) and after it (its body's)."""
+    items = cls.body
+    i = next(k for k, item in enumerate(items) if item is func)
+    first = _first_line(func)
+    lower = items[i - 1].end_lineno if i else cls.lineno  # type: ignore[attr-defined]
+    start = first
+    while start - 1 > lower and _is_blank_or_comment(src.line(start - 1)):
+        start -= 1
+    previous = _footer_indent(items[i - 1], src) if i else None
+    if previous is not None:
+        for number in range(start, first):
+            line = src.line(number)
+            if _is_comment(line) and _indent(line) >= previous:
+                start = number + 1  # still the block before
+    end = func.end_lineno  # type: ignore[attr-defined]
+    own = _footer_indent(func, src)
+    if own is not None:
+        number = end + 1
+        while number <= len(src.lines) and _is_blank_or_comment(src.line(number)):
+            line = src.line(number)
+            if _is_comment(line) and _indent(line) >= own:
+                end = number
+            number += 1
+    return src.span(start, end)
+
+
+def _last_def(cls: ast.ClassDef, name: str) -> Optional[ast.stmt]:
+    """The method ``name`` of ``cls`` (``ClassEditor.get``: the last ``def`` of the body wins)."""
+    found = None
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
+            found = item
+    return found
+
+
+def _positional(func: ast.stmt) -> List[str]:
+    args = func.args  # type: ignore[attr-defined]
+    return [a.arg for a in (*args.posonlyargs, *args.args)]
+
+
+def _has_star(func: ast.stmt) -> bool:
+    args = func.args  # type: ignore[attr-defined]
+    return bool(args.vararg or args.kwarg or args.kwonlyargs)
+
+
+def _own_nodes(nodes: Sequence[ast.AST]) -> Iterator[ast.AST]:
+    """The nodes under ``nodes``, not entering nested functions, lambdas or classes."""
+    todo = list(nodes)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _has_yield(func: ast.stmt) -> bool:
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(func.body))  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------------------------
 # What configure_optimizers tells statically
 
 
-@dataclass
+@dataclass(frozen=True)
 class OptimizerConfig:
     frequencies: Optional[Tuple[int, ...]] = None
     may_have_schedulers: bool = True
@@ -204,78 +427,53 @@ class OptimizerConfig:
     problem: Optional[str] = None  # why the configuration cannot be migrated
 
 
-def _returns(func: cst.FunctionDef) -> List[cst.Return]:
-    found: List[cst.Return] = []
-
-    class V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append(node)
-
-    walk(func, V())
-    return found
-
-
-def _dicts(node: cst.CSTNode) -> List[cst.Dict]:
-    found: List[cst.Dict] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Dict(self, n: cst.Dict) -> None:
-            found.append(n)
-
-    walk(node, V())
-    return found
-
-
-def read_optimizers(func: Optional[cst.FunctionDef]) -> OptimizerConfig:
-    conf = OptimizerConfig()
+def read_optimizers(src: _Source, cls: ast.ClassDef, func: Optional[ast.stmt]) -> OptimizerConfig:
+    """What the method ``func`` (``configure_optimizers`` of ``cls``) says about schedulers,
+    plateau monitors and optimizer frequencies."""
     if func is None:
-        return conf
-    dicts = _dicts(func)
+        return OptimizerConfig()
+    problem: Optional[str] = None
+    dicts = [n for n in ast.walk(func) if isinstance(n, ast.Dict)]
+    keys = {id(d): [_ast_key(src, k) for k in d.keys] for d in dicts}
     monitors = set()
     for d in dicts:
-        for el in d.elements:
-            if _dict_key(el) == "monitor":
-                value = _literal(el.value)  # type: ignore[union-attr]
-                monitors.add(value if isinstance(value, str) else NOT_LITERAL)
-            if _dict_key(el) == "strict":
-                conf.problem = "a scheduler config sets \"strict\"; step it by hand"
+        for key, value in zip(keys[id(d)], d.values):
+            if key == "monitor":
+                literal = _ast_literal(src, value)
+                monitors.add(literal if isinstance(literal, str) else NOT_LITERAL)
+            if key == "strict":
+                problem = "a scheduler config sets \"strict\"; step it by hand"
+    monitor = None
     if len(monitors) == 1 and NOT_LITERAL not in monitors:
-        conf.monitor = monitors.pop()  # type: ignore[assignment]
+        monitor = monitors.pop()
     elif monitors:
-        conf.problem = "ReduceLROnPlateau monitors that are not one literal name"
-    text = code_of(func)
-    if "ReduceLROnPlateau" in text and conf.monitor is None and not conf.problem:
-        conf.problem = "a ReduceLROnPlateau scheduler whose monitor cannot be read"
-    conf.may_have_schedulers = "scheduler" in text.lower() or "LR(" in text
-    opt_dicts = [d for d in dicts if any(_dict_key(el) == "optimizer" for el in d.elements)]
-    with_freq = [d for d in opt_dicts if any(_dict_key(el) == "frequency" for el in d.elements)]
-    if not with_freq:
-        return conf
-    rets = _returns(func)
-    ok = len(rets) == 1 and isinstance(rets[0].value, (cst.List, cst.Tuple))
+        problem = "ReduceLROnPlateau monitors that are not one literal name"
+    text = _libcst_code(src, cls, func)
+    if "ReduceLROnPlateau" in text and monitor is None and not problem:
+        problem = "a ReduceLROnPlateau scheduler whose monitor cannot be read"
+    may_have_schedulers = "scheduler" in text.lower() or "LR(" in text
+    opt_dicts = [d for d in dicts if "optimizer" in keys[id(d)]]
+    if not any("frequency" in keys[id(d)] for d in opt_dicts):
+        return OptimizerConfig(None, may_have_schedulers, monitor, problem)  # type: ignore[arg-type]
+    returns = [n for n in _own_nodes(func.body) if isinstance(n, ast.Return)]  # type: ignore[attr-defined]
+    ok = len(returns) == 1 and isinstance(returns[0].value, (ast.List, ast.Tuple))
     freqs: List[int] = []
     if ok:
-        for el in rets[0].value.elements:  # type: ignore[union-attr]
-            if not isinstance(el.value, cst.Dict) or el.value not in opt_dicts:
+        for el in returns[0].value.elts:  # type: ignore[union-attr]
+            el = el.value if isinstance(el, ast.Starred) else el
+            if not any(el is d for d in opt_dicts):
                 ok = False
                 break
-            values = [_literal(e.value) for e in el.value.elements if _dict_key(e) == "frequency"]  # type: ignore[union-attr]
+            values = [_ast_literal(src, v) for k, v in zip(keys[id(el)], el.values) if k == "frequency"]  # type: ignore[attr-defined]
             if len(values) != 1 or not isinstance(values[0], int) or isinstance(values[0], bool) or values[0] < 1:
                 ok = False
                 break
             freqs.append(values[0])
     if not ok or len(freqs) < 2:
-        conf.problem = ("optimizer \"frequency\" values that cannot be read statically (return one list of "
-                        "optimizer dicts with literal frequencies)")
-        return conf
-    conf.frequencies = tuple(freqs)
-    return conf
+        problem = ("optimizer \"frequency\" values that cannot be read statically (return one list of "
+                   "optimizer dicts with literal frequencies)")
+        return OptimizerConfig(None, may_have_schedulers, monitor, problem)  # type: ignore[arg-type]
+    return OptimizerConfig(tuple(freqs), may_have_schedulers, monitor, problem)  # type: ignore[arg-type]
 
 
 class _DropFrequencies(PrunedTransformer):
@@ -443,82 +641,111 @@ def _scheduler_helper(p: Plan, name: str) -> cst.FunctionDef:
 # The class editor
 
 
-def _has_top_level_return(func: cst.FunctionDef) -> bool:
-    return bool(_returns(func))
+def _blocked(src: _Source, node: ast.ClassDef, info: ClassInfo, h: Hierarchy, settings: Dict[str, object],
+             where: str) -> Tuple[Optional[str], OptimizerConfig]:
+    """Why the top class ``node`` (``info``) cannot be migrated (None when it can), and what its
+    configure_optimizers says."""
+    conf = OptimizerConfig()
+    step = _last_def(node, "training_step")
+    assert step is not None
+    names = _positional(step)
+    if _has_star(step) or names[1:] != ["batch", "batch_idx", "optimizer_idx"][:len(names) - 1] and len(names) != 4:
+        return "unusual training_step signature; switch to manual optimization by hand", conf
+    if "hiddens" in names or "truncated_bptt_steps" in info.attributes | info.methods:
+        return "TBPTT together with several optimizers; switch to manual optimization by hand (spec B.5, B.6)", conf
+    if h.descendants and any("training_step" in d.methods and "optimizer_idx" not in d.params.get("training_step", ())
+                             for d in h.descendants):
+        return "a subclass overrides training_step without optimizer_idx; migrate the hierarchy by hand", conf
+    for key, value in settings.items():
+        if value is NOT_LITERAL:
+            return (f"Trainer argument {key} {where}is not a literal; it raises under manual "
+                    "optimization: move it into this module by hand"), conf
+    acc = settings.get("accumulate_grad_batches", 1)
+    if acc is None:
+        acc = 1
+    if not isinstance(acc, int) or isinstance(acc, bool) or acc < 1:
+        return "accumulate_grad_batches is not a positive int; migrate by hand", conf
+    if "configure_optimizers" not in info.methods and h.may_inherit("configure_optimizers"):
+        return "configure_optimizers is inherited; its frequencies and schedulers cannot be read here", conf
+    conf = read_optimizers(src, node, _last_def(node, "configure_optimizers"))
+    if conf.problem:
+        return conf.problem, conf
+    end = _last_def(node, "training_step_end")
+    if end is not None and (_has_star(end) or len(_positional(end)) != 2):
+        return "unusual training_step_end signature; migrate by hand", conf
+    old_end = _last_def(node, "training_epoch_end")
+    if old_end is not None and (_has_star(old_end) or len(_positional(old_end)) != 2):
+        return "unusual training_epoch_end signature; migrate by hand", conf
+    if old_end is not None and _has_yield(old_end):
+        return "training_epoch_end is a generator; migrate by hand", conf
+    if h.may_inherit("training_epoch_end") or h.may_inherit("training_step_end"):
+        if h.ancestor_defines("training_epoch_end") or h.ancestor_defines("training_step_end"):
+            return "training_epoch_end / training_step_end come from a base class; migrate by hand", conf
+    for d in h.descendants:
+        if {"training_epoch_end", "on_train_epoch_end"} & d.methods:
+            return "subclasses override training_epoch_end or on_train_epoch_end; migrate by hand", conf
+    return None, conf
+
+
+def _class_site(src: _Source, node: ast.ClassDef, info: ClassInfo, project: ProjectIndex,
+                settings: Dict[str, object], where: str) -> Optional[Site]:
+    """What LM005 does to the class statement ``node`` (``info``), None when nothing:
+
+    - "rename" (data: the step helper's and the step_end helper's names): a subclass's
+      ``training_step(..., optimizer_idx)`` overrides the helper its parent's loop calls;
+    - "mark" (data: why): the top class cannot be migrated;
+    - "migrate" (data: helper names, Trainer settings, OptimizerConfig): the loop is written."""
+    step = _last_def(node, "training_step")
+    if step is None or "optimizer_idx" not in _positional(step):
+        return None
+    h = Hierarchy.of(project, info)
+    top = h.top_definer("training_step")
+    taken = taken_names(project, top)
+    step_helper = fresh_name("_training_step", taken)
+    end_helper = fresh_name("_training_step_end", taken | {step_helper})
+    here = (node.lineno, node.col_offset, info.name)
+    if top is not info:
+        return Site(*here, "rename", (step_helper, end_helper))
+    why, conf = _blocked(src, node, info, h, settings, where)
+    if why:
+        if _method_marked(src, node, step):
+            return None  # marked by an earlier run already
+        return Site(*here, "mark", why)
+    return Site(*here, "migrate", (step_helper, end_helper, tuple(settings.items()), conf))
 
 
 class _MultiOptimizerMigration(ClassEditor):
+    """Carries out the class's site (see ``_class_site``)."""
+
     code = CODE
+    site: Site = Site()
     settings: Dict[str, object] = {}
-    settings_where: str = ""
+    conf: OptimizerConfig = OptimizerConfig()
 
     def migrate(self) -> None:
-        step = self.get("training_step")
-        if step is None or "optimizer_idx" not in param_names(step):
-            return
-        top = self.h.top_definer("training_step")
-        taken = taken_names(self.index, top)
-        step_helper = fresh_name("_training_step", taken)
-        end_helper = fresh_name("_training_step_end", taken | {step_helper})
-        if top is not self.info:
+        action, data = self.site.action, self.site.data
+        if action == "rename":
             # A subclass override: it now overrides the helper the parent's loop calls.
+            step_helper, end_helper = data
             self.rename("training_step", step_helper)
             self.fixed(f"training_step kept as {step_helper}(), called from the inherited manual-optimization loop",
                        "training_step")
             if self.get("training_step_end") is not None:
                 self.rename("training_step_end", end_helper)
-            return
-        why = self._blocked(step)
-        if why:
-            self.mark("training_step", why)
-            return
-        self._migrate_top(step, taken, step_helper, end_helper)
-
-    def _blocked(self, step: cst.FunctionDef) -> Optional[str]:
-        names = param_names(step)
-        if has_star_params(step) or names[1:] != ["batch", "batch_idx", "optimizer_idx"][:len(names) - 1] \
-                and len(names) != 4:
-            return "unusual training_step signature; switch to manual optimization by hand"
-        if "hiddens" in names or "truncated_bptt_steps" in self.info.attributes | self.info.methods:
-            return "TBPTT together with several optimizers; switch to manual optimization by hand (spec B.5, B.6)"
-        if self.h.descendants and any("training_step" in d.methods and "optimizer_idx" not in d.params.get("training_step", ())
-                                      for d in self.h.descendants):
-            return "a subclass overrides training_step without optimizer_idx; migrate the hierarchy by hand"
-        for key, value in self.settings.items():
-            if value is NOT_LITERAL:
-                return (f"Trainer argument {key} {self.settings_where}is not a literal; it raises under manual "
-                        "optimization: move it into this module by hand")
-        acc = self.settings.get("accumulate_grad_batches", 1)
-        if acc is None:
-            acc = 1
-        if not isinstance(acc, int) or isinstance(acc, bool) or acc < 1:
-            return "accumulate_grad_batches is not a positive int; migrate by hand"
-        if "configure_optimizers" not in self.info.methods and self.h.may_inherit("configure_optimizers"):
-            return "configure_optimizers is inherited; its frequencies and schedulers cannot be read here"
-        conf = read_optimizers(self.get("configure_optimizers"))
-        if conf.problem:
-            return conf.problem
-        end = self.get("training_step_end")
-        if end is not None and (has_star_params(end) or len(param_names(end)) != 2):
-            return "unusual training_step_end signature; migrate by hand"
-        old_end = self.get("training_epoch_end")
-        if old_end is not None and (has_star_params(old_end) or len(param_names(old_end)) != 2):
-            return "unusual training_epoch_end signature; migrate by hand"
-        if old_end is not None and BodyFacts(body_of(old_end)).has_yield:
-            return "training_epoch_end is a generator; migrate by hand"
-        if self.h.may_inherit("training_epoch_end") or self.h.may_inherit("training_step_end"):
-            if self.h.ancestor_defines("training_epoch_end") or self.h.ancestor_defines("training_step_end"):
-                return "training_epoch_end / training_step_end come from a base class; migrate by hand"
-        for d in self.h.descendants:
-            if {"training_epoch_end", "on_train_epoch_end"} & d.methods:
-                return "subclasses override training_epoch_end or on_train_epoch_end; migrate by hand"
-        return None
+        elif action == "mark":
+            self.mark("training_step", data)
+        elif action == "migrate":
+            step_helper, end_helper, settings, conf = data
+            self.settings, self.conf = dict(settings), conf
+            step = self.get("training_step")
+            assert step is not None
+            self._migrate_top(step, taken_names(self.index, self.info), step_helper, end_helper)
 
     # -- the top class -----------------------------------------------------------------------
 
     def _migrate_top(self, step: cst.FunctionDef, taken: Set[str], step_helper: str, end_helper: str) -> None:
         s = self_name(step)
-        conf = read_optimizers(self.get("configure_optimizers"))
+        conf: OptimizerConfig = self.conf
         acc = self.settings.get("accumulate_grad_batches") or 1
         clip_val = self.settings.get("gradient_clip_val")
         clip_algo = self.settings.get("gradient_clip_algorithm")
@@ -755,16 +982,8 @@ class _RenameName(PrunedTransformer):
         return updated.with_changes(value=self.new) if updated.value == self.old else updated
 
 
-def _multi_optimizer_classes(ctx: RuleContext) -> List:
-    return _multi_classes(ctx.project)
-
-
 def _multi_classes(project: ProjectIndex) -> List:
     return [c for c in project.classes(mentioning="optimizer_idx") if "optimizer_idx" in c.params.get("training_step", ())]
-
-
-def _trainer_scripts(ctx: RuleContext) -> List[str]:
-    return _scripts(ctx.project)
 
 
 def _scripts(project: ProjectIndex) -> List[str]:
@@ -804,7 +1023,7 @@ def _needs_torch_import(module: cst.Module) -> bool:
         for st in module.body)
 
 
-class MultiOptimizerRule(GatedRule):
+class MultiOptimizerRule(Rule):
     code = CODE
     name = "multiple-optimizers"
     summary = ("`training_step(..., optimizer_idx)` with several optimizers becomes manual optimization that "
@@ -921,68 +1140,94 @@ class Model(pl.LightningModule):
         ),
     )
 
-    def may_need(self, text: str) -> bool:
-        # optimizer_idx as a training_step parameter, or Trainer settings of this file (the
-        # index records them only for a text with one of these words; MOVED_ARGS have them too)
-        return "optimizer_idx" in text or "gradient_clip" in text or "accumulate_grad_batches" in text
-
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # apply acts on the classes of this file whose training_step takes optimizer_idx, and
-        # otherwise only marks this file's Trainer settings when some class of the project does.
-        facts = file_facts(text)
-        if not facts.parsed:
-            return True
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         project = ctx.project
-        if not project.has_path(ctx.path):  # apply indexes the file first
-            if "training_step" in facts.defs and "optimizer_idx" in facts.params:
-                return True
-            return any(a in text for a in MOVED_ARGS) and bool(_multi_classes(project))
-        if any("optimizer_idx" in c.params.get("training_step", ()) for c in project.classes_in(ctx.path)):
-            return True
-        return bool(project.trainer_settings.get(ctx.path)) and bool(_multi_classes(project))
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        if not ctx.project.has_path(ctx.path):
-            ctx.project.add_source(module_text(module), ctx.path)
-        multi = _multi_optimizer_classes(ctx)
-        if not multi:
-            return module
-        here = [c for c in multi if c.path == ctx.path]
-        settings = trainer_settings(module)
-        scripts = _trainer_scripts(ctx)
+        if not project.has_path(ctx.path):
+            project.add_source(source.text, ctx.path, tree=source.tree)
+        here = any("optimizer_idx" in c.params.get("training_step", ()) for c in project.classes_in(ctx.path))
+        if not here and not project.trainer_settings.get(ctx.path):
+            return []  # (asked first: the question below may parse other files)
+        if not _multi_classes(project):
+            return []
+        src = _Source(source.text)
+        settings = trainer_settings(src, source.tree)
         if here:
-            where = ""
-            ambiguous: List[str] = []
-            if not settings:
-                candidates = sorted(p for p in scripts if p != ctx.path)
-                if len(candidates) == 1:
-                    # the one training script of the project: its Trainer trains this module
-                    path = candidates[0]
-                    where = f"(in {path}) "
-                    settings = {k: (NOT_LITERAL if v == "<expr>" else v)
-                                for k, v in ctx.project.trainer_settings[path].items()}
-                else:
-                    ambiguous = candidates  # none, or several: never guess which one applies
+            return self._find_classes(source, ctx, src, settings)
+        if settings and ctx.path in _scripts(project):
+            # a training script whose Trainer may train a migrated module of another file
+            why = script_marker(project, ctx.path)
+            if why is not None:
+                return [Site(line[0].lineno, line[0].col_offset, "", "mark-trainer-args", why)
+                        for line, lower in _statement_lines(src, source.tree)
+                        if any(_moved_args(src, n) for st in line for n in ast.walk(st))
+                        and not _marked(src, line[0].lineno, _indent(src.line(line[0].lineno)), lower)]
+        return []
+
+    def _find_classes(self, source: SourceFile, ctx: RuleContext, src: _Source,
+                      settings: Dict[str, object]) -> List[Site]:
+        """The sites of a file that defines a class whose training_step takes optimizer_idx: one
+        per class LM005 changes (see ``_class_site``), and one "after" site (data: what to do
+        with the Trainer arguments, see ``fix``) when a class switches to manual optimization."""
+        project = ctx.project
+        where = ""
+        ambiguous: Tuple[str, ...] = ()
+        if not settings:
+            candidates = sorted(p for p in _scripts(project) if p != ctx.path)
+            if len(candidates) == 1:
+                # the one training script of the project: its Trainer trains this module
+                path = candidates[0]
+                where = f"(in {path}) "
+                settings = {k: (NOT_LITERAL if v == "<expr>" else v) for k, v in project.trainer_settings[path].items()}
+            else:
+                ambiguous = tuple(candidates)  # none, or several: never guess which one applies
+        sites = []
+        for found in hook_classes(source, ctx, frozenset({"training_step"})):
+            # (migrate_classes marks the training_step of a class it does not recognise, but a
+            # class that defines one is recognised: training_step is a Lightning hook name)
+            site = _class_site(src, found.node, found.info, project, settings, where) if found.known else None
+            if site is not None:
+                sites.append(site)
+        # The old loop's Trainer arguments are dealt with once the file has a manual-optimization
+        # class (a new one, or one it had) and something changed.
+        if sites and (any(s.action == "migrate" for s in sites) or "automatic_optimization = False" in source.text):
+            if where:
+                after: Tuple[str, object] = ("mark-model", where)
+            elif ambiguous:
+                after = ("mark-ambiguous", ambiguous)
+            elif settings and all(v is not NOT_LITERAL for v in settings.values()):
+                after = ("strip", None)
+            else:
+                after = ("", None)
+            sites.append(Site(0, 0, "", "after", after))
+        return sites
+
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        by_place = {(s.line, s.col): s for s in sites if s.action in ("rename", "mark", "migrate")}
+        after = next((s for s in sites if s.action == "after"), None)
+        script_lines = {s.line: s.data for s in sites if s.action == "mark-trainer-args"}
+        if by_place:
             def editor(*args):
                 ed = _MultiOptimizerMigration(*args)
-                ed.settings, ed.settings_where = settings, where
+                line, col = ed.position
+                ed.site = by_place.get((line, col - 1), Site())
                 return ed
 
             before = module
-            module = migrate_classes(module, ctx, CODE, frozenset({"training_step"}), editor, UNKNOWN_CLASS)
-            if module is not before and module_text(module) != module_text(before) and "automatic_optimization = False" in module_text(module):
-                if where:
-                    module = self._mark_model(module, ctx, where)
-                elif ambiguous:
-                    module = self._mark_model_ambiguous(module, ambiguous)
-                elif settings and all(v is not NOT_LITERAL for v in settings.values()):
+            module = migrate_classes(module, ctx, CODE, frozenset({"training_step"}), editor, UNKNOWN_CLASS,
+                                     only=frozenset(s.target for s in by_place.values()))
+            # (the text did not change only when a marker find could not see was there already)
+            if after is not None and module_text(module) != module_text(before):
+                what, detail = after.data
+                if what == "mark-model":
+                    module = self._mark_model(module, detail)
+                elif what == "mark-ambiguous":
+                    module = self._mark_model_ambiguous(module, detail)
+                elif what == "strip":
                     module = transform(module, _StripTrainerArgs())
                 if _needs_torch_import(module):
                     module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
-        elif settings and ctx.path in scripts:
-            why = script_marker(ctx.project, ctx.path)
-            if why is not None:
-                module = transform(module, _MarkTrainerArgs(why))
+        if script_lines:
+            module = transform(module, _MarkTrainerArgs(ctx, module, script_lines))
         return module
 
     def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str]) -> cst.Module:
@@ -997,7 +1242,7 @@ class Model(pl.LightningModule):
                 return updated
         return transform(module, M())
 
-    def _mark_model(self, module: cst.Module, ctx: RuleContext, where: str) -> cst.Module:
+    def _mark_model(self, module: cst.Module, where: str) -> cst.Module:
         class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):
                 if updated.name.value == "training_step" and "toggle_optimizer" in code_of(updated):

@@ -1,11 +1,11 @@
-"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102, LM005
-(LM006, LM302, LM304 and LM309 find their sites themselves: see their own tests). A gate may say "needed" for nothing,
+"""The gates (``Rule.needed``) of the Trainer group: LM101, LM102
+(LM005, LM006, LM302, LM304 and LM309 find their sites themselves: see their own tests). A gate may say "needed" for nothing,
 but must never say "not needed" where the rule's walk changes or reports something."""
 
 from __future__ import annotations
 
 import pytest
-from gate_checks import check, needed as _needed, project_of as _index
+from gate_checks import check, needed as _needed
 
 from lightmigrate.engine.transform import transform_text
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
@@ -16,11 +16,10 @@ from lightmigrate.rules.shared.gates import (
     string_key,
     trainer_call_names,
 )
-from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
 from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
 
-GROUP = [TrainerConstructorRule(), TrainerApiRule(), MultiOptimizerRule()]
+GROUP = [TrainerConstructorRule(), TrainerApiRule()]
 
 
 # --- every example that changes code passes its rule's gate --------------------------------
@@ -36,7 +35,7 @@ def test_every_changing_example_passes_the_gate(rule, example):
 
 
 def test_examples_cover_each_rule_of_the_group():
-    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102", "LM005"}
+    assert {r.code for r, _ in EXAMPLES} == {"LM101", "LM102"}
 
 
 @pytest.mark.parametrize("rule", GROUP, ids=[r.code for r in GROUP])
@@ -198,48 +197,3 @@ def test_lm102_needed_reads_and_comparisons(text):
 ])
 def test_lm102_not_needed(text):
     check(LM102, text, False)
-
-
-# --- LM005 ------------------------------------------------------------------------------------
-
-LM005 = MultiOptimizerRule()
-GAN = '''\
-import pytorch_lightning as pl
-
-
-class GAN(pl.LightningModule):
-    def training_step(self, batch, batch_idx, optimizer_idx):
-        return batch.sum()
-
-    def configure_optimizers(self):
-        return [self.a, self.b]
-'''
-SCRIPT = "import pytorch_lightning as pl\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
-OTHER = "import torch\nfrequency = 3\n"
-
-
-def test_lm005_gate():
-    files = {"gan.py": GAN, "train.py": SCRIPT, "other.py": OTHER}
-    index = _index(files)
-    assert LM005.needed(GAN, RuleContext("gan.py", index))
-    assert LM005.needed(SCRIPT, RuleContext("train.py", index))  # may have to mark its arguments
-    assert not LM005.needed(OTHER, RuleContext("other.py", index))
-    assert "TODO(lightmigrate): LM005" in transform_text(SCRIPT, [LM005], "train.py", index).text
-    assert not transform_text(OTHER, [LM005], "other.py", index).changed
-    # without a multi-optimizer class in the project, a script's Trainer settings are left alone
-    alone = _index({"train.py": SCRIPT, "other.py": OTHER})
-    assert not LM005.needed(SCRIPT, RuleContext("train.py", alone))
-    assert not transform_text(SCRIPT, [LM005], "train.py", alone).changed
-    # a file the index never saw: apply indexes it itself
-    assert LM005.needed(GAN, RuleContext("new.py", ProjectIndex()))
-    assert not LM005.needed(OTHER, RuleContext("new.py", ProjectIndex()))
-    assert LM005.needed(SCRIPT, RuleContext("new.py", _index({"gan.py": GAN})))
-
-
-def test_lm005_subclass_of_a_class_in_another_file():
-    child = "from gan import GAN\n\n\nclass Child(GAN):\n    def training_step(self, batch, batch_idx, optimizer_idx):\n" \
-            "        return super().training_step(batch, batch_idx, optimizer_idx)\n"
-    index = _index({"gan.py": GAN, "child.py": child})
-    assert LM005.needed(child, RuleContext("child.py", index))
-    assert transform_text(child, [LM005], "child.py", index).findings or \
-        transform_text(child, [LM005], "child.py", index).changed

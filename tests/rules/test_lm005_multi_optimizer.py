@@ -5,8 +5,10 @@ reduce_lr_on_plateau_two_optimizers.py, adam_and_lbfgs.py and the LM005 rows of 
 
 import pytest
 
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
 from lightmigrate.rules import ALL_RULES
+from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
 
 from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
@@ -218,3 +220,133 @@ def test_yaml_config_without_a_multi_optimizer_module_is_not_marked(tmp_path):
     report = run([str(tmp_path)], ALL_RULES, Mode.WRITE)
     assert report.failed == 0
     assert "LM005" not in (tmp_path / "config.yaml").read_text()
+
+
+# --- find: the sites, and nothing where the rule has nothing to do --------------------------
+
+SMALL_GAN = '''\
+import pytorch_lightning as pl
+
+
+class GAN(pl.LightningModule):
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return batch.sum()
+
+    def configure_optimizers(self):
+        return [self.a, self.b]
+'''
+SCRIPT = "import pytorch_lightning as pl\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
+OTHER = "import torch\nfrequency = 3\n"
+
+
+def project_of(files):
+    index = ProjectIndex()
+    for path, text in files.items():
+        index.add_source(text, path)
+    return index
+
+
+def find(text, path="model.py", files=None, index=None):
+    """``RULE.find`` for ``text`` at ``path`` in a project of ``files`` (plus ``text`` itself)."""
+    if index is None:
+        index = project_of({**(files or {}), path: text})
+    return RULE.find(SourceFile(path, text), RuleContext(path, index))
+
+
+def acts(text, path="model.py", files=None):
+    """Whether the rule changes or reports anything in ``text`` (run through the engine)."""
+    out, findings = run_rule(RULE, text, path=path, project_files=files)
+    return out != text or bool(findings)
+
+
+def test_find_in_a_project_with_a_module_a_script_and_an_unrelated_file():
+    files = {"gan.py": SMALL_GAN, "train.py": SCRIPT, "other.py": OTHER}
+    index = project_of(files)
+    gan = find(SMALL_GAN, "gan.py", index=index)
+    assert [(s.line, s.target, s.action) for s in gan] == [(4, "GAN", "migrate"), (0, "", "after")]
+    assert gan[0].data[:3] == ("_training_step", "_training_step_end", (("gradient_clip_val", 0.5),))
+    assert gan[1].data == ("mark-model", "(in train.py) ")  # the one script's Trainer trains it
+    script = find(SCRIPT, "train.py", index=index)
+    assert [(s.line, s.col, s.action) for s in script] == [(2, 0, "mark-trainer-args")]
+    assert "GAN (gan.py)" in script[0].data
+    marked = run_rule(RULE, SCRIPT, "train.py", {"gan.py": SMALL_GAN})[0]
+    assert "TODO(lightmigrate): LM005" in marked
+    assert find(marked, "train.py", {"gan.py": SMALL_GAN}) == []  # marked once
+    assert find(OTHER, "other.py", index=index) == []
+    # without a multi-optimizer class in the project, a script's Trainer settings are left alone
+    alone = {"train.py": SCRIPT, "other.py": OTHER}
+    assert find(SCRIPT, "train.py", alone) == [] and not acts(SCRIPT, "train.py", alone)
+
+
+def test_find_indexes_a_file_the_index_never_saw():
+    assert [s.action for s in find(SMALL_GAN, "new.py", index=ProjectIndex())] == ["migrate", "after"]
+    assert find(OTHER, "new.py", index=ProjectIndex()) == []
+    assert [s.action for s in find(SCRIPT, "new.py", index=project_of({"gan.py": SMALL_GAN}))] == ["mark-trainer-args"]
+
+
+def test_find_a_subclass_in_another_file_renames_its_step():
+    child = ("from gan import GAN\n\n\nclass Child(GAN):\n    def training_step(self, batch, batch_idx, optimizer_idx):\n"
+             "        return super().training_step(batch, batch_idx, optimizer_idx)\n")
+    sites = find(child, "child.py", {"gan.py": SMALL_GAN})
+    assert [(s.line, s.target, s.action, s.data) for s in sites] == [
+        (4, "Child", "rename", ("_training_step", "_training_step_end"))]
+    assert acts(child, "child.py", {"gan.py": SMALL_GAN})
+    # the parent, seen from its own file, is the top class: it is migrated
+    assert [s.action for s in find(SMALL_GAN, "gan.py", {"child.py": child})] == ["migrate", "after"]
+
+
+def test_find_nothing_for_one_optimizer_or_an_optimizer_idx_elsewhere():
+    single = HEAD + "class M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n        return batch.sum()\n"
+    assert find(single) == [] and not acts(single)
+    keyword_only = SMALL_GAN.replace("batch_idx, optimizer_idx)", "batch_idx, *, optimizer_idx)")
+    assert find(keyword_only) == [] and not acts(keyword_only)
+    inherited_only = SMALL_GAN + "\n\nclass Sub(GAN):\n    pass\n"
+    assert [s.target for s in find(inherited_only) if s.target] == ["GAN"]
+    assert find(OTHER, files={"gan.py": SMALL_GAN}) == []
+
+
+def test_find_marks_a_blocked_class_once():
+    tbptt = GAN.replace("super().__init__()\n", "super().__init__()\n        self.truncated_bptt_steps = 2\n")
+    sites = find(tbptt)
+    assert [(s.target, s.action) for s in sites] == [("GAN", "mark")] and "TBPTT" in sites[0].data
+    out, _ = run_rule(RULE, tbptt)
+    assert find(out) == []  # the marker is there: nothing left to do
+    non_literal = GAN + "\n\ntrainer = pl.Trainer(accumulate_grad_batches=ACC)\n"
+    sites = find(non_literal)
+    assert [s.action for s in sites] == ["mark"] and "accumulate_grad_batches" in sites[0].data
+
+
+def test_find_says_what_happens_to_the_trainer_arguments():
+    literal = find(GAN + '\n\ncfg = {"max_epochs": 2, "accumulate_grad_batches": 3}\n')
+    assert literal[0].data[2] == (("accumulate_grad_batches", 3),) and literal[-1].data == ("strip", None)
+    assert find(GAN)[-1].data == ("", None)
+    a = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accumulate_grad_batches=3)\n"
+    b = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"
+    sites = find(GAN, "model.py", {"a_train.py": a, "b_finetune.py": b})
+    assert sites[-1].data == ("mark-ambiguous", ("a_train.py", "b_finetune.py"))
+
+
+def test_find_marks_only_statement_lines_libcst_can_mark():
+    # a Trainer call in the body of a one-line `if` is in no statement line of its own: the
+    # old walk never marked it, and find returns no site for it
+    script = "import pytorch_lightning as pl\nif True: trainer = pl.Trainer(gradient_clip_val=0.5)\n"
+    assert find(script, "train.py", {"gan.py": SMALL_GAN}) == []
+    assert not acts(script, "train.py", {"gan.py": SMALL_GAN})
+    two = "import pytorch_lightning as pl\nx = 1; t = pl.Trainer(gradient_clip_val=0.5)\n"
+    assert [(s.line, s.col) for s in find(two, "train.py", {"gan.py": SMALL_GAN})] == [(2, 0)]
+
+
+def test_find_reads_configure_optimizers_with_the_comments_libcst_gives_it():
+    # a comment indented as the method's body after it belongs to the method (libcst puts it
+    # in the body's footer): the plateau scheduler it names makes the class unmigratable
+    body = "        return [self.a, self.b]\n"
+    inside = SMALL_GAN.replace(body, body + "        # a ReduceLROnPlateau would need a monitor\n")
+    sites = find(inside)
+    assert [s.action for s in sites] == ["mark"] and "ReduceLROnPlateau" in sites[0].data
+    # one at the class body's indentation before the next method belongs to that method
+    outside = SMALL_GAN.replace(body, body + "\n    # a ReduceLROnPlateau would need a monitor\n"
+                                             "    def other(self):\n        pass\n")
+    assert [s.action for s in find(outside)] == ["migrate", "after"]
+    # implicitly concatenated strings are not literals, as for libcst
+    concatenated = GAN + '\n\ntrainer = pl.Trainer(gradient_clip_algorithm="no" "rm")\n'
+    assert [s.action for s in find(concatenated)] == ["mark"]
