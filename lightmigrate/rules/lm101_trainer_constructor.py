@@ -13,16 +13,28 @@ The argument mapping itself lives in :mod:`lightmigrate.catalog.trainer_args`.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set, Tuple
+import ast
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst.helpers import add_markers, dotted_name, ensure_import, lightning_root, module_text, code_of
-from lightmigrate.analysis.facts import file_facts
+from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
 from lightmigrate.output.findings import Kind
 from lightmigrate.catalog import trainer_args as tam
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.gates import imports_pl_root, may_import_pl_root, string_key, trainer_may_call
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.trainer_calls import (
+    NOT_LITERAL,
+    LightningImports,
+    Locator,
+    Text,
+    call_args,
+    cst_last_name,
+    cst_literal,
+    dotted,
+    is_lightning_trainer,
+    last_name,
+    literal as ast_literal,
+)
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
@@ -43,46 +55,7 @@ _TRAINER_DICT_KEYS = ("trainer", "trainer_kwargs", "trainer_args", "trainer_para
 REMOVED_STRATEGY_CLASSES = ("DataParallelStrategy", "DDPShardedStrategy", "DDPSpawnShardedStrategy",
                             "DDPFullyShardedStrategy", "HorovodStrategy", "DDP2Strategy", "TPUSpawnStrategy",
                             "DDPSpawnStrategy")
-# The keys ``trainer_arg_map.map_arguments`` acts on: a Trainer-kwargs dict literal with none of
-# them comes back unchanged and without markers or notes (the gate's dict test).
-ACTIVE_DICT_KEYS = frozenset(
-    {"strategy", "accelerator", "devices", "accumulate_grad_batches", "amp_backend", "amp_level", "auto_select_gpus",
-     "move_metrics_to_cpu", "multiple_trainloader_mode", "stochastic_weight_avg", "terminate_on_nan",
-     "log_gpu_memory", "gpu_metrics", "resume_from_checkpoint", "weights_save_path", "flush_logs_every_n_steps",
-     "prepare_data_per_node", "distributed_backend", "auto_lr_find", "auto_scale_batch_size", "num_processes",
-     "tpu_cores", "ipus", "gpus", "checkpoint_callback", "max_steps", "weights_summary", "progress_bar_refresh_rate",
-     "process_position", "replace_sampler_ddp", "precision"}
-)
-
-
-def literal(node: cst.BaseExpression) -> Any:
-    """The Python value of a literal expression, or ``tam.NOT_LITERAL``."""
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
-    if isinstance(node, cst.Float):
-        return float(node.evaluated_value)
-    if isinstance(node, cst.SimpleString):
-        v = node.evaluated_value
-        return v if isinstance(v, str) else tam.NOT_LITERAL
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = literal(node.expression)
-        return -inner if type(inner) in (int, float) else tam.NOT_LITERAL
-    if isinstance(node, cst.List):
-        items = [literal(e.value) if isinstance(e, cst.Element) else tam.NOT_LITERAL for e in node.elements]
-        return tam.NOT_LITERAL if any(i is tam.NOT_LITERAL for i in items) else items
-    if isinstance(node, cst.Dict):
-        out = {}
-        for e in node.elements:
-            if not isinstance(e, cst.DictElement):
-                return tam.NOT_LITERAL
-            k, v = literal(e.key), literal(e.value)
-            if k is tam.NOT_LITERAL or v is tam.NOT_LITERAL:
-                return tam.NOT_LITERAL
-            out[k] = v
-        return out
-    return tam.NOT_LITERAL
+literal = cst_literal  # the Python value of a literal libcst expression, or tam.NOT_LITERAL
 
 
 def _value(node: cst.BaseExpression) -> tam.Value:
@@ -97,128 +70,183 @@ def _quote_of(nodes) -> str:
     return '"'
 
 
-def _dotted(node: cst.CSTNode) -> str:
-    return dotted_name(node) or ""
+# --- find: on Python's ast ---------------------------------------------------------------------
+
+def _ast_value(node: ast.expr, text: Text) -> tam.Value:
+    return tam.Value(literal=ast_literal(node, text), code=text.segment(node),
+                     simple=isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)))
 
 
-def _is_lightning(modname: str) -> bool:
-    return modname.split(".")[0] in ("pytorch_lightning", "lightning")
+def _keyword(call: ast.Call, name: str) -> Optional[ast.keyword]:
+    return next((k for k in call.keywords if k.arg == name), None)
 
 
-class _Imports(cst.CSTVisitor):
-    """Which local names refer to Lightning's Trainer or to a Lightning package."""
-
-    def __init__(self) -> None:
-        self.trainer_names: Set[str] = set()
-        self.package_names: Set[str] = set()
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for a in node.names:
-            full = _dotted(a.name)
-            if _is_lightning(full):
-                self.package_names.add(a.asname.name.value if a.asname else full.split(".")[0])
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.module is None or node.relative or isinstance(node.names, cst.ImportStar):
-            return
-        mod = _dotted(node.module)
-        if not _is_lightning(mod):
-            return
-        for a in node.names:
-            name = _dotted(a.name)
-            local = a.asname.name.value if a.asname and isinstance(a.asname.name, cst.Name) else name
-            if name == "Trainer":
-                self.trainer_names.add(local)
-            else:
-                self.package_names.add(local)
+def _fit_can_take_ckpt(call: ast.Call) -> bool:
+    args = call_args(call)
+    return not any(a.star for a in args) and len([a for a in args if a.keyword is None]) < 5
 
 
-def _is_lightning_trainer(func: cst.BaseExpression, imp: _Imports) -> bool:
-    if isinstance(func, cst.Name):
-        return func.value in imp.trainer_names
-    if isinstance(func, cst.Attribute) and func.attr.value == "Trainer":
-        root = _dotted(func.value).split(".")[0]
-        return root in imp.package_names
-    return False
+class _Facts(ast.NodeVisitor):
+    """One walk over the file: the Lightning Trainer calls and the fit calls (per function and
+    receiver, for resume_from_checkpoint), the names spread into Trainer calls, the dict
+    literals that may hold Trainer arguments, the other calls the rule acts on, tune() calls
+    and argparse options."""
 
-
-def _is_fit(call: cst.Call) -> Optional[str]:
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "fit":
-        return code_of(call.func.value)
-    return None
-
-
-class _Facts(cst.CSTVisitor):
-    """First pass: Trainer-kwarg dict names, resume_from_checkpoint plans, tune() calls."""
-
-    def __init__(self, imp: _Imports) -> None:
-        self.imp = imp
+    def __init__(self, imports: LightningImports, text: Text) -> None:
+        self.imports = imports
+        self.text = text
+        self.scope: List[Tuple[int, int]] = [(0, 0)]
+        self.trainer_calls: List[ast.Call] = []
+        self.resume: Dict[Tuple[Tuple[int, int], str], List[ast.Call]] = {}  # (scope, target) -> Trainer calls
+        self.fits: Dict[Tuple[Tuple[int, int], str], List[ast.Call]] = {}
         self.spread_names: Set[str] = set()
-        self.scope: List[int] = [0]
-        self.resume: Dict[Tuple[int, str], List[cst.Call]] = {}  # (scope, target) -> Trainer calls
-        self.fits: Dict[Tuple[int, str], List[cst.Call]] = {}
+        self.spread_dicts: List[ast.Dict] = []  # Trainer(**{...})
+        self.assigned_dicts: List[Tuple[Set[str], ast.Dict]] = []  # name = {...}
+        self.section_dicts: List[ast.Dict] = []  # {"trainer": {...}}
+        self.other_calls: List[Tuple[ast.Call, str]] = []  # (call, action)
         self.has_tune = False
         self.argparse_options: List[str] = []  # parser.add_argument("--gpus", ...) of changed Trainer args
         self.argparse_trainer = False  # Trainer.add_argparse_args(parser) in the file
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scope.append(id(node))
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def _function(self, node) -> None:
+        self.scope.append((node.lineno, node.col_offset))
+        self.generic_visit(node)
         self.scope.pop()
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.value, cst.Call) and _is_lightning_trainer(node.value.func, self.imp):
-            if any(a.keyword is not None and a.keyword.value == "resume_from_checkpoint" for a in node.value.args):
-                target = code_of(node.targets[0].target)
-                self.resume.setdefault((self.scope[-1], target), []).append(node.value)
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if _is_lightning_trainer(node.func, self.imp):
-            for a in node.args:
-                if a.star == "**" and isinstance(a.value, cst.Name):
-                    self.spread_names.add(a.value.value)
-        target = _is_fit(node)
-        if target is not None:
-            self.fits.setdefault((self.scope[-1], target), []).append(node)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "tune":
-            self.has_tune = True
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument":
-            for a in node.args:
-                v = literal(a.value) if a.keyword is None else None
-                if isinstance(v, str) and v.startswith("--"):
-                    name = v[2:].replace("-", "_")
-                    if name in CHANGED_OPTIONS:
-                        self.argparse_options.append(name)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argparse_args":
-            self.argparse_trainer = True
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if len(node.targets) == 1 and isinstance(value, ast.Call) and is_lightning_trainer(value.func, self.imports):
+            if _keyword(value, "resume_from_checkpoint") is not None:
+                key = (self.scope[-1], self.text.segment(node.targets[0]))
+                self.resume.setdefault(key, []).append(value)
+        if isinstance(value, ast.Dict):
+            self.assigned_dicts.append(({t.id for t in node.targets if isinstance(t, ast.Name)}, value))
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for k, v in zip(node.keys, node.values):
+            if k is not None and isinstance(v, ast.Dict) and ast_literal(k, self.text) in _TRAINER_DICT_KEYS:
+                self.section_dicts.append(v)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if is_lightning_trainer(func, self.imports):
+            self.trainer_calls.append(node)
+            for k in node.keywords:
+                if k.arg is None and isinstance(k.value, ast.Name):
+                    self.spread_names.add(k.value.id)
+                elif k.arg is None and isinstance(k.value, ast.Dict):
+                    self.spread_dicts.append(k.value)
+        elif isinstance(func, ast.Attribute) and func.attr == "fit":
+            self.fits.setdefault((self.scope[-1], self.text.segment(func.value)), []).append(node)
+        elif isinstance(func, ast.Attribute) and func.attr in ARGPARSE_METHODS and (
+                dotted(func.value) or "").endswith("Trainer"):
+            self.other_calls.append((node, "argparse"))
+        elif last_name(func) in STRATEGY_CALLS and dotted(func) is not None:
+            self.other_calls.append((node, "ddp" if last_name(func) == "DDPStrategy" else "strategy-class"))
+        if isinstance(func, ast.Attribute):
+            if func.attr == "tune":
+                self.has_tune = True
+            elif func.attr == "add_argparse_args":
+                self.argparse_trainer = True
+            elif func.attr == "add_argument":
+                for a in node.args:
+                    v = ast_literal(a, self.text)
+                    if isinstance(v, str) and v.startswith("--"):
+                        name = v[2:].replace("-", "_")
+                        if name in CHANGED_OPTIONS:
+                            self.argparse_options.append(name)
+        self.generic_visit(node)
+
+    def resume_plans(self) -> Tuple[Set[Tuple[int, int]], Dict[Tuple[int, int], ast.Call]]:
+        """The Trainer calls (by position) whose resume_from_checkpoint moves to their fit calls,
+        and those fit calls (by position) -> their Trainer call."""
+        moved: Set[Tuple[int, int]] = set()
+        fit_trainers: Dict[Tuple[int, int], ast.Call] = {}
+        for key, calls in self.resume.items():
+            fits = self.fits.get(key, [])
+            if len(calls) != 1 or not fits or not all(_fit_can_take_ckpt(f) for f in fits):
+                continue
+            value = _keyword(calls[0], "resume_from_checkpoint").value
+            if ast_literal(value, self.text) is NOT_LITERAL and not isinstance(value, (ast.Name, ast.Attribute)):
+                continue
+            moved.add(_place(calls[0]))
+            for f in fits:
+                if _keyword(f, "ckpt_path") is not None:
+                    continue  # 1.9: an explicit fit(ckpt_path=) won over resume_from_checkpoint
+                if len([a for a in call_args(f) if a.keyword is None]) < 5:
+                    fit_trainers[_place(f)] = calls[0]
+        return moved, fit_trainers
+
+    def keys_ok(self, d: ast.Dict) -> bool:
+        """Whether every key of ``d`` (spreads aside) is a Trainer argument's name, and it has one."""
+        keys = [ast_literal(k, self.text) for k in d.keys if k is not None]
+        return bool(keys) and all(isinstance(k, str) and k in ALL_ARGS for k in keys)
+
+    def trainer_dicts(self) -> List[ast.Dict]:
+        """The dict literals that hold Trainer arguments (in no particular order, once each)."""
+        found = [d for d in self.spread_dicts + self.section_dicts if self.keys_ok(d)]
+        found += [d for names, d in self.assigned_dicts
+                  if (names & self.spread_names or len(d.keys) >= 2) and self.keys_ok(d)]
+        return list({_place(d): d for d in found}.values())
 
 
-def _fit_can_take_ckpt(call: cst.Call) -> bool:
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return not any(a.star for a in call.args) and len(positional) < 5
+def _place(node: ast.AST) -> Tuple[int, int]:
+    return (node.lineno, node.col_offset)
 
 
-def _resume_plans(facts: _Facts) -> Tuple[Set[int], Dict[int, cst.BaseExpression]]:
-    """Trainer calls whose resume_from_checkpoint moves, and fit calls -> the ckpt_path value."""
-    moved: Set[int] = set()
-    fit_values: Dict[int, cst.BaseExpression] = {}
-    for key, calls in facts.resume.items():
-        fits = facts.fits.get(key, [])
-        if len(calls) != 1 or not fits or not all(_fit_can_take_ckpt(f) for f in fits):
-            continue
-        arg = next(a for a in calls[0].args if a.keyword is not None and a.keyword.value == "resume_from_checkpoint")
-        value = arg.value
-        if literal(value) is tam.NOT_LITERAL and not isinstance(value, (cst.Name, cst.Attribute)):
-            continue
-        moved.add(id(calls[0]))
-        for f in fits:
-            if any(a.keyword is not None and a.keyword.value == "ckpt_path" for a in f.args):
-                continue  # 1.9: an explicit fit(ckpt_path=) won over resume_from_checkpoint
-            positional = [a for a in f.args if a.keyword is None]
-            if len(positional) < 5:
-                fit_values[id(f)] = value
-    return moved, fit_values
+def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
+    """Whether the mapping changes, marks or notes anything (what a Dict site does)."""
+    return bool(mapped.markers or mapped.imports or mapped.notes or mapped.callbacks
+                or len(mapped.entries) != len(entries) or any(e.changed for e in mapped.entries))
+
+
+def _call_acts(call: ast.Call, facts: _Facts, handled: bool) -> bool:
+    """Whether the fix changes, marks or reports something at this Lightning Trainer call."""
+    text = facts.text
+    entries: List[tam.Entry] = []
+    pos = 0
+    for arg in call_args(call):
+        if arg.star == "*":
+            return True  # T0 marker
+        if arg.star == "**":
+            entries.append(tam.Entry(None, _ast_value(arg.value, text)))
+        elif arg.keyword is None:
+            if pos >= len(tam.POSITIONAL_ORDER):
+                return False  # more positional arguments than 1.9 took: left alone
+            entries.append(tam.Entry(tam.POSITIONAL_ORDER[pos], _ast_value(arg.value, text), changed=True))
+            pos += 1
+        else:
+            entries.append(tam.Entry(arg.keyword, _ast_value(arg.value, text)))
+    if facts.argparse_trainer or facts.argparse_options:
+        if any(e.name is None and (e.value.code.startswith("vars(") or e.value.code.endswith(".__dict__"))
+               for e in entries):
+            return True  # T-meth3 marker
+    if handled:
+        return True
+    mapped = tam.map_arguments(entries, '"', facts.has_tune, handled)
+    spread = any(e.name is None for e in mapped.entries)
+    if not spread and (not mapped.has_accelerator or (mapped.multi_device and not mapped.has_strategy)):
+        return True  # B-1 / T22 note
+    return _effect(mapped, entries)
+
+
+def _dict_acts(d: ast.Dict, facts: _Facts) -> bool:
+    text = facts.text
+    entries = [tam.Entry(None if k is None else ast_literal(k, text), _ast_value(v, text))
+               for k, v in zip(d.keys, d.values)]
+    return _effect(tam.map_arguments(entries, '"', facts.has_tune, False), entries)
+
+
+def _env_strings(text: Text) -> List[Site]:
+    """Sites for the string literals that name an environment variable 2.0 removed."""
+    if not any(v in text.text for v in REMOVED_ENV_VARS):
+        return []
+    return [Site(line, col, value, "env") for line, col, value in text.string_tokens()
+            if isinstance(value, str) and value in REMOVED_ENV_VARS]
 
 
 def _comma_like(items) -> cst.Comma:
@@ -283,19 +311,50 @@ def _callbacks_value(existing: Optional[cst.BaseExpression], additions: List[str
     return existing.with_changes(elements=elements)
 
 
+class _ResumeValues(cst.CSTVisitor):
+    """The resume_from_checkpoint values of the Trainer calls at ``places``, by place."""
+
+    def __init__(self, locate: Locator, places: Dict[Tuple[int, int], str]) -> None:
+        self.locate = locate
+        self.places = places  # (line, col) -> the call's function name
+        self.values: Dict[Tuple[int, int], cst.BaseExpression] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = cst_last_name(node.func)
+        if name in self.places.values():
+            place = self.locate(node)
+            if self.places.get(place) == name:
+                self.values[place] = next(a.value for a in node.args if a.keyword is not None
+                                          and a.keyword.value == "resume_from_checkpoint")
+
+
 class _Transformer(PrunedTransformer):
-    def __init__(self, rule: "TrainerConstructorRule", ctx: RuleContext, module: cst.Module, imp: _Imports,
-                 facts: _Facts) -> None:
-        self.rule = rule
+    """Carries out the sites: the calls, dict literals and strings they name, as they say."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
         self.ctx = ctx
         self.module = module
-        self.imp = imp
-        self.facts = facts
-        self.moved, self.fit_values = _resume_plans(facts)
+        self.locate = Locator(module, ctx)
+        # calls and strings: (line, col, name) -> site; dicts: (line, col) -> site
+        self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in CALL_ACTIONS}
+        self.call_names = frozenset(s.target for s in self.calls.values())
+        self.strings = {(s.line, s.col, s.target): s for s in sites if s.action == "env"}
+        self.dicts = {(s.line, s.col): s for s in sites if s.action == "dict"}
+        trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
+        self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
+        if trainers:
+            finder = _ResumeValues(self.locate, trainers)
+            walk(module, finder)
+            self.resume_values = finder.values
         self.root = lightning_root(module)
         self.imports: List[Tuple[str, str]] = []
         self.pending: List[List[str]] = [[]]
-        self.trainer_dicts = self._find_trainer_dicts(module)
+
+    def _site(self, node: cst.Call) -> Optional[Site]:
+        name = cst_last_name(node.func)
+        if name not in self.call_names:
+            return None
+        return self.calls.get((*self.locate(node), name))
 
     # --- statements collect markers of what they contain
     def _push(self, node) -> bool:
@@ -353,49 +412,15 @@ class _Transformer(PrunedTransformer):
             if w not in self.pending[-1]:
                 self.pending[-1].append(w)
 
-    # --- which dict literals hold Trainer kwargs
-    def _find_trainer_dicts(self, module: cst.Module) -> Set[int]:
-        found: Set[int] = set()
-        imp, spread = self.imp, self.facts.spread_names
-
-        def keys_ok(d: cst.Dict) -> bool:
-            keys = []
-            for e in d.elements:
-                if isinstance(e, cst.StarredDictElement):
-                    continue
-                k = literal(e.key)
-                if not isinstance(k, str) or k not in ALL_ARGS:
-                    return False
-                keys.append(k)
-            return bool(keys)
-
-        class V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if _is_lightning_trainer(node.func, imp):
-                    for a in node.args:
-                        if a.star == "**" and isinstance(a.value, cst.Dict) and keys_ok(a.value):
-                            found.add(id(a.value))
-
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if isinstance(node.value, cst.Dict) and keys_ok(node.value):
-                    names = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
-                    if names & spread or len(node.value.elements) >= 2:
-                        found.add(id(node.value))
-
-            def visit_DictElement(self, node: cst.DictElement) -> None:
-                if isinstance(node.value, cst.Dict) and literal(node.key) in _TRAINER_DICT_KEYS and keys_ok(node.value):
-                    found.add(id(node.value))
-
-        if imp.trainer_names or imp.package_names:
-            walk(module, V())
-        return found
-
     # --- calls
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if _is_lightning_trainer(original.func, self.imp):
-            return self._trainer_call(original, updated)
-        if id(original) in self.fit_values:
-            value = self.fit_values[id(original)]
+        site = self._site(original)
+        if site is None:
+            return updated
+        if site.action == "call":
+            return self._trainer_call(original, updated, *site.data)
+        if site.action == "ckpt":
+            value = self.resume_values[site.data[:2]]
             arg = cst.Arg(value=value, keyword=cst.Name("ckpt_path"),
                           equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
             args = list(updated.args)
@@ -408,35 +433,31 @@ class _Transformer(PrunedTransformer):
             else:
                 args.append(arg)
             return updated.with_changes(args=args)
-        func = original.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ARGPARSE_METHODS and _dotted(func.value).endswith("Trainer"):
-            self._mark([f"T-meth3: `Trainer.{func.attr.value}` was removed in 2.0; build the Trainer from "
+        if site.action == "argparse":
+            self._mark([f"T-meth3: `Trainer.{site.target}` was removed in 2.0; build the Trainer from "
                         f"explicit arguments or use LightningCLI ({tam.GUIDE})"])
-        elif _dotted(func).split(".")[-1] == "DDPStrategy":
-            if self._is_lightning_strategy(func) and not any(a.keyword is not None and a.keyword.value == "find_unused_parameters" for a in updated.args) and not any(a.star for a in updated.args):
-                arg = cst.Arg(value=cst.Name("True"), keyword=cst.Name("find_unused_parameters"),
-                              equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                args = list(updated.args)
-                if args:
-                    args[-1] = args[-1].with_changes(comma=_comma_like(args) if not isinstance(args[-1].comma, cst.Comma) else args[-1].comma)
-                return updated.with_changes(args=[*args, arg])
-        elif _dotted(func).split(".")[-1] in REMOVED_STRATEGY_CLASSES and self._is_lightning_strategy(func):
-            name = _dotted(func).split(".")[-1]
-            self._mark([f"T18-T24: `{name}` was removed or renamed in 2.0 (DDPSpawnStrategy -> "
+        elif site.action == "ddp":
+            arg = cst.Arg(value=cst.Name("True"), keyword=cst.Name("find_unused_parameters"),
+                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            args = list(updated.args)
+            if args:
+                args[-1] = args[-1].with_changes(comma=_comma_like(args) if not isinstance(args[-1].comma, cst.Comma) else args[-1].comma)
+            return updated.with_changes(args=[*args, arg])
+        elif site.action == "strategy-class":
+            self._mark([f"T18-T24: `{site.target}` was removed or renamed in 2.0 (DDPSpawnStrategy -> "
                         f"DDPStrategy(start_method=\"spawn\", find_unused_parameters=True), TPUSpawnStrategy -> "
                         f"XLAStrategy, sharded/DP/Horovod -> \"ddp\"/\"fsdp\") ({tam.GUIDE})"])
         return updated
 
-    def _is_lightning_strategy(self, func: cst.BaseExpression) -> bool:
-        return bool(self.imp.package_names or self.imp.trainer_names) and "fabric" not in module_text(self.module).lower()
-
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
-        v = original.evaluated_value
-        if isinstance(v, str) and v in REMOVED_ENV_VARS:
-            self._mark([f"T31: the environment variable {v} was removed in 2.0 and has no effect ({tam.GUIDE})"])
+        if self.strings:
+            v = original.evaluated_value
+            if isinstance(v, str) and (*self.locate(original), v) in self.strings:
+                self._mark([f"T31: the environment variable {v} was removed in 2.0 and has no effect ({tam.GUIDE})"])
         return updated
 
-    def _trainer_call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+    def _trainer_call(self, original: cst.Call, updated: cst.Call, has_tune: bool, handled: bool,
+                      argparse: Tuple[str, ...]) -> cst.Call:
         entries: List[tam.Entry] = []
         pos = 0
         for arg in updated.args:
@@ -459,19 +480,18 @@ class _Transformer(PrunedTransformer):
                 entries.append(tam.Entry(arg.keyword.value, v, origin=arg))
         for e in entries:
             if e.name is None and (e.value.code.startswith("vars(") or e.value.code.endswith(".__dict__")):
-                if self.facts.argparse_trainer:
+                if argparse == ("add_argparse_args",):
                     self._mark(["T-meth3: these Trainer arguments come from Trainer.add_argparse_args; 1.9 command-line "
                                 "values such as --gpus, --precision 16, --resume_from_checkpoint no longer work in 2.x: "
                                 f"declare the 2.x arguments yourself or use LightningCLI ({tam.GUIDE})"])
-                elif self.facts.argparse_options:
-                    opts = ", ".join(f"--{o}" for o in dict.fromkeys(self.facts.argparse_options))
+                elif argparse:
+                    opts = ", ".join(f"--{o}" for o in argparse)
                     self._mark([f"T-meth3: the argparse options {opts} reach the Trainer through "
                                 f"{e.value.code}; 2.x removed or changed these arguments: map them as LM101 does "
                                 f"(e.g. gpus -> accelerator/devices) before building the Trainer ({tam.GUIDE})"])
-        handled = id(original) in self.moved
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
-        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), self.facts.has_tune, handled)
+        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled)
         new_args = self._rebuild_args(mapped, updated)
         self._finish(mapped, original)
         if new_args is None:
@@ -533,7 +553,8 @@ class _Transformer(PrunedTransformer):
 
     # --- dict literals of Trainer kwargs
     def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.Dict:
-        if id(original) not in self.trainer_dicts:
+        site = self.dicts.get(self.locate(original)) if self.dicts else None
+        if site is None:
             return updated
         entries: List[tam.Entry] = []
         for el in updated.elements:
@@ -545,7 +566,7 @@ class _Transformer(PrunedTransformer):
                 entries.append(tam.Entry(literal(el.key), v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
-        mapped = tam.map_arguments(entries, quote, self.facts.has_tune, False)
+        mapped = tam.map_arguments(entries, quote, site.data, False)
         self._finish(mapped, original, is_call=False)
         changed = any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
         if not changed:
@@ -580,11 +601,19 @@ class _Transformer(PrunedTransformer):
         return updated.with_changes(elements=_fix_commas(out, updated.elements) if out else [])
 
 
-ARGPARSE_ACTIONS = frozenset(ARGPARSE_METHODS)
 STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
+# The sites on calls: a Lightning Trainer call ("call", data: whether the file calls tune(),
+# whether its resume_from_checkpoint moves to fit, and the argparse facts: ("add_argparse_args",)
+# when the file calls Trainer.add_argparse_args, else the changed options it declares), a fit
+# call that gets ckpt_path= ("ckpt", data: the line, column and name of that Trainer call), a
+# Trainer argparse method ("argparse"), DDPStrategy(...) that gets find_unused_parameters=True
+# ("ddp"), a removed strategy class ("strategy-class"). Their target is the called name.
+# The other sites: a dict literal of Trainer arguments ("dict", data: whether the file calls
+# tune()) and a string naming a removed environment variable ("env", target: the string).
+CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class"})
 
 
-class TrainerConstructorRule(GatedRule):
+class TrainerConstructorRule(Rule):
     code = CODE
     name = "trainer-arguments"
     summary = ("Trainer constructor arguments removed or changed in 2.0 (gpus, precision=16, strategy names, "
@@ -639,34 +668,46 @@ class TrainerConstructorRule(GatedRule):
         ),
     )
 
-    def may_need(self, text: str) -> bool:
-        return may_import_pl_root(text)  # the gate's first test
+    def may_apply(self, text: str) -> bool:
+        # The rule acts only in a file that imports from a Lightning package, whose name holds
+        # "lightning".
+        return "lightning" in text and any(t in text for t in self.triggers)
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # apply acts only with an import from a Lightning root, and then on: Lightning Trainer
-        # calls (and the fit calls of those), Trainer-kwargs dict literals with a key the mapping
-        # acts on, Trainer.<argparse method> calls, strategy classes, removed env var strings.
-        facts = file_facts(text)
-        if not facts.parsed:
-            return True
-        if not imports_pl_root(facts):
-            return False
-        if trainer_may_call(text, facts) or facts.calls & ARGPARSE_ACTIONS:
-            return True
-        if facts.calls & STRATEGY_CALLS and "fabric" not in text.lower():
-            return True
-        if any(v in text for v in REMOVED_ENV_VARS):
-            return True
-        return string_key(text, ACTIVE_DICT_KEYS)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        imports = LightningImports(source.tree)
+        if not imports.any():
+            return []
+        text = Text(source.text)
+        facts = _Facts(imports, text)
+        facts.visit(source.tree)
+        moved, fit_trainers = facts.resume_plans()
+        argparse = (("add_argparse_args",) if facts.argparse_trainer
+                    else tuple(dict.fromkeys(facts.argparse_options)))
+        sites: List[Site] = []
+        for call in facts.trainer_calls:
+            handled = _place(call) in moved
+            if _call_acts(call, facts, handled):
+                sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
+                                  (facts.has_tune, handled, argparse)))
+        for (line, col), trainer in fit_trainers.items():
+            sites.append(Site(line, col, "fit", "ckpt", (trainer.lineno, trainer.col_offset, last_name(trainer.func))))
+        lightning_strategy = "fabric" not in source.text.lower()
+        for call, action in facts.other_calls:
+            if action == "ddp":
+                args = call_args(call)
+                if not lightning_strategy or any(a.star for a in args) or _keyword(call, "find_unused_parameters"):
+                    continue
+            elif action == "strategy-class" and not lightning_strategy:
+                continue
+            sites.append(Site(call.lineno, call.col_offset, last_name(call.func), action))
+        for d in facts.trainer_dicts():
+            if _dict_acts(d, facts):
+                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", facts.has_tune))
+        sites += _env_strings(text)
+        return sorted(sites, key=lambda s: (s.line, s.col))
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        imp = _Imports()
-        walk(module, imp)
-        if not (imp.trainer_names or imp.package_names):
-            return module
-        facts = _Facts(imp)
-        walk(module, facts)
-        t = _Transformer(self, ctx, module, imp, facts)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        t = _Transformer(ctx, module, sites)
         out = transform(module, t)
         for from_, name in dict.fromkeys(t.imports):
             out = ensure_import(out, from_, name)

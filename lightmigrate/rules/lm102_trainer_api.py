@@ -18,29 +18,27 @@ bound to ``Trainer(...)`` in the file):
 from __future__ import annotations
 
 import ast
-import re
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, module_text, code_of
-from lightmigrate.analysis.facts import file_facts, nodes_of, parse_tree
+from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.gates import (
-    COMMENT,
-    attribute_assigned,
-    attribute_compared,
-    attribute_of_assigned,
-    attribute_read,
-    trainer_call_names,
-    imports_pl_root,
-    may_import_pl_root,
-    trainer_may_call,
-)
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.catalog.trainer_args import GUIDE, PRECISION
-from lightmigrate.rules.lm101_trainer_constructor import _Imports, _is_lightning_trainer, literal
-from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.rules.shared.trainer_calls import (
+    NOT_LITERAL,
+    LightningImports,
+    Locator,
+    Text,
+    call_args,
+    cst_last_name,
+    cst_literal as literal,
+    hashable,
+    is_lightning_trainer,
+    literal as ast_literal,
+)
+from lightmigrate.cst.walk import transform, PrunedTransformer
 
 CODE = "LM102"
 
@@ -89,52 +87,12 @@ FIT_KEYWORDS = {"fit": {"train_dataloader": "train_dataloaders"},
                 "validate": {"val_dataloaders": "dataloaders"},
                 "test": {"test_dataloaders": "dataloaders"}}
 PRECISION_VALUES = {k: v for k, v in PRECISION.items()}
-# Attributes of a Trainer expression that are always rewritten or marked (or, for the loaders,
-# rewritten where they are indexed, measured, iterated or stored).
-TRAINER_ATTRS = frozenset({*RENAMES, *MARKED, "data_parallel", "prediction_writer_callbacks"})
 LOADER_ATTRS = frozenset({"val_dataloaders", "test_dataloaders"})
-ASSIGNED_ATTRS = frozenset({"model", *LOOP_SETTERS})
 RUN_METHODS = ("fit", "validate", "test", "predict")
-# A read of the lists the rule may wrap: each such read (a subscript's value, a ``for``'s iterable,
-# an assignment's value, an argument of len/enumerate/...) is followed by ``[``, ``:``, ``,``,
-# ``)``, the end of the line or a comment (``trainer.val_dataloaders is None`` is left alone).
-_LOADERS = re.compile(rf"\.(?:[\s\\]|{COMMENT})*(?:val|test)_dataloaders\b"
-                      r"(?=(?:[ \t\f]|\\(?:\r\n|\r|\n))*(?:[\[:,)\r\n;#]|\Z))")
-# The two T-prop2 forms the rule leaves alone: ``x = <recv>.val_dataloaders`` with
-# ``isinstance(x, (list, tuple))`` on the next line of the same block (the check is in the same
-# function), and the normalised read ``(<recv>.val_dataloaders if isinstance(...) else [...])``.
-_GUARDED_ASSIGN = re.compile(
-    r"^([ \t]*)([^\W\d]\w*)[ \t]*=[ \t]*[\w.]+\.(?:val|test)_dataloaders[ \t]*\n\1(?=[^\s#])([^\n]*)", re.M)
-_GUARDED_READ = re.compile(r"\(([\w.]+\.(?:val|test)_dataloaders) if isinstance\(\1, \(list, tuple\)\) else \[\1\]\)")
-
-
-def _bound_spellings(text: str) -> Optional[FrozenSet[str]]:
-    """The targets ``_TrainerNames`` binds to Trainer calls (``t = Trainer(...)``), as written;
-    None when Python's parser cannot say."""
-    tree = parse_tree(text)
-    if tree is None:
-        return None
-    called = trainer_call_names(text)
-    out = set()
-    for node in nodes_of(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
-            func = node.value.func
-            if (isinstance(func, ast.Name) and func.id in called) or (isinstance(func, ast.Attribute)
-                                                                       and func.attr == "Trainer"):
-                spelled = ast.get_source_segment(text, node.targets[0])
-                if spelled is None:
-                    return None
-                out.add(spelled)
-    return frozenset(out)
-
-
-def _loaders_rewritten(text: str) -> bool:
-    """Whether some ``.val_dataloaders`` / ``.test_dataloaders`` of ``text`` is outside the two
-    forms T-prop2 leaves alone (so the rule may wrap it)."""
-    safe = [(m.start(), m.start() + len(m.group(0).split("\n", 1)[0])) for m in _GUARDED_ASSIGN.finditer(text)
-            if f"isinstance({m.group(2)}, (list, tuple))" in m.group(3)]
-    safe += [m.span() for m in _GUARDED_READ.finditer(text)]
-    return any(not any(a <= m.start() < b for a, b in safe) for m in _LOADERS.finditer(text))
+LIST_CALLS = ("len", "enumerate", "list", "tuple", "zip", "iter", "sorted")  # their loaders arguments are wrapped
+# The parameters of 1.9's ``Trainer.tune``, in order.
+TUNE_ARGS = ("model", "train_dataloaders", "val_dataloaders", "dataloaders", "datamodule",
+             "scale_batch_size_kwargs", "lr_find_kwargs", "method")
 
 
 def _eq() -> cst.AssignEqual:
@@ -152,53 +110,311 @@ def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
     return [*args, arg]
 
 
-class _TrainerNames(cst.CSTVisitor):
-    """Names bound to ``Trainer(...)`` calls, with the keyword values of that call."""
+# --- find: on Python's ast ---------------------------------------------------------------------
 
-    def __init__(self, imp: _Imports) -> None:
-        self.imp = imp
-        self.names: Dict[str, Dict[str, cst.BaseExpression]] = {}  # any scope: recognises trainers
-        self.scoped: Dict[Tuple[int, str], Dict[str, cst.BaseExpression]] = {}  # (function, target) -> kwargs
-        self.counts: Dict[Tuple[int, str], int] = {}
-        self.scope: List[int] = [0]
+Place = Tuple[int, int]
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scope.append(id(node))
 
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+def _place(node: ast.AST) -> Place:
+    return (node.lineno, node.col_offset)
+
+
+class _TrainerNames(ast.NodeVisitor):
+    """Targets bound to Lightning ``Trainer(...)`` calls (``t = Trainer(...)``), as written: in
+    any function (they make ``t.<attribute>`` a Trainer's), and per function with the count of
+    such bindings and the tuner flags of the call (for ``t.tune(...)``)."""
+
+    def __init__(self, imports: LightningImports, text: Text) -> None:
+        self.imports = imports
+        self.text = text
+        self.names: Set[str] = set()
+        self.scoped: Dict[Tuple[Place, str], Tuple[Any, Any, bool]] = {}  # -> (auto_lr_find, auto_scale_batch_size, spread)
+        self.counts: Dict[Tuple[Place, str], int] = {}
+        self.scope: List[Place] = [(0, 0)]
+
+    def _function(self, node) -> None:
+        self.scope.append(_place(node))
+        self.generic_visit(node)
         self.scope.pop()
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.value, cst.Call) and _is_lightning_trainer(node.value.func, self.imp):
-            target = code_of(node.targets[0].target)
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if len(node.targets) == 1 and isinstance(value, ast.Call) and is_lightning_trainer(value.func, self.imports):
+            target = self.text.segment(node.targets[0])
             key = (self.scope[-1], target)
             self.counts[key] = self.counts.get(key, 0) + 1
-            spread = any(a.star for a in node.value.args) or any(a.keyword is None for a in node.value.args)
-            kw = {a.keyword.value: a.value for a in node.value.args if a.keyword is not None}
-            if spread:
-                kw["<spread>"] = node.value
-            self.names[target] = kw
-            self.scoped[key] = kw
+            args = call_args(value)
+            spread = any(a.star or a.keyword is None for a in args)
+            flags = []
+            for name in ("auto_lr_find", "auto_scale_batch_size"):
+                found = [a.value for a in args if a.keyword == name]
+                flags.append(ast_literal(found[-1], self.text) if found else False)
+            self.names.add(target)
+            self.scoped[key] = (flags[0], flags[1], spread)
+        self.generic_visit(node)
+
+
+def _alone_statements(tree: ast.AST, text: Text) -> Set[Place]:
+    """The expression statements that are a line of their own (libcst's SimpleStatementLine
+    with one statement): first on their line, with no other statement on their lines."""
+    out: Set[Place] = set()
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            for i, stmt in enumerate(body):
+                if not isinstance(stmt, ast.Expr):
+                    continue
+                if text.segment_before(stmt).strip():
+                    continue  # ``if x: trainer.tune()`` or ``a = 1; trainer.tune()``
+                if i + 1 < len(body) and body[i + 1].lineno == stmt.end_lineno:
+                    continue  # ``trainer.tune(); a = 1``
+                out.add(_place(stmt))
+    return out
+
+
+def _is_normalised_read(node: ast.IfExp) -> bool:
+    """``(x.val_dataloaders if isinstance(x.val_dataloaders, ...) else [...])``, as T-prop2 writes."""
+    test = node.test
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+        return False
+    args = call_args(test)
+    return bool(args) and isinstance(args[0].value, ast.Attribute) and args[0].value.attr in LOADER_ATTRS
+
+
+def _tune_plan_ok(call: ast.Call, lr: Any, bs: Any, text: Text) -> bool:
+    """Whether ``_tune_plan`` has Tuner calls for this ``trainer.tune(...)`` (see there)."""
+    args = call_args(call)
+    if any(a.star for a in args):
+        return False
+    given: Dict[str, ast.expr] = {}
+    for i, a in enumerate(args):
+        key = a.keyword if a.keyword is not None else (TUNE_ARGS[i] if i < len(TUNE_ARGS) else None)
+        if key is None or key not in TUNE_ARGS:
+            return False
+        given[key] = a.value
+    if lr is NOT_LITERAL or bs is NOT_LITERAL:
+        return False
+    if bs and "scale_batch_size_kwargs" in given:
+        parsed = ast_literal(given["scale_batch_size_kwargs"], text)
+        if not isinstance(parsed, dict) or not all(isinstance(k, str) for k in parsed):
+            return False
+    return True
+
+
+class _Finder(ast.NodeVisitor):
+    """The sites, in one walk that follows the fix's (the subtrees of normalised reads skipped)."""
+
+    def __init__(self, names: _TrainerNames, text: Text, tree: ast.Module) -> None:
+        self.names = names
+        self.text = text
+        self.alone = _alone_statements(tree, text)
+        self.scopes: List[Place] = [(0, 0)]
+        self.functions: List[str] = []  # the code of the functions around
+        self.sites: List[Site] = []
+
+    def site(self, node: ast.AST, target: str, action: str, data: Any = None) -> None:
+        self.sites.append(Site(node.lineno, node.col_offset, target, action, data))
+
+    def is_trainer(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id == "trainer" or node.id in self.names.names
+        if isinstance(node, ast.Attribute):
+            return node.attr == "trainer" or self.text.segment(node) in self.names.names
+        return False
+
+    def is_loaders(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in LOADER_ATTRS and self.is_trainer(node.value)
+
+    def wrap(self, node: ast.Attribute) -> None:
+        self.site(node, node.attr, "wrap")
+
+    def _function(self, node) -> None:
+        self.scopes.append(_place(node))
+        self.functions.append(self.text.segment_with_decorators(node))
+        self.generic_visit(node)
+        self.functions.pop()
+        self.scopes.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        if not _is_normalised_read(node):
+            self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        call = node.value
+        if (_place(node) in self.alone and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "tune"):
+            key = (self.scopes[-1], self.text.segment(call.func.value))
+            flags = self.names.scoped.get(key)
+            if flags is not None and self.names.counts.get(key) == 1 and not flags[2] and \
+                    _tune_plan_ok(call, flags[0], flags[1], self.text):
+                self.site(call, "tune", "tune", (hashable(flags[0]), hashable(flags[1])))
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if not isinstance(target, ast.Attribute):
+                continue
+            if self.is_trainer(target.value) and target.attr == "model":
+                self.site(target, target.attr, "setter", "model")
+            elif self.is_trainer(target.value) and target.attr in LOOP_SETTERS:
+                self.site(target, target.attr, "setter", "loop")
+            elif (target.attr in _STEP_SETTERS and isinstance(target.value, ast.Attribute)
+                  and target.value.attr == "fit_loop"):
+                self.site(target, target.attr, "setter", "steps")
+        self.generic_visit(node)
+        if self.is_loaders(node.value) and len(node.targets) == 1:
+            target = self.text.segment(node.targets[0])
+            scope = self.functions[-1] if self.functions else self.text.text
+            if f"isinstance({target}, (list, tuple))" not in scope:
+                self.wrap(node.value)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.generic_visit(node)
+        action = self.attribute_action(node.value, node.attr, self.text.segment_before_attr(node))
+        if action is not None:
+            self.site(node, node.attr, action)
+
+    def attribute_action(self, value: ast.AST, attr: str, value_code: str) -> Optional[str]:
+        """What the fix does to ``<value>.attr`` (None: nothing)."""
+        if attr in LOOP_INTERNALS and "loop" in value_code:
+            return "internals"
+        if (attr == "loaders" and isinstance(value, ast.Attribute) and value.attr == "train_dataloader"
+                and self.is_trainer(value.value)):
+            return "loaders"
+        if not self.is_trainer(value):
+            return None
+        if attr in RENAMES:
+            return "rename"
+        if attr in MARKED:
+            return "mark"
+        if attr == "data_parallel":
+            return "data_parallel"
+        if attr == "prediction_writer_callbacks":
+            return "writers"
+        return None
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.dotted_module(alias.name, lambda alias=alias: _place(alias))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module:
+            self.dotted_module(node.module, lambda: self.text.module_start(node))
+
+    def dotted_module(self, name: str, start) -> None:
+        """The attribute sites of a module's dotted name in an import (libcst sees ``a.b.c``
+        there as attributes, all starting where the name starts)."""
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            value: ast.expr = ast.Name(parts[0])
+            for p in parts[1:i]:
+                value = ast.Attribute(value, p)
+            action = self.attribute_action(value, parts[i], ".".join(parts[:i]))
+            if action is not None:
+                line, col = start()
+                self.sites.append(Site(line, col, parts[i], action))
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.generic_visit(node)
+        if self.is_loaders(node.value):
+            self.wrap(node.value)
+
+    def _for(self, node) -> None:
+        self.generic_visit(node)
+        if self.is_loaders(node.iter):
+            self.wrap(node.iter)
+
+    visit_For = visit_AsyncFor = _for
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self.generic_visit(node)
+        left = node.left
+        if not (isinstance(left, ast.Attribute) and left.attr == "precision" and self.is_trainer(left.value)):
+            return
+        values = []
+        for op, comparator in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Eq, ast.NotEq)):
+                values.append(comparator)
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(comparator, (ast.Tuple, ast.List, ast.Set)):
+                values += [e.value if isinstance(e, ast.Starred) else e for e in comparator.elts]
+        for v in values:
+            lit = ast_literal(v, self.text)
+            if type(lit) in (int, str) and lit in PRECISION_VALUES:
+                self.site(node, "precision", "precision")
+                return
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in LIST_CALLS:
+            for a in call_args(node):
+                if self.is_loaders(a.value):
+                    self.wrap(a.value)
+            return
+        if not isinstance(func, ast.Attribute):
+            return
+        name, recv = func.attr, func.value
+        if (name in ("lr_find", "scale_batch_size") and isinstance(recv, ast.Attribute) and recv.attr == "tuner"
+                and self.is_trainer(recv.value)):
+            # the data: whether the learning-rate suggestion gets a marker
+            suggestion = name == "lr_find" and ("suggestion(" in self.text.text or any(
+                k.arg == "update_attr" and ast_literal(k.value, self.text) is not False for k in node.keywords))
+            self.site(node, name, "tuner", suggestion)
+            return
+        if not self.is_trainer(recv):
+            return
+        keywords = {k.arg for k in node.keywords if k.arg is not None}
+        effects = []
+        if keywords & set(FIT_KEYWORDS.get(name, ())):
+            effects.append("keywords")
+        if name in RUN_METHODS and "ckpt_path" in keywords and "weights_only" not in keywords:
+            effects.append("weights-note")
+        if name == "tune":
+            effects.append("tune-mark")
+        if effects:
+            self.site(node, name, "call", tuple(effects))
+
+
+ATTRIBUTE_ACTIONS = frozenset({"internals", "loaders", "rename", "mark", "data_parallel", "writers"})
+SETTER_MARKS = {
+    "model": "T-prop11: the `trainer.model` setter was removed; pass the model to fit/validate/test/predict",
+    "loop": "T-prop12: `trainer.{attr}` can no longer be replaced; custom loops were removed",
+    "steps": "T-prop13: the fit_loop.min_steps/max_steps setters were removed; pass them to the Trainer",
+}
 
 
 class _Transformer(PrunedTransformer):
-    def __init__(self, ctx: RuleContext, module: cst.Module, names: _TrainerNames) -> None:
+    """Carries out the sites: the attributes, comparisons, calls and statements they name."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
         self.ctx = ctx
         self.module = module
-        self.names = names
+        self.locate = Locator(module, ctx)
+        # (line, col, name) -> site, per kind of node
+        self.attributes = {(s.line, s.col, s.target): s for s in sites if s.action in ATTRIBUTE_ACTIONS}
+        self.setters = {(s.line, s.col, s.target): s for s in sites if s.action == "setter"}
+        self.wraps = {(s.line, s.col, s.target): s for s in sites if s.action == "wrap"}
+        self.comparisons = {(s.line, s.col) for s in sites if s.action == "precision"}
+        self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in ("call", "tuner")}
+        self.tunes = {(s.line, s.col, s.target): s for s in sites if s.action == "tune"}  # statements
+        self.attribute_names = frozenset(k[2] for k in [*self.attributes, *self.setters, *self.wraps])
+        self.call_names = frozenset(k[2] for k in [*self.calls, *self.tunes])
         self.root = lightning_root(module)
         self.imports: List[Tuple[str, str]] = []
         self.pending: List[List[str]] = [[]]
-        self.skip_depth = 0
-        self.functions: List[str] = []
-        self.scopes: List[int] = [0]
 
-    def is_trainer(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Name):
-            return node.value == "trainer" or node.value in self.names.names
-        if isinstance(node, cst.Attribute):
-            return node.attr.value == "trainer" or code_of(node) in self.names.names
-        return False
+    def _find(self, table, node: cst.CSTNode, name: str):
+        """The site of ``table`` at ``node`` (named ``name``), or None."""
+        if name not in self.attribute_names and name not in self.call_names:
+            return None
+        return table.get((*self.locate(node), name))
+
 
     # statements collect markers
     def _push(self, node) -> bool:
@@ -241,46 +457,32 @@ class _Transformer(PrunedTransformer):
     def leave_With(self, original, updated):
         return self._pop(updated)
 
-    # T-prop2: a normalised read is left alone (idempotency)
-    def visit_IfExp(self, node: cst.IfExp) -> Optional[bool]:
-        test = node.test
-        if (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-                and test.args and isinstance(test.args[0].value, cst.Attribute)
-                and test.args[0].value.attr.value in ("val_dataloaders", "test_dataloaders")):
-            return False
-        return None
-
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             target = t.target
             if isinstance(target, cst.Attribute):
-                if self.is_trainer(target.value) and target.attr.value == "model":
-                    self._mark("T-prop11: the `trainer.model` setter was removed; pass the model to fit/validate/test/predict")
-                elif self.is_trainer(target.value) and target.attr.value in LOOP_SETTERS:
-                    self._mark(f"T-prop12: `trainer.{target.attr.value}` can no longer be replaced; custom loops were removed")
-                elif (target.attr.value in ("min_steps", "max_steps") and isinstance(target.value, cst.Attribute)
-                      and target.value.attr.value == "fit_loop"):
-                    self._mark("T-prop13: the fit_loop.min_steps/max_steps setters were removed; pass them to the Trainer")
+                site = self._find(self.setters, target, target.attr.value)
+                if site is not None:
+                    self._mark(SETTER_MARKS[site.data].format(attr=target.attr.value))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         attr = original.attr.value
-        if attr in LOOP_INTERNALS and "loop" in code_of(original.value):
+        site = self._find(self.attributes, original, attr)
+        if site is None:
+            return updated
+        if site.action == "internals":
             self._mark(f"T-prop14: loop internals such as `{attr}` were removed (progress lives in "
                        "trainer.fit_loop.epoch_loop.automatic_optimization.optim_progress)")
-            return updated
-        if (attr == "loaders" and isinstance(original.value, cst.Attribute)
-                and original.value.attr.value == "train_dataloader" and self.is_trainer(original.value.value)):
+        elif site.action == "loaders":
             return updated.value  # T-prop1: 2.x returns the user's own loader object
-        if not self.is_trainer(original.value):
-            return updated
-        if attr in RENAMES:
+        elif site.action == "rename":
             return cst.parse_expression(f"{code_of(updated.value)}.{RENAMES[attr]}")
-        if attr in MARKED:
+        elif site.action == "mark":
             self._mark(MARKED[attr])
-        elif attr == "data_parallel":
+        elif site.action == "data_parallel":
             self.imports.append((f"{self.root}.strategies", "ParallelStrategy"))
             return cst.parse_expression(f"isinstance({code_of(updated.value)}.strategy, ParallelStrategy)")
-        elif attr == "prediction_writer_callbacks":
+        elif site.action == "writers":
             self.imports.append((f"{self.root}.callbacks", "BasePredictionWriter"))
             v = code_of(updated.value)
             return cst.parse_expression(f"[c for c in {v}.callbacks if isinstance(c, BasePredictionWriter)]")
@@ -289,21 +491,13 @@ class _Transformer(PrunedTransformer):
     # T-prop2: 1.9 always gave a list; 2.x gives the user's object. Reads that index, measure or
     # iterate it, or store it for later (unless the code checks isinstance(..., (list, tuple))).
     def _is_loaders(self, node: cst.BaseExpression) -> bool:
-        return (isinstance(node, cst.Attribute) and node.attr.value in ("val_dataloaders", "test_dataloaders")
-                and self.is_trainer(node.value))
+        """Whether ``node`` is a read of the loaders that a site says to wrap."""
+        return (isinstance(node, cst.Attribute) and node.attr.value in LOADER_ATTRS
+                and self._find(self.wraps, node, node.attr.value) is not None)
 
     def _as_list(self, node: cst.BaseExpression) -> cst.BaseExpression:
         v = code_of(node)
         return cst.parse_expression(f"({v} if isinstance({v}, (list, tuple)) else [{v}])")
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(code_of(node))
-        self.scopes.append(id(node))
-
-    def leave_FunctionDef(self, original, updated):
-        self.functions.pop()
-        self.scopes.pop()
-        return updated
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
         if self._is_loaders(original.value):
@@ -317,17 +511,13 @@ class _Transformer(PrunedTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
-        if self._is_loaders(original.value) and len(original.targets) == 1:
-            target = code_of(original.targets[0].target)
-            scope = self.functions[-1] if self.functions else module_text(self.module)
-            if f"isinstance({target}, (list, tuple))" not in scope:
-                return updated.with_changes(value=self._as_list(updated.value))
+        if len(original.targets) == 1 and self._is_loaders(original.value):
+            return updated.with_changes(value=self._as_list(updated.value))
         return updated
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
         # T-prop7: trainer.precision == 16 -> "16-mixed"
-        left = original.left
-        if not (isinstance(left, cst.Attribute) and left.attr.value == "precision" and self.is_trainer(left.value)):
+        if not self.comparisons or self.locate(original) not in self.comparisons:
             return updated
         # 1.9.5 returned a str ("32", "16", "bf16", "64"): those map to the 2.x strings. An int
         # never compared equal on 1.9.5 (older 1.x returned ints), so it is marked, not changed.
@@ -363,21 +553,18 @@ class _Transformer(PrunedTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
-        if isinstance(func, cst.Name) and func.value in ("len", "enumerate", "list", "tuple", "zip", "iter", "sorted"):
+        if isinstance(func, cst.Name) and func.value in LIST_CALLS:
             args = [a.with_changes(value=self._as_list(a.value)) if self._is_loaders(o.value) else a
                     for a, o in zip(updated.args, original.args)]
             return updated.with_changes(args=args)
         if not isinstance(func, cst.Attribute):
             return updated
         name = func.attr.value
-        recv = func.value
         # T-meth2: trainer.tuner.lr_find(...) / scale_batch_size(...)
-        if (name in ("lr_find", "scale_batch_size") and isinstance(recv, cst.Attribute) and recv.attr.value == "tuner"
-                and self.is_trainer(recv.value)):
+        site = self._find(self.calls, original, name)
+        if site is not None and site.action == "tuner":
             self.imports.append((f"{self.root}.tuner", "Tuner"))
-            if name == "lr_find" and ("suggestion(" in module_text(self.module) or any(
-                    a.keyword is not None and a.keyword.value == "update_attr" and literal(a.value) is not False
-                    for a in original.args)):
+            if site.data:
                 self._mark(LR_SUGGESTION)
             trainer_code = code_of(updated.func.value.value)
             new_func = cst.parse_expression(f"Tuner({trainer_code}).{name}")
@@ -401,9 +588,10 @@ class _Transformer(PrunedTransformer):
                         new_args = _append_arg(new_args, cst.Arg(cst.parse_expression(v), keyword=cst.Name(k), equal=_eq()))
                 args = new_args
             return updated.with_changes(func=new_func, args=args)
-        if not self.is_trainer(recv):
+        if site is None or site.action != "call":
             return updated
-        if name in FIT_KEYWORDS:
+        effects = site.data
+        if "keywords" in effects:
             renames = FIT_KEYWORDS[name]
             args = []
             for a in updated.args:
@@ -411,15 +599,13 @@ class _Transformer(PrunedTransformer):
                     a = a.with_changes(keyword=cst.Name(renames[a.keyword.value]))
                 args.append(a)
             updated = updated.with_changes(args=args)
-        if name in ("fit", "validate", "test", "predict") and any(
-                a.keyword is not None and a.keyword.value == "ckpt_path" for a in original.args) and not any(
-                a.keyword is not None and a.keyword.value == "weights_only" for a in original.args):
+        if "weights-note" in effects:
             line, col = self.ctx.position(self.module, original)
             self.ctx.report(CODE, "T-prop15: Lightning 2.6 loads checkpoints with torch's weights_only=True; a 1.9 "
                                   "checkpoint whose hyperparameters hold non-primitive objects (e.g. an argparse "
                                   "Namespace) fails to load unless you pass weights_only=False (only for files you "
                                   f"trust) ({GUIDE})", Kind.NOTE, line, col)
-        if name == "tune":
+        if "tune-mark" in effects:
             self._mark("T-meth1: trainer.tune() was removed; call Tuner(trainer).scale_batch_size(...) (if "
                        "auto_scale_batch_size was set) and then Tuner(trainer).lr_find(..., update_attr=True) (if "
                        "auto_lr_find was set), from pytorch_lightning.tuner")
@@ -430,14 +616,11 @@ class _Transformer(PrunedTransformer):
         if len(original.body) != 1 or not isinstance(original.body[0], cst.Expr):
             return updated
         call = original.body[0].value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "tune"):
+        site = self._find(self.tunes, call, cst_last_name(call.func)) if isinstance(call, cst.Call) else None
+        if site is None:
             return updated
         target = code_of(call.func.value)
-        key = (self.scopes[-1], target)
-        kw = self.names.scoped.get(key)
-        if kw is None or self.names.counts.get(key) != 1 or "<spread>" in kw:
-            return updated
-        plan = _tune_plan(call, kw)
+        plan = _tune_plan(call, *site.data)
         if plan is None:
             return updated
         self.imports.append((f"{self.root}.tuner", "Tuner"))
@@ -452,21 +635,18 @@ class _Transformer(PrunedTransformer):
         return new.with_changes(leading_lines=leading)
 
 
-def _tune_plan(call: cst.Call, kw: Dict[str, cst.BaseExpression]) -> Optional[List[str]]:
-    """The Tuner calls that replace ``trainer.tune(...)`` (batch size first, then LR), or None."""
+def _tune_plan(call: cst.Call, lr: Any, bs: Any) -> Optional[List[str]]:
+    """The Tuner calls that replace ``trainer.tune(...)`` (batch size first, then LR), or None;
+    ``lr`` and ``bs``: the Trainer's auto_lr_find and auto_scale_batch_size values."""
     if any(a.star for a in call.args):
         return None
-    names = ["model", "train_dataloaders", "val_dataloaders", "dataloaders", "datamodule",
-             "scale_batch_size_kwargs", "lr_find_kwargs", "method"]
+    names = TUNE_ARGS
     given: Dict[str, str] = {}
     for i, a in enumerate(call.args):
         key = a.keyword.value if a.keyword is not None else (names[i] if i < len(names) else None)
         if key is None or key not in names:
             return None
         given[key] = code_of(a.value)
-    lr = literal(kw["auto_lr_find"]) if "auto_lr_find" in kw else False
-    bs = literal(kw["auto_scale_batch_size"]) if "auto_scale_batch_size" in kw else False
-    from lightmigrate.catalog.trainer_args import NOT_LITERAL
     if lr is NOT_LITERAL or bs is NOT_LITERAL:
         return None
     common = [given[k] if k == "model" else f"{k}={given[k]}" for k in names[:5] if k in given]
@@ -522,7 +702,7 @@ def batch_size_keep_19(keywords: List[str]) -> List[str]:
     return out
 
 
-class TrainerApiRule(GatedRule):
+class TrainerApiRule(Rule):
     code = CODE
     name = "trainer-methods-properties"
     summary = ("Trainer methods and properties removed or changed in 2.0 (tune, tuner.lr_find, root_gpu, "
@@ -573,55 +753,24 @@ class TrainerApiRule(GatedRule):
         ),
     )
 
-    def may_need(self, text: str) -> bool:
-        return may_import_pl_root(text)  # the gate's first test
+    def may_apply(self, text: str) -> bool:
+        # The rule acts only in a file that imports from a Lightning package, whose name holds
+        # "lightning".
+        return "lightning" in text and any(t in text for t in self.triggers)
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        facts = file_facts(text)
-        if not facts.parsed:
-            return True
-        if not imports_pl_root(facts):
-            return False  # apply knows no Trainer then
-        attrs, calls = facts.attributes, facts.calls
-        if attrs & frozenset(LOOP_INTERNALS):
-            return True
-        # ``<...>.fit_loop.min_steps = ...`` (a plain assignment; reading them is fine in 2.x)
-        if "fit_loop" in attrs and ("min_steps" in attrs or "max_steps" in attrs) and \
-                attribute_of_assigned(text, "fit_loop", _STEP_SETTERS):
-            return True
-        # Everything else needs a Trainer expression: a name or attribute `trainer`, or a target
-        # bound to a Lightning Trainer(...) call (`receivers` spells them out when needed).
-        bound = trainer_may_call(text, facts)
-        if not ("trainer" in facts.names or "trainer" in attrs or bound):
-            return False
-        receivers: Optional[FrozenSet[str]] = frozenset()
-        hits = attrs & TRAINER_ATTRS
-        if (hits or "precision" in attrs or attrs & ASSIGNED_ATTRS) and bound:
-            receivers = _bound_spellings(text)
-        if hits and attribute_read(text, hits, receivers):
-            return True
-        if "tune" in calls or (attrs & LOADER_ATTRS and _loaders_rewritten(text)):
-            return True
-        if "loaders" in attrs and "train_dataloader" in attrs:
-            return True
-        if "tuner" in attrs and ("lr_find" in calls or "scale_batch_size" in calls):
-            return True
-        for name in RUN_METHODS:
-            keywords = facts.call_keywords.get(name, frozenset())
-            if "ckpt_path" in keywords or keywords & frozenset(FIT_KEYWORDS.get(name, ())):
-                return True
-        if "precision" in attrs and attribute_compared(text, "precision", receivers):
-            return True
-        return bool(attrs & ASSIGNED_ATTRS) and attribute_assigned(text, ASSIGNED_ATTRS, receivers)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        imports = LightningImports(source.tree)
+        if not imports.any():
+            return []
+        text = Text(source.text)
+        names = _TrainerNames(imports, text)
+        names.visit(source.tree)
+        finder = _Finder(names, text, source.tree)
+        finder.visit(source.tree)
+        return sorted(finder.sites, key=lambda s: (s.line, s.col))
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        imp = _Imports()
-        walk(module, imp)
-        if not (imp.trainer_names or imp.package_names):
-            return module
-        names = _TrainerNames(imp)
-        walk(module, names)
-        t = _Transformer(ctx, module, names)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        t = _Transformer(ctx, module, sites)
         out = transform(module, t)
         for from_, name in dict.fromkeys(t.imports):
             out = ensure_import(out, from_, name)

@@ -3,8 +3,11 @@
 import libcst as cst
 import pytest
 
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.helpers import ensure_import, lightning_root
+from lightmigrate.engine import transform_text
 from lightmigrate.output.findings import Kind
+from lightmigrate.rules.base import RuleContext, Site, SourceFile
 from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
 
 from .conftest import check_rewrite, run_rule
@@ -232,3 +235,91 @@ def test_gpus_from_a_variable_keeps_1_9_meaning(gpus, accelerator, devices):
     call = text.split("pl.Trainer(", 1)[1].rsplit(")", 1)[0]
     kwargs = eval(f"dict({call})", {"args": type("A", (), {"gpus": gpus})})
     assert kwargs == {"accelerator": accelerator, "devices": devices}
+
+
+# --- find: the sites, exactly where the fix acts -------------------------------------------------
+
+def sites(text, path="train.py", files=None):
+    """``RULE.find`` for ``text`` at ``path`` in a project of ``files`` and that file."""
+    index = ProjectIndex()
+    for other, other_text in (files or {}).items():
+        index.add_source(other_text, other)
+    index.add_source(text, path)
+    return RULE.find(SourceFile(path, text), RuleContext(path, index))
+
+
+def fix_acts(text, found, path="train.py"):
+    """Whether the fix changes ``text`` or reports something for the sites ``found``."""
+    ctx = RuleContext(path, ProjectIndex())
+    return RULE.fix(cst.parse_module(text), found, ctx).code != text or bool(ctx.findings)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("import pytorch_lightning as pl\ntrainer = pl.Trainer(max_epochs=1)\n", [(2, "Trainer", "call")]),  # B-1 note
+    ("from lightning.pytorch import Trainer as PLTrainer\nt = PLTrainer(max_epochs=1)\n", [(2, "PLTrainer", "call")]),
+    ("from lightning.pytorch import trainer as tr\nt = tr.Trainer(max_epochs=1)\n", [(2, "Trainer", "call")]),
+    ("import pytorch_lightning as pl\nconfig = {'gpus': 2, 'max_epochs': 3}\n", [(2, "dict", "dict")]),
+    ("import pytorch_lightning as pl\nparams = {'trainer': {'precision': 16}}\n", [(2, "dict", "dict")]),
+    ("import pytorch_lightning as pl\nparser = pl.Trainer.add_argparse_args(parser)\n",
+     [(2, "add_argparse_args", "argparse")]),
+    ("import pytorch_lightning as pl\nfrom pytorch_lightning.strategies import DDPStrategy\ns = DDPStrategy()\n",
+     [(3, "DDPStrategy", "ddp")]),
+    ("import pytorch_lightning as pl\nimport os\nos.environ['PL_RECONCILE_PROCESS'] = '1'\n",
+     [(3, "PL_RECONCILE_PROCESS", "env")]),
+    ("import pytorch_lightning as pl\nt = pl.Trainer(resume_from_checkpoint='a.ckpt')\nt.fit(m)\n",
+     [(2, "Trainer", "call"), (3, "fit", "ckpt")]),
+    ("import pytorch_lightning as pl\nx = DDPSpawnStrategy()\n", [(2, "DDPSpawnStrategy", "strategy-class")]),
+    # nothing to do: no Lightning import, a Trainer made elsewhere, nothing to map, a comment,
+    # fabric's strategy, an already 2.x call, a concatenated string, too many positional arguments
+    ("from transformers import Trainer\ntrainer = Trainer(model=model, gpus=2)\n", []),
+    ("import pytorch_lightning as pl\ntrainer.fit(model)\n", []),
+    ("import pytorch_lightning as pl\nconfig = {'max_epochs': 3, 'logger': False}\n", []),
+    ("import pytorch_lightning as pl\n# pl.Trainer(gpus=2) is how 1.x did it\n", []),
+    ("import pytorch_lightning as pl\nimport lightning_fabric\nDDPStrategy()\n", []),
+    ("import pytorch_lightning as pl\ntrainer = pl.Trainer(accelerator='cpu', max_epochs=3)\n", []),
+    ("import pytorch_lightning as pl\nos.environ['PL_RECONCILE' '_PROCESS'] = '1'\nd = {'gp' 'us': 2, 'a': 1}\n", []),
+    ("import pytorch_lightning as pl\npl.Trainer(" + ", ".join(["1"] * 60) + ")\n", []),
+    ("import pytorch_lightning as pl\ns = DDPStrategy(find_unused_parameters=False)\nt = DDPStrategy(**kw)\n", []),
+])
+def test_find(text, expected):
+    found = sites(text)
+    assert [(s.line, s.target, s.action) for s in found] == expected
+    assert fix_acts(text, found) == bool(expected)
+
+
+def test_find_positions_are_those_of_ast_on_a_line_with_wide_characters():
+    text = 'import pytorch_lightning as pl\nx = "é"; t = pl.Trainer(gpus=2); s = "PL_RECONCILE_PROCESS"\n'
+    found = sites(text)
+    assert [(s.line, s.col, s.action) for s in found] == [(2, 14, "call"), (2, 38, "env")]  # UTF-8 columns
+    out = transform_text(text, [RULE], "train.py").text
+    assert 'pl.Trainer(accelerator="gpu", devices=2)' in out and "T31:" in out
+
+
+def test_find_resume_needs_one_trainer_and_fits_that_can_take_the_path():
+    text = ("import pytorch_lightning as pl\n\n\ndef a():\n    t = pl.Trainer(resume_from_checkpoint=c)\n    t.fit(m)\n"
+            "    t.fit(m, ckpt_path='x')\n\n\ndef b():\n    t = pl.Trainer(resume_from_checkpoint=c)\n    t.fit(*args)\n")
+    found = sites(text)
+    assert [(s.line, s.action, s.data) for s in found] == [
+        (5, "call", (False, True, ())), (6, "ckpt", (5, 8, "Trainer")), (11, "call", (False, False, ()))]
+
+
+def test_find_argparse_facts_go_with_the_trainer_call():
+    text = ("import pytorch_lightning as pl\nparser.add_argument('--gpus', type=int)\nparser.add_argument('--max-epochs')\n"
+            "t = pl.Trainer(**vars(args))\n")
+    assert [(s.action, s.data) for s in sites(text)] == [("call", (False, False, ("gpus",)))]
+    tuned = text.replace("t = pl", "trainer.tune(m)\nt = pl")
+    assert [(s.action, s.data) for s in sites(tuned)] == [("call", (True, False, ("gpus",)))]
+
+
+def test_find_does_not_depend_on_the_other_files_of_the_project():
+    # the rule reads imports and calls of the file itself: a Trainer subclass elsewhere is not a Trainer
+    other = {"mytrainer.py": "import pytorch_lightning as pl\n\n\nclass MyTrainer(pl.Trainer):\n    pass\n"}
+    text = "import pytorch_lightning as pl\nfrom mytrainer import MyTrainer\nt = MyTrainer(gpus=2)\nu = pl.Trainer(gpus=2)\n"
+    assert sites(text, "train.py", other) == sites(text) == [Site(4, 4, "Trainer", "call", (False, False, ()))]
+
+
+def test_prefilter_needs_a_lightning_import_in_the_text():
+    assert not RULE.may_apply("def step(trainer):\n    return trainer\n")
+    # an import spelled with fullwidth letters is Python's `lightning`, but libcst reads names as
+    # written: the rule left such files alone, and its prefilter still does
+    assert not RULE.may_apply("import pytorch_ｌｉｇｈｔｎｉｎｇ as pl\ntrainer = pl.Trainer(gpus=1)\n")

@@ -1,8 +1,12 @@
 """LM102: Trainer methods and properties."""
 
+import libcst as cst
 import pytest
 
+from lightmigrate.analysis.project import ProjectIndex
+from lightmigrate.engine import transform_text
 from lightmigrate.output.findings import Kind
+from lightmigrate.rules.base import RuleContext, Site, SourceFile
 from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
 
 from .conftest import check_rewrite, run_rule
@@ -124,3 +128,119 @@ def test_weights_only_note_for_checkpoint_loads():
 
 def test_file_without_lightning_is_left_alone():
     check_rewrite(RULE, "def f(trainer):\n    return trainer.root_gpu\n", None)
+
+
+# --- find: the sites, exactly where the fix acts -------------------------------------------------
+
+LOADERS_GUARDED = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_test_epoch_start(self):
+        n = len((self.trainer.test_dataloaders if isinstance(self.trainer.test_dataloaders, (list, tuple)) else [self.trainer.test_dataloaders]))
+'''
+PL = "import pytorch_lightning as pl\n"
+
+
+def sites(text, path="train.py", files=None):
+    """``RULE.find`` for ``text`` at ``path`` in a project of ``files`` and that file."""
+    index = ProjectIndex()
+    for other, other_text in (files or {}).items():
+        index.add_source(other_text, other)
+    index.add_source(text, path)
+    return RULE.find(SourceFile(path, text), RuleContext(path, index))
+
+
+def fix_acts(text, found, path="train.py"):
+    """Whether the fix changes ``text`` or reports something for the sites ``found``."""
+    ctx = RuleContext(path, ProjectIndex())
+    return RULE.fix(cst.parse_module(text), found, ctx).code != text or bool(ctx.findings)
+
+
+@pytest.mark.parametrize("text,expected", [
+    (PL + "\n\nclass M(pl.LightningModule):\n    def f(self):\n        return self.trainer.root_gpu\n",
+     [("root_gpu", "rename")]),
+    (PL + "if trainer.precision == 16:\n    pass\n", [("precision", "precision")]),
+    (PL + "trainer.model = net\n", [("model", "setter")]),
+    (PL + "trainer.fit(model, train_dataloader=dl)\n", [("fit", "call")]),
+    (PL + "trainer.test(model, ckpt_path='best')\n", [("test", "call")]),
+    ("from pytorch_lightning import Trainer as T\nt = T(auto_lr_find=True)\nt.tune(model)\n",
+     [("tune", "tune"), ("tune", "call")]),
+    (PL + "n = len(trainer.val_dataloaders)\n", [("val_dataloaders", "wrap")]),
+    (PL + "loop.fit_loop.max_steps = 3\n", [("max_steps", "setter")]),
+    (PL + "loop.fit_loop.max_steps = (  # set once\n    3)\nprint(loop.fit_loop.min_steps)\n", [("max_steps", "setter")]),
+    (PL + "x = self.trainer.fit_loop.epoch_loop.batch_loop\n", [("batch_loop", "internals")]),
+    (PL + "(loop.fit_loop  # the loop\n ).max_steps = 3\n", [("max_steps", "setter")]),
+    ("from pytorch_lightning import Trainer\nt = Trainer()\nn = t.num_gpus\n", [("num_gpus", "mark")]),
+    ("from pytorch_lightning import Trainer\nt = Trainer()\nt.model = net\n", [("model", "setter")]),
+    (PL + "self.tr = pl.Trainer()\nif self.tr.precision == '16':\n    pass\n", [("precision", "precision")]),
+    (PL + "for dl in trainer.val_dataloaders:\n    pass\n", [("val_dataloaders", "wrap")]),
+    (PL + "n = (self.trainer  # the loop\n     ).test_dataloaders[0]\n", [("test_dataloaders", "wrap")]),
+    (PL + "\n\nclass M(pl.LightningModule):\n    def on_validation_epoch_start(self):\n"
+     "        loaders = self.trainer.val_dataloaders\n\n    def check(self, loaders):\n"
+     "        return isinstance(loaders, (list, tuple))\n", [("val_dataloaders", "wrap")]),  # the check is elsewhere
+    (PL + "if trainer.precision < 3 == 16:\n    pass\n", [("precision", "precision")]),  # a chain: marked
+    (PL + "ok = trainer.precision == p == '16'\n", [("precision", "precision")]),
+    (PL + "d = trainer.val_dataloaders  # all of them\n", [("val_dataloaders", "wrap")]),
+    (PL + "d = trainer.val_dataloaders\\\n    [0]\n", [("val_dataloaders", "wrap")]),
+    (PL + "for i, d in enumerate(trainer.test_dataloaders ):\n    pass\n", [("test_dataloaders", "wrap")]),
+    (PL + "n = len(trainer.val_dataloaders)", [("val_dataloaders", "wrap")]),
+    (PL + "lr = trainer.tuner.lr_find(model)\n", [("lr_find", "tuner")]),
+    (PL + "from pytorch_lightning.loops.optimization.optimizer_loop import OptimizerLoop\n",
+     [("optimizer_loop", "internals")]),  # libcst sees the dotted name as attributes
+    # nothing to do
+    ("trainer.fit(model, train_dataloader=dl)\nx = trainer.root_gpu\n", []),  # no Lightning import
+    (PL + "trainer.fit(model, train_dataloaders=dl)\n", []),
+    (PL + "print(trainer.precision)\nm = trainer.model\n", []),
+    (PL + "runner.fit(model, train_dataloader=dl)\nx = runner.root_gpu\n", []),  # no trainer
+    (PL + "x = args.gpus\nself.model = net\nprint(trainer.max_epochs)\n", []),
+    (PL + "if args.precision == 16:\n    print(trainer.precision)\n", []),
+    (LOADERS_GUARDED, []),  # what LM003 and LM102 write: left alone
+    ("from pytorch_lightning import Trainer\nt = Trainer(gpus=args.gpus)\nself.model = net\nt.fit(self.model)\n", []),
+    (PL + "if self.trainer.fit_loop.max_steps == -1:\n    steps = 0\n", []),  # read: 2.x still has it
+    (PL + "loop.fit_loop.min_steps += 1\n", []),
+    (PL + "if trainer.val_dataloaders is None:\n    pass\n", []),
+    (PL + "ok = bool(trainer.test_dataloaders or [])\n", []),
+    (PL + "if self.trainer.precision not in precision_to_bits:\n    pass\n", []),
+    (PL + "same = trainer.precision == other.precision\n", []),
+    (PL + "self.max_steps = 3\nprint(self.trainer.fit_loop.min_steps)\n", []),
+])
+def test_find(text, expected):
+    found = sites(text)
+    assert [(s.target, s.action) for s in found] == expected
+    assert fix_acts(text, found) == bool(expected)
+
+
+def test_find_tune_statements():
+    text = ("import pytorch_lightning as pl\nt = pl.Trainer(auto_lr_find=True)\nt.tune(m)\nif x: t.tune(m)\n"
+            "a = 1; t.tune(m)\nt.tune(m); a = 1\nt.tune(m, unknown=1)\n")
+    found = sites(text)
+    # only a statement on its own line becomes Tuner calls; every trainer.tune() call is marked
+    assert [(s.line, s.action, s.data) for s in found] == [
+        (3, "tune", (True, False)), (3, "call", ("tune-mark",)), (4, "call", ("tune-mark",)),
+        (5, "call", ("tune-mark",)), (6, "call", ("tune-mark",)), (7, "call", ("tune-mark",))]
+    twice = text.replace("t = pl.Trainer(auto_lr_find=True)\n", "t = pl.Trainer(auto_lr_find=True)\n" * 2)
+    assert not any(s.action == "tune" for s in sites(twice))  # which Trainer is tuned: unknown
+
+
+def test_find_names_bound_to_a_trainer_and_wide_characters():
+    text = 'import pytorch_lightning as pl\nself.tr = pl.Trainer()\nx = "é"; g = self.tr.gpus\n'
+    assert [(s.line, s.col, s.target, s.action) for s in sites(text)] == [(3, 14, "gpus", "mark")]  # UTF-8 column
+    assert "TODO(lightmigrate): LM102 A.8: `trainer.gpus`" in transform_text(text, [RULE], "train.py").text
+
+
+def test_find_does_not_depend_on_the_other_files_of_the_project():
+    other = {"base.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"}
+    text = ("from base import Base\nimport pytorch_lightning as pl\n\n\nclass M(Base):\n    def f(self):\n"
+            "        return self.trainer.root_gpu, self.runner.root_gpu\n")
+    assert sites(text, "m.py", other) == sites(text) == [Site(7, 15, "root_gpu", "rename")]
+
+
+def test_prefilter_needs_a_lightning_import_in_the_text():
+    assert not RULE.may_apply("def step(trainer):\n    return trainer.root_gpu\n")
+    assert RULE.may_apply("import lightning.pytorch as pl\nx = trainer.root_gpu\n")
