@@ -9,6 +9,11 @@ becomes ``accelerator="gpu", devices=N`` (``gpus=0``/``None`` meant the CPU and 
 What cannot be rewritten faithfully gets a marker; the silent default changes (B-1: the
 accelerator default, T22: ``ddp_spawn`` becomes ``ddp``) are one NOTE per ``Trainer(...)`` call.
 The argument mapping itself lives in :mod:`lightmigrate.catalog.trainer_args`.
+
+``find`` decides on Python's ``ast``: which calls make a Lightning Trainer, what the mapping does
+to their arguments (a call or dict it would leave as it is, unmarked and without a note, is no
+site), which fit calls take a moved ``resume_from_checkpoint``. ``fix`` finds the libcst nodes at
+the sites' positions and rewrites them with the same mapping.
 """
 
 from __future__ import annotations
@@ -346,9 +351,16 @@ class _Transformer(PrunedTransformer):
             finder = _ResumeValues(self.locate, trainers)
             walk(module, finder)
             self.resume_values = finder.values
-        self.root = lightning_root(module)
+        self._root: Optional[str] = None
         self.imports: List[Tuple[str, str]] = []
         self.pending: List[List[str]] = [[]]
+
+    @property
+    def root(self) -> str:
+        """The Lightning package the file imports from (for the imports the fix adds)."""
+        if self._root is None:
+            self._root = lightning_root(self.module)
+        return self._root
 
     def _site(self, node: cst.Call) -> Optional[Site]:
         name = cst_last_name(node.func)

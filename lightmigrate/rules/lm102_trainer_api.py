@@ -13,12 +13,16 @@ bound to ``Trainer(...)`` in the file):
 - ``fit(train_dataloader=)``, ``validate(val_dataloaders=)``, ``test(test_dataloaders=)`` keywords
   (A.8), legacy attributes such as ``root_gpu`` or ``training_type_plugin`` (A.8);
 - everything else removed (loop setters, ``reset_*_dataloader``, ``amp_backend``, ...) is marked.
+
+``find`` decides on Python's ``ast`` (which expressions are a Trainer, which reads of the loader
+lists need wrapping, which ``tune()`` statements have a known plan); ``fix`` rewrites or marks the
+libcst nodes at the sites' positions.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -30,6 +34,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     NOT_LITERAL,
     LightningImports,
     Locator,
+    Place,
     Text,
     call_args,
     cst_last_name,
@@ -37,6 +42,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     hashable,
     is_lightning_trainer,
     literal as ast_literal,
+    statements,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer
 
@@ -88,6 +94,8 @@ FIT_KEYWORDS = {"fit": {"train_dataloader": "train_dataloaders"},
                 "test": {"test_dataloaders": "dataloaders"}}
 PRECISION_VALUES = {k: v for k, v in PRECISION.items()}
 LOADER_ATTRS = frozenset({"val_dataloaders", "test_dataloaders"})
+# The attributes ``<value>.attr`` the rule may rewrite or mark wherever they are read.
+ACTED_ATTRS = frozenset({*LOOP_INTERNALS, "loaders", *RENAMES, *MARKED, "data_parallel", "prediction_writer_callbacks"})
 RUN_METHODS = ("fit", "validate", "test", "predict")
 LIST_CALLS = ("len", "enumerate", "list", "tuple", "zip", "iter", "sorted")  # their loaders arguments are wrapped
 # The parameters of 1.9's ``Trainer.tune``, in order.
@@ -112,48 +120,34 @@ def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
 
 # --- find: on Python's ast ---------------------------------------------------------------------
 
-Place = Tuple[int, int]
-
-
 def _place(node: ast.AST) -> Place:
     return (node.lineno, node.col_offset)
 
 
-class _TrainerNames(ast.NodeVisitor):
+class _TrainerNames:
     """Targets bound to Lightning ``Trainer(...)`` calls (``t = Trainer(...)``), as written: in
     any function (they make ``t.<attribute>`` a Trainer's), and per function with the count of
     such bindings and the tuner flags of the call (for ``t.tune(...)``)."""
 
-    def __init__(self, imports: LightningImports, text: Text) -> None:
-        self.imports = imports
-        self.text = text
+    def __init__(self, imports: LightningImports, text: Text, tree: ast.Module) -> None:
         self.names: Set[str] = set()
         self.scoped: Dict[Tuple[Place, str], Tuple[Any, Any, bool]] = {}  # -> (auto_lr_find, auto_scale_batch_size, spread)
         self.counts: Dict[Tuple[Place, str], int] = {}
-        self.scope: List[Place] = [(0, 0)]
-
-    def _function(self, node) -> None:
-        self.scope.append(_place(node))
-        self.generic_visit(node)
-        self.scope.pop()
-
-    visit_FunctionDef = visit_AsyncFunctionDef = _function
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        value = node.value
-        if len(node.targets) == 1 and isinstance(value, ast.Call) and is_lightning_trainer(value.func, self.imports):
-            target = self.text.segment(node.targets[0])
-            key = (self.scope[-1], target)
+        for node, scope in statements(tree.body):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)
+                    and is_lightning_trainer(node.value.func, imports)):
+                continue
+            target = text.segment(node.targets[0])
+            key = (scope, target)
             self.counts[key] = self.counts.get(key, 0) + 1
-            args = call_args(value)
+            args = call_args(node.value)
             spread = any(a.star or a.keyword is None for a in args)
             flags = []
             for name in ("auto_lr_find", "auto_scale_batch_size"):
                 found = [a.value for a in args if a.keyword == name]
-                flags.append(ast_literal(found[-1], self.text) if found else False)
+                flags.append(ast_literal(found[-1], text) if found else False)
             self.names.add(target)
             self.scoped[key] = (flags[0], flags[1], spread)
-        self.generic_visit(node)
 
 
 def _alone_statements(tree: ast.AST, text: Text) -> Set[Place]:
@@ -211,7 +205,8 @@ class _Finder(ast.NodeVisitor):
     def __init__(self, names: _TrainerNames, text: Text, tree: ast.Module) -> None:
         self.names = names
         self.text = text
-        self.alone = _alone_statements(tree, text)
+        self.tree = tree
+        self.alone: Optional[Set[Place]] = None  # worked out at the first tune() statement
         self.scopes: List[Place] = [(0, 0)]
         self.functions: List[str] = []  # the code of the functions around
         self.sites: List[Site] = []
@@ -220,10 +215,11 @@ class _Finder(ast.NodeVisitor):
         self.sites.append(Site(node.lineno, node.col_offset, target, action, data))
 
     def is_trainer(self, node: ast.AST) -> bool:
+        """Whether ``node`` is a Trainer: named or an attribute ``trainer``, or bound to one."""
         if isinstance(node, ast.Name):
             return node.id == "trainer" or node.id in self.names.names
         if isinstance(node, ast.Attribute):
-            return node.attr == "trainer" or self.text.segment(node) in self.names.names
+            return node.attr == "trainer" or (bool(self.names.names) and self.text.segment(node) in self.names.names)
         return False
 
     def is_loaders(self, node: ast.AST) -> bool:
@@ -247,14 +243,25 @@ class _Finder(ast.NodeVisitor):
 
     def visit_Expr(self, node: ast.Expr) -> None:
         call = node.value
-        if (_place(node) in self.alone and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "tune"):
-            key = (self.scopes[-1], self.text.segment(call.func.value))
-            flags = self.names.scoped.get(key)
-            if flags is not None and self.names.counts.get(key) == 1 and not flags[2] and \
-                    _tune_plan_ok(call, flags[0], flags[1], self.text):
-                self.site(call, "tune", "tune", (hashable(flags[0]), hashable(flags[1])))
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "tune"
+                and self.is_alone(node)):
+            self.tune_statement(call)
         self.generic_visit(node)
+
+    def is_alone(self, statement: ast.stmt) -> bool:
+        if self.alone is None:
+            self.alone = _alone_statements(self.tree, self.text)
+        return _place(statement) in self.alone
+
+    def tune_statement(self, call: ast.Call) -> None:
+        """``t.tune(...)`` on a line of its own becomes Tuner calls when ``t`` is bound once, in
+        this function, to a Trainer call whose tuner flags are known."""
+        key = (self.scopes[-1], self.text.segment(call.func.value))
+        flags = self.names.scoped.get(key)
+        if flags is None or self.names.counts.get(key) != 1 or flags[2]:
+            return
+        if _tune_plan_ok(call, flags[0], flags[1], self.text):
+            self.site(call, "tune", "tune", (hashable(flags[0]), hashable(flags[1])))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
@@ -276,13 +283,15 @@ class _Finder(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)
-        action = self.attribute_action(node.value, node.attr, self.text.segment_before_attr(node))
-        if action is not None:
-            self.site(node, node.attr, action)
+        if node.attr in ACTED_ATTRS:
+            action = self.attribute_action(node.value, node.attr, lambda: self.text.segment_before_attr(node))
+            if action is not None:
+                self.site(node, node.attr, action)
 
-    def attribute_action(self, value: ast.AST, attr: str, value_code: str) -> Optional[str]:
-        """What the fix does to ``<value>.attr`` (None: nothing)."""
-        if attr in LOOP_INTERNALS and "loop" in value_code:
+    def attribute_action(self, value: ast.AST, attr: str, value_code: Callable[[], str]) -> Optional[str]:
+        """What the fix does to ``<value>.attr`` (None: nothing); ``value_code()``: the source of
+        ``value``."""
+        if attr in LOOP_INTERNALS and "loop" in value_code():
             return "internals"
         if (attr == "loaders" and isinstance(value, ast.Attribute) and value.attr == "train_dataloader"
                 and self.is_trainer(value.value)):
@@ -315,7 +324,9 @@ class _Finder(ast.NodeVisitor):
             value: ast.expr = ast.Name(parts[0])
             for p in parts[1:i]:
                 value = ast.Attribute(value, p)
-            action = self.attribute_action(value, parts[i], ".".join(parts[:i]))
+            if parts[i] not in ACTED_ATTRS:
+                continue
+            action = self.attribute_action(value, parts[i], lambda: ".".join(parts[:i]))
             if action is not None:
                 line, col = start()
                 self.sites.append(Site(line, col, parts[i], action))
@@ -405,9 +416,16 @@ class _Transformer(PrunedTransformer):
         self.tunes = {(s.line, s.col, s.target): s for s in sites if s.action == "tune"}  # statements
         self.attribute_names = frozenset(k[2] for k in [*self.attributes, *self.setters, *self.wraps])
         self.call_names = frozenset(k[2] for k in [*self.calls, *self.tunes])
-        self.root = lightning_root(module)
+        self._root: Optional[str] = None
         self.imports: List[Tuple[str, str]] = []
         self.pending: List[List[str]] = [[]]
+
+    @property
+    def root(self) -> str:
+        """The Lightning package the file imports from (for the imports the fix adds)."""
+        if self._root is None:
+            self._root = lightning_root(self.module)
+        return self._root
 
     def _find(self, table, node: cst.CSTNode, name: str):
         """The site of ``table`` at ``node`` (named ``name``), or None."""
@@ -763,8 +781,7 @@ class TrainerApiRule(Rule):
         if not imports.any():
             return []
         text = Text(source.text)
-        names = _TrainerNames(imports, text)
-        names.visit(source.tree)
+        names = _TrainerNames(imports, text, source.tree)
         finder = _Finder(names, text, source.tree)
         finder.visit(source.tree)
         return sorted(finder.sites, key=lambda s: (s.line, s.col))

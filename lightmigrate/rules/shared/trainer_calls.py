@@ -27,15 +27,33 @@ def is_lightning_module_name(modname: str) -> bool:
     return modname.split(".")[0] in ("pytorch_lightning", "lightning")
 
 
+Place = Tuple[int, int]  # (line, column) of an ast node
+
+
+def statements(body: List[ast.stmt], scope: Place = (0, 0)) -> Iterator[Tuple[ast.stmt, Place]]:
+    """Every statement of ``body`` and of the blocks inside it, in source order, with the place of
+    the innermost function around it ((0, 0) outside functions). Cheaper than a walk over every
+    node when only statements matter (imports, assignments)."""
+    for stmt in body:
+        yield stmt, scope
+        inner = (stmt.lineno, stmt.col_offset) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if block:
+                yield from statements(block, inner)
+        for part in getattr(stmt, "handlers", ()) or getattr(stmt, "cases", ()):
+            yield from statements(part.body, inner)
+
+
 class LightningImports:
     """Which local names refer to Lightning's Trainer (``from pytorch_lightning import Trainer
     as T``) or to a Lightning package or module (``import pytorch_lightning as pl``), from the
     imports anywhere in a file."""
 
-    def __init__(self, tree: ast.AST) -> None:
+    def __init__(self, tree: ast.Module) -> None:
         self.trainer_names: Set[str] = set()
         self.package_names: Set[str] = set()
-        for node in ast.walk(tree):
+        for node, _ in statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if is_lightning_module_name(alias.name):
