@@ -146,7 +146,7 @@ class _Facts(ast.NodeVisitor):
                 elif k.arg is None and isinstance(k.value, ast.Dict):
                     self.spread_dicts.append(k.value)
         elif isinstance(func, ast.Attribute) and func.attr == "fit":
-            self.fits.setdefault((self.scope[-1], self.text.segment(func.value)), []).append(node)
+            self.fits.setdefault((self.scope[-1], self.text.value_spelling(func)), []).append(node)
         elif isinstance(func, ast.Attribute) and func.attr in ARGPARSE_METHODS and (
                 dotted(func.value) or "").endswith("Trainer"):
             self.other_calls.append((node, "argparse"))

@@ -41,6 +41,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     cst_literal as literal,
     hashable,
     is_lightning_trainer,
+    dotted,
     literal as ast_literal,
     statements,
 )
@@ -214,16 +215,24 @@ class _Finder(ast.NodeVisitor):
     def site(self, node: ast.AST, target: str, action: str, data: Any = None) -> None:
         self.sites.append(Site(node.lineno, node.col_offset, target, action, data))
 
-    def is_trainer(self, node: ast.AST) -> bool:
-        """Whether ``node`` is a Trainer: named or an attribute ``trainer``, or bound to one."""
+    def is_trainer(self, node: ast.AST, outer: Optional[ast.Attribute] = None) -> bool:
+        """Whether ``node`` is a Trainer: named or an attribute ``trainer``, or bound to one as it
+        is spelled (``outer``: the attribute or call of which ``node`` is the value, to spell it
+        with its parentheses as libcst does)."""
         if isinstance(node, ast.Name):
             return node.id == "trainer" or node.id in self.names.names
         if isinstance(node, ast.Attribute):
-            return node.attr == "trainer" or (bool(self.names.names) and self.text.segment(node) in self.names.names)
+            if node.attr == "trainer":
+                return True
+            if not self.names.names:
+                return False
+            if outer is not None and hasattr(outer, "lineno"):
+                return self.text.value_spelling(outer) in self.names.names
+            return (dotted(node) or "") in self.names.names  # a module name of an import
         return False
 
     def is_loaders(self, node: ast.AST) -> bool:
-        return isinstance(node, ast.Attribute) and node.attr in LOADER_ATTRS and self.is_trainer(node.value)
+        return isinstance(node, ast.Attribute) and node.attr in LOADER_ATTRS and self.is_trainer(node.value, node)
 
     def wrap(self, node: ast.Attribute) -> None:
         self.site(node, node.attr, "wrap")
@@ -256,7 +265,7 @@ class _Finder(ast.NodeVisitor):
     def tune_statement(self, call: ast.Call) -> None:
         """``t.tune(...)`` on a line of its own becomes Tuner calls when ``t`` is bound once, in
         this function, to a Trainer call whose tuner flags are known."""
-        key = (self.scopes[-1], self.text.segment(call.func.value))
+        key = (self.scopes[-1], self.text.value_spelling(call.func))
         flags = self.names.scoped.get(key)
         if flags is None or self.names.counts.get(key) != 1 or flags[2]:
             return
@@ -267,9 +276,9 @@ class _Finder(ast.NodeVisitor):
         for target in node.targets:
             if not isinstance(target, ast.Attribute):
                 continue
-            if self.is_trainer(target.value) and target.attr == "model":
+            if self.is_trainer(target.value, target) and target.attr == "model":
                 self.site(target, target.attr, "setter", "model")
-            elif self.is_trainer(target.value) and target.attr in LOOP_SETTERS:
+            elif self.is_trainer(target.value, target) and target.attr in LOOP_SETTERS:
                 self.site(target, target.attr, "setter", "loop")
             elif (target.attr in _STEP_SETTERS and isinstance(target.value, ast.Attribute)
                   and target.value.attr == "fit_loop"):
@@ -284,19 +293,20 @@ class _Finder(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)
         if node.attr in ACTED_ATTRS:
-            action = self.attribute_action(node.value, node.attr, lambda: self.text.segment_before_attr(node))
+            action = self.attribute_action(node, lambda: self.text.segment_before_attr(node))
             if action is not None:
                 self.site(node, node.attr, action)
 
-    def attribute_action(self, value: ast.AST, attr: str, value_code: Callable[[], str]) -> Optional[str]:
-        """What the fix does to ``<value>.attr`` (None: nothing); ``value_code()``: the source of
-        ``value``."""
+    def attribute_action(self, node: ast.Attribute, value_code: Callable[[], str]) -> Optional[str]:
+        """What the fix does to the attribute ``node`` (None: nothing); ``value_code()``: the
+        source of its value."""
+        attr, value = node.attr, node.value
         if attr in LOOP_INTERNALS and "loop" in value_code():
             return "internals"
         if (attr == "loaders" and isinstance(value, ast.Attribute) and value.attr == "train_dataloader"
-                and self.is_trainer(value.value)):
+                and self.is_trainer(value.value, value)):
             return "loaders"
-        if not self.is_trainer(value):
+        if not self.is_trainer(value, node):
             return None
         if attr in RENAMES:
             return "rename"
@@ -321,12 +331,12 @@ class _Finder(ast.NodeVisitor):
         there as attributes, all starting where the name starts)."""
         parts = name.split(".")
         for i in range(1, len(parts)):
-            value: ast.expr = ast.Name(parts[0])
-            for p in parts[1:i]:
-                value = ast.Attribute(value, p)
             if parts[i] not in ACTED_ATTRS:
                 continue
-            action = self.attribute_action(value, parts[i], lambda: ".".join(parts[:i]))
+            node: ast.expr = ast.Name(parts[0])
+            for p in parts[1:i + 1]:
+                node = ast.Attribute(node, p)
+            action = self.attribute_action(node, lambda: ".".join(parts[:i]))
             if action is not None:
                 line, col = start()
                 self.sites.append(Site(line, col, parts[i], action))
@@ -346,7 +356,7 @@ class _Finder(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         self.generic_visit(node)
         left = node.left
-        if not (isinstance(left, ast.Attribute) and left.attr == "precision" and self.is_trainer(left.value)):
+        if not (isinstance(left, ast.Attribute) and left.attr == "precision" and self.is_trainer(left.value, left)):
             return
         values = []
         for op, comparator in zip(node.ops, node.comparators):
@@ -372,13 +382,13 @@ class _Finder(ast.NodeVisitor):
             return
         name, recv = func.attr, func.value
         if (name in ("lr_find", "scale_batch_size") and isinstance(recv, ast.Attribute) and recv.attr == "tuner"
-                and self.is_trainer(recv.value)):
+                and self.is_trainer(recv.value, recv)):
             # the data: whether the learning-rate suggestion gets a marker
             suggestion = name == "lr_find" and ("suggestion(" in self.text.text or any(
                 k.arg == "update_attr" and ast_literal(k.value, self.text) is not False for k in node.keywords))
             self.site(node, name, "tuner", suggestion)
             return
-        if not self.is_trainer(recv):
+        if not self.is_trainer(recv, func):
             return
         keywords = {k.arg for k in node.keywords if k.arg is not None}
         effects = []

@@ -323,3 +323,9 @@ def test_prefilter_needs_a_lightning_import_in_the_text():
     # an import spelled with fullwidth letters is Python's `lightning`, but libcst reads names as
     # written: the rule left such files alone, and its prefilter still does
     assert not RULE.may_apply("import pytorch_ｌｉｇｈｔｎｉｎｇ as pl\ntrainer = pl.Trainer(gpus=1)\n")
+
+
+def test_find_resume_receivers_are_spelled_with_their_parentheses():
+    text = "import pytorch_lightning as pl\nt = pl.Trainer(resume_from_checkpoint=c)\n(t).fit(m)\n"
+    assert [s.action for s in sites(text)] == ["call"]  # `(t)` is not spelled `t`: marked, not moved
+    assert "T6:" in transform_text(text, [RULE], "train.py").text

@@ -244,3 +244,11 @@ def test_find_does_not_depend_on_the_other_files_of_the_project():
 def test_prefilter_needs_a_lightning_import_in_the_text():
     assert not RULE.may_apply("def step(trainer):\n    return trainer.root_gpu\n")
     assert RULE.may_apply("import lightning.pytorch as pl\nx = trainer.root_gpu\n")
+
+
+def test_find_spells_receivers_with_their_parentheses_as_libcst_does():
+    # `self.tr` is bound to a Trainer; `(self.tr)` is another spelling, which the rule never took
+    # for a Trainer (a name in parentheses is still that name)
+    text = ("import pytorch_lightning as pl\nself.tr = pl.Trainer()\nt = pl.Trainer()\n"
+            "a = (self.tr).gpus\nb = self.tr.gpus\nc = (t).gpus\n")
+    assert [(s.line, s.target) for s in sites(text)] == [(5, "gpus"), (6, "gpus")]

@@ -177,6 +177,15 @@ class Text:
         seg = self.segment(node)
         return seg[:-len(node.attr)] if seg.endswith(node.attr) else seg
 
+    def value_spelling(self, node: ast.Attribute) -> str:
+        """The source of ``node.value`` as libcst spells it: with the parentheses around it
+        (``(t)`` in ``(t).fit``), which ``ast`` leaves out of the value's own position."""
+        value = node.value
+        if (node.lineno, node.col_offset) == (value.lineno, value.col_offset):
+            return self.segment(value)
+        head = self.segment_before_attr(node)  # "(t) ." : the value ends at its last parenthesis
+        return head[:head.rfind(")") + 1] or self.segment(value)
+
     def segment_with_decorators(self, node: ast.AST) -> str:
         """The lines of a function or class, its decorators included."""
         first = min([d.lineno for d in getattr(node, "decorator_list", ())] + [node.lineno])
