@@ -250,8 +250,7 @@ def _env_strings(text: Text) -> List[Site]:
     """Sites for the string literals that name an environment variable 2.0 removed."""
     if not any(v in text.text for v in REMOVED_ENV_VARS):
         return []
-    return [Site(line, col, value, "env") for line, col, value in text.string_tokens()
-            if isinstance(value, str) and value in REMOVED_ENV_VARS]
+    return [Site(line, col, value, "env") for line, col, value in text.string_literals(REMOVED_ENV_VARS)]
 
 
 def _comma_like(items) -> cst.Comma:

@@ -329,3 +329,12 @@ def test_find_resume_receivers_are_spelled_with_their_parentheses():
     text = "import pytorch_lightning as pl\nt = pl.Trainer(resume_from_checkpoint=c)\n(t).fit(m)\n"
     assert [s.action for s in sites(text)] == ["call"]  # `(t)` is not spelled `t`: marked, not moved
     assert "T6:" in transform_text(text, [RULE], "train.py").text
+
+
+def test_find_removed_env_vars_inside_f_string_fields():
+    # libcst sees the strings inside an f-string's replacement fields (not its text) as strings
+    text = ("import pytorch_lightning as pl\nprint(f\"PL_RECONCILE_PROCESS={os.environ.get('PL_RECONCILE_PROCESS')}\")\n"
+            "x = 'é'; y = f\"é{'PL_FAULT_TOLERANT_TRAINING'}\"\n")
+    assert [(s.line, s.col, s.target) for s in sites(text)] == [
+        (2, 45, "PL_RECONCILE_PROCESS"), (3, 19, "PL_FAULT_TOLERANT_TRAINING")]  # as ast places them
+    assert transform_text(text, [RULE], "train.py").text.count("T31:") == 2

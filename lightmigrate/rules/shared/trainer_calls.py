@@ -232,20 +232,41 @@ class Text:
             return False
         return strings == 1
 
-    def string_tokens(self) -> Iterator[Tuple[int, int, Any]]:
-        """Every string literal token of the text: (line, byte column, value); f-strings have
-        no value here (None)."""
+    def string_literals(self, wanted: Tuple[str, ...]) -> Iterator[Tuple[int, int, str]]:
+        """The string literals of the text (libcst's SimpleStrings: the string tokens, and the
+        strings inside the replacement fields of f-strings) whose value is one of ``wanted``:
+        (line, byte column, value)."""
         try:
             for tok in tokenize.generate_tokens(io.StringIO(self.text).readline):
-                if tok.type == tokenize.STRING:
-                    try:
-                        value = ast.literal_eval(tok.string)
-                    except (ValueError, SyntaxError):
-                        value = None
-                    line, col = tok.start
+                if tok.type != tokenize.STRING or not any(w in tok.string for w in wanted):
+                    continue
+                line, col = tok.start
+                try:
+                    value = ast.literal_eval(tok.string)
+                except (ValueError, SyntaxError):  # an f-string
+                    yield from self._nested_strings(tok.string, line, self.byte_col(line, col), wanted)
+                    continue
+                if isinstance(value, str) and value in wanted:
                     yield line, self.byte_col(line, col), value
         except (tokenize.TokenError, SyntaxError):
             return
+
+    def _nested_strings(self, code: str, line: int, col: int, wanted) -> Iterator[Tuple[int, int, str]]:
+        """The strings inside the replacement fields of the f-string ``code``, which starts at
+        (``line``, byte ``col``) of the text."""
+        try:
+            tree = ast.parse(code, mode="eval")
+        except SyntaxError:
+            return
+        parts = Text(code)
+        literal_parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and id(node) not in literal_parts and isinstance(node.value, str)
+                    and node.value in wanted and parts.one_string(node)):
+                if node.lineno == 1:
+                    yield line, col + node.col_offset, node.value
+                else:
+                    yield line + node.lineno - 1, node.col_offset, node.value
 
 
 def literal(node: ast.AST, text: Text) -> Any:
