@@ -31,6 +31,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     NOT_LITERAL,
     LightningImports,
     Locator,
+    Place,
     Text,
     call_args,
     cst_last_name,
@@ -100,10 +101,10 @@ class _Facts(ast.NodeVisitor):
     def __init__(self, imports: LightningImports, text: Text) -> None:
         self.imports = imports
         self.text = text
-        self.scope: List[Tuple[int, int]] = [(0, 0)]
+        self.scope: List[Place] = [(0, 0)]  # the functions around (their places)
         self.trainer_calls: List[ast.Call] = []
-        self.resume: Dict[Tuple[Tuple[int, int], str], List[ast.Call]] = {}  # (scope, target) -> Trainer calls
-        self.fits: Dict[Tuple[Tuple[int, int], str], List[ast.Call]] = {}
+        self.resume: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, target) -> Trainer calls
+        self.fits: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, receiver) -> fit calls
         self.spread_names: Set[str] = set()
         self.spread_dicts: List[ast.Dict] = []  # Trainer(**{...})
         self.assigned_dicts: List[Tuple[Set[str], ast.Dict]] = []  # name = {...}
@@ -166,11 +167,11 @@ class _Facts(ast.NodeVisitor):
                             self.argparse_options.append(name)
         self.generic_visit(node)
 
-    def resume_plans(self) -> Tuple[Set[Tuple[int, int]], Dict[Tuple[int, int], ast.Call]]:
+    def resume_plans(self) -> Tuple[Set[Place], Dict[Place, ast.Call]]:
         """The Trainer calls (by position) whose resume_from_checkpoint moves to their fit calls,
         and those fit calls (by position) -> their Trainer call."""
-        moved: Set[Tuple[int, int]] = set()
-        fit_trainers: Dict[Tuple[int, int], ast.Call] = {}
+        moved: Set[Place] = set()
+        fit_trainers: Dict[Place, ast.Call] = {}
         for key, calls in self.resume.items():
             fits = self.fits.get(key, [])
             if len(calls) != 1 or not fits or not all(_fit_can_take_ckpt(f) for f in fits):
@@ -199,7 +200,7 @@ class _Facts(ast.NodeVisitor):
         return list({_place(d): d for d in found}.values())
 
 
-def _place(node: ast.AST) -> Tuple[int, int]:
+def _place(node: ast.AST) -> Place:
     return (node.lineno, node.col_offset)
 
 

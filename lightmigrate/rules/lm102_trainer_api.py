@@ -443,7 +443,6 @@ class _Transformer(PrunedTransformer):
             return None
         return table.get((*self.locate(node), name))
 
-
     # statements collect markers
     def _push(self, node) -> bool:
         self.pending.append([])
