@@ -85,7 +85,7 @@ def test_files_no_gate_can_need_are_never_parsed(tmp_path, parsed, jobs):
     assert out["torchy.py"] == out["no_import.py"] == ("", None, 0, [], [])
     if jobs == 1:  # (on two processes, the parses happen elsewhere)
         # (LM301, the only rule TORCHY's text triggers, now finds its sites on the ast without a
-        # text gate, so TORCHY is parsed; the prefilter of LM101/LM102 needs "lightning": NO_IMPORT is not)
+        # text gate, so TORCHY is parsed; NO_IMPORT lacks "lightning", which the prefilter of LM101/LM102 needs)
         assert CHILD in parsed and TORCHY in parsed and NO_IMPORT not in parsed
 
 
