@@ -9,7 +9,6 @@ from lightmigrate.engine.transform import transform_text
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext
 from lightmigrate.rules.lm301_log_dict import LogDictRule
-from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
 
 
 def test_subclasses_see_classes_added_after_a_lookup():
@@ -49,32 +48,6 @@ def test_log_dict_gate_follows_the_hierarchy_across_files():
     out = transform_text(files["train.py"], [rule], "train.py", index)
     assert 'self.log_dict({"train/loss": batch})' in out.text
     assert not transform_text(files["plain.py"], [rule], "plain.py", index).changed
-
-
-def test_loggers_cli_gate():
-    rule = LoggersCliRule()
-    index = _index({"dm.py": "import lightning.pytorch as pl\nclass DM(pl.LightningDataModule):\n    pass\n",
-                    "sub.py": "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n",
-                    "other.py": "class Data:\n    def get_batch_shape(self):\n        return self.size()\n"})
-    # a CometLogger / ProgressBar / LightningCLI call is needed, by its name or by an alias the
-    # import binds; the import alone (or a subclass) is not: the rule changes calls only
-    for text in ("from pytorch_lightning.loggers import CometLogger\nlog = CometLogger(save_dir='x')\n",
-                 "from pytorch_lightning.loggers import CometLogger as C\nlog = C(save_dir='x')\n",
-                 "import pytorch_lightning as pl\nbar = pl.callbacks.ProgressBar(refresh_rate=1)\n",
-                 "from pytorch_lightning import callbacks as cb\nbar = cb.ProgressBar()\n"):
-        assert rule.needed(text, RuleContext("x.py", index)), text
-        assert walk_acts(rule, text, "x.py", {"x.py": text}), text
-    for text in ("from pytorch_lightning.loggers import CometLogger\n",
-                 "from pytorch_lightning.callbacks import ProgressBar\n\n\nclass Bar(ProgressBar):\n    pass\n",
-                 "from pytorch_lightning.loggers import CometLogger as C\nlog = make(C, save_dir='x')\n"):
-        assert not rule.needed(text, RuleContext("x.py", index)), text
-        assert not walk_acts(rule, text, "x.py", {"x.py": text}), text  # the walk, with no gate to stop it
-    assert rule.needed("monitor.lr_sch_names\n", RuleContext("x.py", index))
-    sub = "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n"
-    assert rule.needed(sub, RuleContext("sub.py", index))
-    assert not rule.needed("class Sub(DM): ...\n", RuleContext("sub.py", index))  # nothing to mark
-    assert not rule.needed("class Data:\n    def f(self):\n        return self.size()\n", RuleContext("other.py", index))
-    assert "TODO(lightmigrate): LM203" in transform_text(sub, [rule], "sub.py", index).text
 
 
 def test_classes_in_path_matches_a_scan_of_every_class_and_follows_additions():
