@@ -273,6 +273,14 @@ from .find_imports import check_find, sites_of  # noqa: E402
     ("from pytorch_lightning import core as C\n\nx = C.memory\n", True),
     ("from pytorch_lightning.loggers import LoggerCollection\n", True),
     ("import lightning.pytorch as pl\n\nx = pl.Trainer.add_argparse_args\n", True),
+    # an ``elif`` is a statement of its own in libcst; a comment indented as the ``if`` body
+    # above it is that block's footer
+    ("def f(trainer):\n    if x:\n        pass\n    # TODO(lightmigrate): LM101 x\n    elif trainer.root_gpu:\n"
+     "        pass\n", False),
+    ("def f(trainer):\n    if x:\n        pass\n        # TODO(lightmigrate): LM101 x\n    elif trainer.root_gpu:\n"
+     "        pass\n", True),
+    ("def f(trainer):\n    if x:\n        pass\n    # TODO(lightmigrate): LM101 x\n    else:\n"
+     "        trainer.root_gpu\n", True),
     # a marker right above the first statement (in libcst's module header) marks it
     ("# TODO(lightmigrate): LM202 x\nfrom pytorch_lightning.loggers import LoggerCollection\n", False),
     ("# TODO(lightmigrate): LM202 x\n\nfrom pytorch_lightning.loggers import LoggerCollection\n", True),

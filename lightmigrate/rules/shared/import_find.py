@@ -136,12 +136,17 @@ def _walk_field(value) -> Iterator[ast.AST]:
                 yield from ast.walk(item)
 
 
+def _elif(stmt: ast.If, lines: Lines) -> bool:
+    """Whether the ``else`` of ``stmt`` is an ``elif``."""
+    return len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) \
+        and lines.line(stmt.orelse[0].lineno).lstrip().startswith("elif")
+
+
 def _last_block(stmt: ast.AST, lines: Lines) -> Optional[List[ast.stmt]]:
     """The block that ends a compound statement (its last body, ``else``, ``finally``,
-    ``except`` clause or ``case``), or None (a simple statement, or an ``elif`` chain's end is
-    that of the inner ``if``)."""
-    if isinstance(stmt, ast.If) and len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If) \
-            and lines.line(stmt.orelse[0].lineno).lstrip().startswith("elif"):
+    ``except`` clause or ``case``), or None for a simple statement (an ``elif`` chain ends
+    with the inner ``if``)."""
+    if isinstance(stmt, ast.If) and _elif(stmt, lines):
         return _last_block(stmt.orelse[0], lines)
     for name in ("finalbody", "orelse"):
         if getattr(stmt, name, None):
@@ -179,6 +184,8 @@ class Comments:
             handlers = getattr(node, "handlers", None)
             if handlers:  # the block before the first ``except`` is the ``try`` body
                 self.previous[id(handlers[0])] = node
+            if isinstance(node, ast.If) and _elif(node, lines):  # (libcst: an ``elif`` is a statement)
+                self.previous[id(node.orelse[0])] = node
         first = tree.body[0] if tree.body else None
         self.first = first
         self.header: List[str] = self._run(first_line(first)) if first is not None else []
@@ -206,6 +213,8 @@ class Comments:
             return []
         if isinstance(node, ast.ExceptHandler) and not isinstance(before, ast.ExceptHandler):
             block: Optional[List[ast.stmt]] = before.body  # type: ignore[attr-defined]  # the ``try`` body
+        elif isinstance(before, ast.If) and before.orelse and before.orelse[0] is node:
+            block = before.body  # the ``if`` body before an ``elif``
         else:
             block = _last_block(before, self.lines)
         out: List[int] = []  # outermost first

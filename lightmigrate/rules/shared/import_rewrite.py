@@ -86,17 +86,6 @@ def new_path(path: str) -> Optional[Tuple[Optional[str], Entry]]:
     return (to_absolute(new_rel, rel[0]) if new_rel is not None else None), entry
 
 
-def reaches(facts, handles: Callable[[Entry], bool]) -> bool:
-    """Whether some name the file reaches through a Lightning import (``FileFacts.reached``:
-    the imports and dotted uses this module looks up, and more) has a table entry that
-    ``handles`` accepts: the gates' form of the question the rewrite asks of each of them."""
-    for path in facts.reached:
-        found = new_path(path)
-        if found is not None and handles(found[1]):
-            return True
-    return False
-
-
 def add_marker_once(node, code: str, why: str):
     """``add_marker`` that allows several different markers of one rule on a statement (one
     per removed name), each added once."""
