@@ -17,17 +17,16 @@ A statement that already carries a marker from another rule is left alone.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.cst.helpers import add_marker, dotted_name, module_text
-from lightmigrate.analysis.facts import ast_dotted, file_facts, nodes_of, parse_tree
+from lightmigrate.cst.helpers import add_marker, dotted_name
+from lightmigrate.analysis.facts import ast_dotted, ast_nodes
 from lightmigrate.catalog.removed import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.gates import (DottedTable, RootedTable, attribute_read, import_path_words, imports_pl_root,
-                                      marker_in_head)
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.import_find import Comments, Lines, statement_nodes
 from lightmigrate.catalog.spec import rows_by_id
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
@@ -38,15 +37,6 @@ STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.ExceptHand
 SCOPED = ("LightningModule", "LightningDataModule", "Trainer")  # class-level entries (``Trainer.x``)
 
 
-
-
-# For the gate: every catalogue name is a run of components of the dotted name it matches.
-# Plain names match a prefix of the root-relative name; scoped ones (``Trainer.add_argparse_args``)
-# may also match further in (``trainer.trainer.Trainer.add_argparse_args``).
-NAMES_TABLE = RootedTable(k for k in NAMES if k.split(".")[0] not in SCOPED)
-SCOPED_NAMES_TABLE = DottedTable(k for k in NAMES if k.split(".")[0] in SCOPED)
-_TRAINER_ATTR_NAMES = frozenset(TRAINER_ATTRS)
-_TRAINER_KWARG_NAMES = frozenset(TRAINER_KWARGS)
 
 
 def _relative(full: str) -> Optional[str]:
@@ -74,16 +64,6 @@ def lookup_name(full: str) -> Optional[Tuple[str, Entry]]:
         if key in NAMES:
             return key, NAMES[key]
     return None
-
-
-def _reaches_catalogue(facts) -> bool:
-    """Whether some name ``_may_offend_here`` looks up through the imports may be in the
-    catalogue (``lookup_name``): ``facts.modules`` holds every module an import names and
-    ``module.name`` of each ``from`` import, and ``facts.reached`` every dotted use of a name
-    an absolute Lightning import binds, spelled through that import (a superset of the paths
-    ``_ast_aliases`` gives)."""
-    return any(lookup_name(path) is not None for path in facts.modules) or \
-        any(lookup_name(path) is not None for path in facts.reached)
 
 
 def _hint(entry: Entry) -> str:
@@ -132,8 +112,14 @@ class _Aliases(cst.CSTVisitor):
 
 
 class _Marker(PrunedTransformer):
-    def __init__(self, aliases: Dict[str, str]) -> None:
+    """Marks the statements that start at the ``lines`` of the sites (``ast`` numbering: a
+    decorated definition starts at ``def``), each with the removed APIs it uses."""
+
+    def __init__(self, aliases: Dict[str, str], module: cst.Module, ctx: RuleContext, lines: FrozenSet[int]) -> None:
         self.aliases = aliases
+        self.module = module
+        self.ctx = ctx
+        self.lines = lines
         self.stack: List[Dict[str, str]] = []  # per open statement: offence key -> text
         self.inner: set = set()  # ids of Attribute nodes inside a chain already checked
         self.in_import = 0
@@ -142,9 +128,9 @@ class _Marker(PrunedTransformer):
     def _push(self) -> None:
         self.stack.append({})
 
-    def _pop(self, updated):
+    def _pop(self, original, updated):
         found = self.stack.pop()
-        if not found or _has_any_marker(updated):
+        if not found or _has_any_marker(updated) or self.ctx.position(self.module, original)[0] not in self.lines:
             return updated
         why = "removed in Lightning 2.x: " + "; ".join(found.values()) + f" (see {GUIDE})"
         return add_marker(updated, CODE, why)
@@ -157,7 +143,7 @@ class _Marker(PrunedTransformer):
     def on_leave(self, original: cst.CSTNode, updated):
         result = super().on_leave(original, updated)
         if isinstance(original, STATEMENTS):
-            return self._pop(result)
+            return self._pop(original, result)
         return result
 
     def _offend(self, key: str, text: str) -> None:
@@ -244,7 +230,7 @@ def _covered_rows() -> Dict[str, Handling]:
     return {row: Handling.MARKED for row in sorted(rows)}
 
 
-class RemovedApiRule(GatedRule):
+class RemovedApiRule(Rule):
     code = CODE
     name = "removed-api"
     summary = "Last resort: marks any remaining use of a 1.x import, Trainer argument or Trainer attribute that 2.x removed."
@@ -321,153 +307,128 @@ print(trainer.num_devices, trainer.strategy)
         ),
     )
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        facts = file_facts(text)
-        if not facts.parsed or marker_in_head(text):  # apply moves a header marker onto the first statement
-            return True
-        if not self._may_offend(facts, text):
-            return False
-        # The words above may belong to other expressions (``self.trainer`` and ``self.tune``),
-        # and often every use left is on a statement another rule already marked (LM101 marks
-        # ``Trainer.add_argparse_args``), which this rule leaves alone: look closer.
-        return not all_offences_marked(text)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # One site per statement (or ``except`` clause) that uses a removed API and carries no
+        # marker yet, of any rule.
+        return _Find(source).sites
 
-    @staticmethod
-    def _may_offend(facts, text: str) -> bool:
-        # ``trainer.<attr>`` / ``<expr>.trainer.<attr>``, whatever the imports (read from the
-        # text: the attribute right after a name or attribute ``trainer``)
-        hits = _TRAINER_ATTR_NAMES & facts.attributes
-        if hits and ("trainer" in facts.names or "trainer" in facts.attributes) and \
-                attribute_read(text, hits, frozenset()):
-            return True
-        # everything else is reached through an import of pytorch_lightning / lightning
-        if not imports_pl_root(facts):
-            return False
-        if (NAMES_TABLE.may_reach(facts) or SCOPED_NAMES_TABLE.may_reach(import_path_words(facts))) and \
-                _reaches_catalogue(facts):
-            return True
-        # ``Trainer(gpus=...)``: the callee is ``...Trainer`` or an imported name (an alias)
-        return any((callee == "Trainer" or callee in facts.imported) and not kws.isdisjoint(_TRAINER_KWARG_NAMES)
-                   for callee, kws in facts.call_keywords.items())
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         aliases = _Aliases()
         walk(module, aliases)
-        if not aliases.names and "trainer" not in module_text(module):
-            return module
-        return transform(_marker_out_of_header(module), _Marker(aliases.names))
+        start = _marker_out_of_header(module)
+        return transform(start, _Marker(aliases.names, start, ctx, frozenset(s.line for s in sites)))
 
 
 # ---------------------------------------------------------------------------------------------
-# For the gate: are all the uses this rule could mark on statements that already carry a marker?
-# Read from Python's ``ast`` (no libcst), erring towards "no": a use counts as marked only when
-# its statement begins its line and the line right above is a marker comment at the same
-# indentation, which libcst always makes part of that statement's leading lines.
+# find: the statements ``_Marker`` marks, on Python's ``ast``
 
 
-def _ast_aliases(tree: ast.AST) -> Dict[str, Set[str]]:
-    """Every path each local name may stand for (``_Aliases`` keeps the last; this keeps all)."""
-    names: Dict[str, Set[str]] = {}
-    for node in nodes_of(tree):
+def _aliases(tree: ast.Module) -> Dict[str, str]:
+    """``_Aliases`` on ``ast``: the local names Lightning imports bind (the last binding of a
+    name wins, in source order)."""
+    names: Dict[str, str] = {}
+    imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    imports.sort(key=lambda n: (n.lineno, n.col_offset))
+    for node in imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 full = alias.name
                 if _relative(full) is None and full != "lightning":
                     continue
-                local = alias.asname or full.split(".")[0]
-                names.setdefault(local, set()).add(full if alias.asname else local)
-        elif isinstance(node, ast.ImportFrom):
+                if alias.asname:
+                    names[alias.asname] = full
+                else:
+                    head = full.split(".")[0]
+                    names[head] = head
+        else:
             if node.level or not node.module or any(a.name == "*" for a in node.names):
                 continue
             if _relative(node.module) is None and node.module != "lightning":
                 continue
             for alias in node.names:
-                names.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return names
 
 
-def _may_offend_here(node: ast.AST, aliases: Dict[str, Set[str]]) -> bool:
-    """Whether ``_Marker`` could record an offence at ``node`` (a superset)."""
-    if isinstance(node, ast.Import):
-        return any(lookup_name(alias.name) is not None for alias in node.names)
-    if isinstance(node, ast.ImportFrom):
-        if node.level or not node.module or _relative(node.module) is None:
-            return False
-        return lookup_name(node.module) is not None or any(
-            alias.name != "*" and lookup_name(f"{node.module}.{alias.name}") is not None for alias in node.names)
-    if isinstance(node, ast.Attribute):
-        value = node.value
-        if node.attr in TRAINER_ATTRS and ((isinstance(value, ast.Name) and value.id == "trainer")
-                                           or (isinstance(value, ast.Attribute) and value.attr == "trainer")):
-            return True
+class _Find:
+    """The sites of ``_Marker`` in one file: one per marking statement (``Site.line`` is where
+    libcst says it starts) that has an offence and no marker above it."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.sites: List[Site] = []
+        tree = source.tree
+        self.aliases = _aliases(tree)
+        if not self.aliases and "trainer" not in source.text:
+            return
+        inner: Set[int] = set()  # the chains inside a chain already looked up
+        offences = {id(node) for node in ast_nodes(tree) if self._offends(node, inner)}  # (a chain first)
+        if not offences:
+            return
+        lines = Lines(source.text)
+        offending: Dict[int, ast.AST] = {}  # id(marking statement) -> it, in source order
+        for node, place in statement_nodes(tree, lines, handlers=True):
+            if id(node) in offences:
+                offending.setdefault(id(place.statement), place.statement)
+        comments = Comments(tree, lines)
+        for statement in offending.values():
+            if not self._marked(statement, comments):
+                self.sites.append(Site(statement.lineno, statement.col_offset, "", "mark"))  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _marked(statement: ast.AST, comments: Comments) -> bool:
+        if statement is comments.first:
+            # the comment lines right above the first statement (its header's last run):
+            # ``_marker_out_of_header`` moves them onto it when one is a marker
+            run: List[str] = []
+            for text in reversed(comments.header):
+                if not text.strip():
+                    break
+                run.append(text)
+            return any(MARKER_PREFIX in text for text in run)
+        return any(MARKER_PREFIX in text for text in comments.above(statement))
+
+    def _full(self, node: ast.AST) -> Optional[str]:
         dotted = ast_dotted(node)
         if dotted is None:
-            return False
+            return None
         head, _, rest = dotted.partition(".")
-        return any(lookup_name(path + ("." + rest if rest else "")) is not None for path in aliases.get(head, ()))
-    if isinstance(node, ast.Call):
-        if not any(k.arg in TRAINER_KWARGS for k in node.keywords):
-            return False
-        # ``_Marker`` looks at the keywords of calls of a Lightning ``...Trainer`` reached
-        # through an import alias only
-        dotted = ast_dotted(node.func)
-        if dotted is None:
-            return True
-        head, _, rest = dotted.partition(".")
-        return any((path + ("." + rest if rest else "")).rsplit(".", 1)[-1] == "Trainer"
-                   for path in aliases.get(head, ()))
-    return False
+        if head not in self.aliases:
+            return None
+        full = self.aliases[head] + ("." + rest if rest else "")
+        if full.startswith("lightning.") and not full.startswith("lightning.pytorch"):
+            return None
+        return full
 
-
-def _marked(statement: ast.AST, lines: List[str]) -> bool:
-    decorators = getattr(statement, "decorator_list", None)
-    lineno = decorators[0].lineno if decorators else statement.lineno  # type: ignore[attr-defined]
-    if lineno < 2 or lineno > len(lines):
-        return False
-    line = lines[lineno - 1]
-    if decorators:
-        if not line.lstrip().startswith("@"):
-            return False
-    elif line[: statement.col_offset].strip():  # type: ignore[attr-defined]
-        return False  # not the first statement of its line (``if x: y``, ``a; b``)
-    indent = line[: len(line) - len(line.lstrip())]
-    above = lines[lineno - 2]
-    comment = above.lstrip()
-    if not comment.startswith("#") or MARKER_PREFIX not in comment or above[: len(above) - len(comment)] != indent:
-        return False
-    if '"""' in above or "'''" in above or (lineno >= 3 and lines[lineno - 3].endswith("\\")):
-        return False  # it might close a string
-    return True
-
-
-_TRY_STAR = getattr(ast, "TryStar", None)  # Python 3.11+
-
-
-def all_offences_marked(text: str) -> bool:
-    """True only when every statement where ``_Marker`` could find a removed API already
-    carries a marker, so it would add none (also when there is no such use at all)."""
-    if "\r" in text:
-        return False
-    tree = parse_tree(text)
-    if tree is None:
-        return False
-    lines = text.split("\n")
-    aliases = _ast_aliases(tree)
-    verdicts: Dict[int, bool] = {}
-    todo: List[Tuple[ast.AST, Optional[ast.AST]]] = [(tree, None)]
-    while todo:
-        node, statement = todo.pop()
-        if isinstance(node, ast.stmt) or (isinstance(node, ast.ExceptHandler) and not (
-                _TRY_STAR is not None and isinstance(statement, _TRY_STAR))):
-            statement = node  # (libcst's ``except*`` handler is part of its ``try`` statement)
-        if statement is not None and _may_offend_here(node, aliases):
-            key = id(statement)
-            if key not in verdicts:
-                verdicts[key] = _marked(statement, lines)
-            if not verdicts[key]:
+    def _offends(self, node: ast.AST, inner: Set[int]) -> bool:
+        kind = type(node)
+        if kind is ast.Import:
+            return any(lookup_name(alias.name) is not None for alias in node.names)  # type: ignore[attr-defined]
+        if kind is ast.ImportFrom:
+            module = node.module  # type: ignore[attr-defined]
+            if node.level or not module or _relative(module) is None:  # type: ignore[attr-defined]
                 return False
-        todo.extend((child, statement) for child in ast.iter_child_nodes(node))
-    return True
+            return lookup_name(module) is not None or any(
+                alias.name != "*" and lookup_name(f"{module}.{alias.name}") is not None
+                for alias in node.names)  # type: ignore[attr-defined]
+        if kind is ast.Attribute:
+            value = node.value  # type: ignore[attr-defined]
+            offends = False
+            if id(node) not in inner:
+                full = self._full(node)
+                offends = full is not None and lookup_name(full) is not None
+            if type(value) is ast.Attribute:
+                inner.add(id(value))
+            if node.attr in TRAINER_ATTRS and (  # type: ignore[attr-defined]
+                    (type(value) is ast.Name and value.id == "trainer")
+                    or (type(value) is ast.Attribute and value.attr == "trainer")):
+                offends = True
+            return offends
+        if kind is ast.Call:
+            if not any(k.arg in TRAINER_KWARGS for k in node.keywords):  # type: ignore[attr-defined]
+                return False
+            full = self._full(node.func)  # type: ignore[attr-defined]
+            return bool(full) and full.split(".")[-1] == "Trainer" and _relative(full) is not None
+        return False
 
 
 def _marker_out_of_header(module: cst.Module) -> cst.Module:

@@ -2,33 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+import ast
+from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from lightmigrate.analysis.facts import file_facts
-from lightmigrate.rules.shared.import_rewrite import ImportRewriter, drop_unused, reaches
+from lightmigrate.rules.shared.import_find import FileView, table_sites
+from lightmigrate.rules.shared.import_rewrite import ImportRewriter, drop_unused
 from lightmigrate.catalog.imports import ENTRIES, GUIDE, Entry
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.gates import RootedTable, import_path_words, imports_pl_root
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.cst.walk import transform
 from lightmigrate.cst.helpers import code_of
 
 CODE = "LM201"
 
 
+def _spawn_positional_why(old: str) -> str:
+    return (f"`{old.rsplit('.', 1)[-1]}` took `process_group_backend` as its 9th positional argument; "
+            f"`DDPStrategy` takes `model_averaging_period` there: pass it by keyword; see {GUIDE}")
+
+
+def _spawn_star_why(old: str) -> str:
+    return (f"`{old.rsplit('.', 1)[-1]}` defaulted to `start_method=\"spawn\"`; `DDPStrategy` defaults "
+            f"to \"popen\": make sure the `**` arguments hold `start_method=\"spawn\"`; see {GUIDE}")
+
+
+def _amp_why(old: str) -> str:
+    return (f"`{old.rsplit('.', 1)[-1]}` took precision 16 or \"bf16\"; 2.x `MixedPrecision` "
+            f"takes \"16-mixed\" or \"bf16-mixed\": convert this value; see {GUIDE}")
+
+
 def _spawn_fix(call: cst.Call, old: str) -> Tuple[cst.Call, Optional[str]]:
     """``DDPSpawnStrategy(...)`` -> ``DDPStrategy(start_method="spawn", ...)``."""
     positional = [a for a in call.args if a.keyword is None and not a.star]
     if len(positional) > 8:  # 1.9 binds the 9th positional to process_group_backend, 2.x to model_averaging_period
-        return call, (f"`{old.rsplit('.', 1)[-1]}` took `process_group_backend` as its 9th positional argument; "
-                      f"`DDPStrategy` takes `model_averaging_period` there: pass it by keyword; see {GUIDE}")
+        return call, _spawn_positional_why(old)
     if any(a.keyword is not None and a.keyword.value == "start_method" for a in call.args) or \
             any(a.star == "**" for a in call.args):
         if any(a.star == "**" for a in call.args) and not any(
                 a.keyword is not None and a.keyword.value == "start_method" for a in call.args):
-            return call, (f"`{old.rsplit('.', 1)[-1]}` defaulted to `start_method=\"spawn\"`; `DDPStrategy` defaults "
-                          f"to \"popen\": make sure the `**` arguments hold `start_method=\"spawn\"`; see {GUIDE}")
+            return call, _spawn_star_why(old)
         return call, None
     arg = cst.Arg(keyword=cst.Name("start_method"), value=cst.SimpleString('"spawn"'),
                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
@@ -54,8 +67,7 @@ def _amp_fix(call: cst.Call, old: str) -> Tuple[cst.Call, Optional[str]]:
             if code in ("'16-mixed'", '"16-mixed"', "'bf16-mixed'", '"bf16-mixed"'):
                 return call, None
             if code not in _PRECISION:
-                return call, (f"`{old.rsplit('.', 1)[-1]}` took precision 16 or \"bf16\"; 2.x `MixedPrecision` "
-                              f"takes \"16-mixed\" or \"bf16-mixed\": convert this value; see {GUIDE}")
+                return call, _amp_why(old)
             args[i] = a.with_changes(value=cst.parse_expression(_PRECISION[code]))
             return call.with_changes(args=args), None
     return call, None
@@ -73,6 +85,53 @@ CALL_FIXES = {"DDPSpawnStrategy": _spawn_fix, "DDPSpawnPlugin": _spawn_fix,
               "CombinedLoader": _combined_fix}
 
 
+# The same decisions on Python's ``ast`` (for ``find``): None when the fix leaves the call as
+# it is, ("rewrite", None) when it changes it, ("mark", why) when it marks it.
+Verdict = Optional[Tuple[str, Optional[str]]]
+
+
+def _spawn_check(call: ast.Call, old: str, text: str) -> Verdict:
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if len(positional) > 8:
+        return "mark", _spawn_positional_why(old)
+    has_start = any(k.arg == "start_method" for k in call.keywords)
+    if has_start:
+        return None
+    if any(k.arg is None for k in call.keywords):  # ``**kwargs``
+        return "mark", _spawn_star_why(old)
+    return "rewrite", None
+
+
+_MIXED = ("'16-mixed'", '"16-mixed"', "'bf16-mixed'", '"bf16-mixed"')
+
+
+def _amp_check(call: ast.Call, old: str, text: str) -> Verdict:
+    # the first argument when it is positional and not starred (a plain positional argument
+    # never follows a keyword), else ``precision=``
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        value = call.args[0]
+    else:
+        precision = next((k for k in call.keywords if k.arg == "precision"), None)
+        if precision is None:
+            return None
+        value = precision.value
+    code = ast.get_source_segment(text, value)
+    if code in _MIXED:
+        return None
+    if code not in _PRECISION:
+        return "mark", _amp_why(old)
+    return "rewrite", None
+
+
+def _combined_check(call: ast.Call, old: str, text: str) -> Verdict:
+    return ("rewrite", None) if any(k.arg == "loaders" for k in call.keywords) else None
+
+
+CALL_CHECKS = {"DDPSpawnStrategy": _spawn_check, "DDPSpawnPlugin": _spawn_check,
+               "NativeMixedPrecisionPlugin": _amp_check, "MixedPrecisionPlugin": _amp_check,
+               "CombinedLoader": _combined_check}
+
+
 _SPAWN_WHY = ("`{0}` is `DDPStrategy` in 2.x: this check or subclass now also matches plain DDP; compare "
               "`strategy._start_method == \"spawn\"` if the difference matters; see " + GUIDE)
 NON_CALL_WHYS = {name: _SPAWN_WHY.format(name) for name in ("DDPSpawnStrategy", "DDPSpawnPlugin")}
@@ -82,13 +141,7 @@ def moved(entry: Entry) -> bool:
     return entry.new is not None
 
 
-# For the gate: the moved names (root-relative), and the callee names whose calls get their
-# arguments fixed (through any import, Lightning or not: ``ImportRewriter.leave_Call``).
-MOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if moved(e))  # every ``old`` starts with "pl."
-_ALWAYS_FIXED = frozenset(CALL_FIXES) - {"CombinedLoader"}
-
-
-class MovedImportsRule(GatedRule):
+class MovedImportsRule(Rule):
     code = CODE
     name = "moved-imports"
     summary = "Moved and renamed 1.x modules, classes and functions become their 2.x names, in imports and every use."
@@ -133,25 +186,14 @@ class MovedImportsRule(GatedRule):
     )
     coverage = {row: Handling.REWRITTEN for row in sorted({e.row for e in ENTRIES if e.new is not None})}
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # A rewrite or marker needs a name the file reaches through an import of a Lightning
-        # root (an imported module, then attributes) that starts with a name the table moves,
-        # or a call of one of the CALL_FIXES names through any import (``CombinedLoader`` only
-        # changes with ``loaders=``). NON_CALL_WHYS names are in _ALWAYS_FIXED. The table's
-        # words are a cheap first test; then each name the file reaches is looked up as the
-        # rewrite looks it up.
-        facts = file_facts(text)
-        if not facts.parsed:
-            return True
-        words = import_path_words(facts)
-        if not _ALWAYS_FIXED.isdisjoint(words):
-            return True
-        if "CombinedLoader" in words and "loaders" in facts.keywords:
-            return True
-        return imports_pl_root(facts) and MOVED_TABLE.may_reach(facts) and reaches(facts, moved)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # The imports and dotted uses of names the table moves, reached through the file's
+        # imports, and the calls of the CALL_FIXES names through any import whose arguments
+        # change or get a marker.
+        return table_sites(FileView(source.tree, source.text), CODE, moved, CALL_CHECKS, NON_CALL_WHYS)
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES, NON_CALL_WHYS)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        only = frozenset(s.target for s in sites)
+        rewriter = ImportRewriter(CODE, module, moved, CALL_FIXES, NON_CALL_WHYS, only=only)
         out = transform(module, rewriter)
         return drop_unused(out, rewriter.info, rewriter.touched)
-

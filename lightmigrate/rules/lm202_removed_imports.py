@@ -3,20 +3,23 @@ what to do instead."""
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Optional
+import ast
+from typing import Dict, FrozenSet, List, Optional, Sequence
 
 import libcst as cst
 
 from lightmigrate.cst.walk import transform, PrunedTransformer
 
+from lightmigrate import MARKER_PREFIX
+from lightmigrate.analysis.facts import ast_dotted
 from lightmigrate.cst.helpers import add_marker, param_names
-from lightmigrate.analysis.facts import file_facts
-from lightmigrate.rules.shared.import_rewrite import ImportRewriter, dotted, reaches
+from lightmigrate.rules.shared.import_find import FileView, table_sites
+from lightmigrate.rules.shared.import_rewrite import ImportRewriter, dotted
 from lightmigrate.catalog.imports import ENTRIES, GUIDE, Entry
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.rules.shared.gates import RootedTable, import_path_words, imports_pl_root
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 
 CODE = "LM202"
+METHOD = "mark-method"  # the action of a site that marks a plugin method
 
 # R44/R45: methods of custom accelerator / strategy / precision-plugin subclasses that 2.x no
 # longer calls, or calls with other arguments, each with the packages whose classes had it in
@@ -38,34 +41,49 @@ def removed(entry: Entry) -> bool:
     return entry.new is None
 
 
-# For the gate: the removed names (root-relative).
-REMOVED_TABLE = RootedTable(e.old[3:] for e in ENTRIES if removed(e))  # every ``old`` starts with "pl."
+def _method_why(name: str, params: List[str], packages: FrozenSet[str]) -> Optional[str]:
+    """The marker for method ``name`` (positional parameters ``params``) of a class based on
+    classes of ``packages``, or None."""
+    if name in _PLUGIN_METHODS and not packages.isdisjoint(_PLUGIN_METHODS[name][2]):
+        row, what, _ = _PLUGIN_METHODS[name]
+        return f"`{name}` ({row}): {what}; see {GUIDE}"
+    if name in _OPT_IDX_METHODS and not packages.isdisjoint(_OPT_IDX_PACKAGES) and "optimizer_idx" in params:
+        return (f"`{name}` (R45): 2.x plugins and strategies no longer pass `optimizer_idx`: "
+                f"remove the parameter; see {GUIDE}")
+    return None
 
 
-def _may_mark_plugin_methods(facts, words) -> bool:
-    """A method ``_PluginMethods`` marks is defined, and a base of some class of the file is
-    reached through an import from a Lightning package, on a path that contains the package of
-    that method (accelerators for ``setup_environment``; strategies or plugins for the others)."""
-    packages = set()
-    for name in facts.defs.intersection(_PLUGIN_METHODS):
-        packages.update(_PLUGIN_METHODS[name][2])
-    if "optimizer_idx" in facts.params and not facts.defs.isdisjoint(_OPT_IDX_METHODS):
-        packages.update(_OPT_IDX_PACKAGES)
-    if not any(p.lstrip(".") in w for w in words for p in packages):
-        return False
-    for base in facts.bases:
-        head, _, rest = base.partition(".")
-        for path in facts.lightning_bindings.get(head, ()):
-            full = path + ("." + rest if rest else "")
-            if any(p in full for p in packages):
-                return True
-    return False
+def _plugin_method_sites(view: FileView) -> List[Site]:
+    """The methods ``_PluginMethods`` marks: of a class (at any depth) with a body block, based
+    on a class of a plugin package reached through the file's imports, that carry no LM202
+    marker yet. ``target`` is "Class.method"."""
+    sites: List[Site] = []
+    own = f"{MARKER_PREFIX} {CODE}"
+    for node in view.nodes:
+        if type(node) is not ast.ClassDef or not node.body or not view.lines.starts_line(node.body[0]):
+            continue
+        packages = frozenset().union(*(_packages_of(ast_dotted(b), view.paths) for b in node.bases))
+        if not packages:
+            continue
+        for item in node.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            params = [a.arg for a in (*item.args.posonlyargs, *item.args.args)]
+            if _method_why(item.name, params, packages) is None:
+                continue
+            if not any(own in comment for comment in view.comments.above(item)):
+                sites.append(Site(item.lineno, item.col_offset, f"{node.name}.{item.name}", METHOD))
+    return sites
 
 
 def _plugin_packages(expr: cst.BaseExpression, paths) -> FrozenSet[str]:
     """The plugin packages (``_PLUGIN_PACKAGES``) in the Lightning path of the base ``expr``;
     empty when it is not reached through a Lightning or Fabric import."""
-    path = dotted(expr)
+    return _packages_of(dotted(expr), paths)
+
+
+def _packages_of(path: Optional[str], paths: Dict[str, str]) -> FrozenSet[str]:
+    """The plugin packages in the Lightning path the dotted name ``path`` stands for."""
     if path is None:
         return frozenset()
     head, _, rest = path.partition(".")
@@ -80,8 +98,11 @@ def _plugin_packages(expr: cst.BaseExpression, paths) -> FrozenSet[str]:
 
 
 class _PluginMethods(PrunedTransformer):
-    def __init__(self, paths) -> None:
+    """Marks the methods ``only`` names ("Class.method")."""
+
+    def __init__(self, paths, only: FrozenSet[str]) -> None:
         self.paths = paths
+        self.only = only
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         packages = frozenset().union(*(_plugin_packages(b.value, self.paths) for b in updated.bases))
@@ -89,23 +110,15 @@ class _PluginMethods(PrunedTransformer):
             return updated
         items = list(updated.body.body)
         for i, item in enumerate(items):
-            if not isinstance(item, cst.FunctionDef):
+            if not isinstance(item, cst.FunctionDef) or f"{updated.name.value}.{item.name.value}" not in self.only:
                 continue
-            why: Optional[str] = None
-            name = item.name.value
-            if name in _PLUGIN_METHODS and not packages.isdisjoint(_PLUGIN_METHODS[name][2]):
-                row, what, _ = _PLUGIN_METHODS[name]
-                why = f"`{name}` ({row}): {what}; see {GUIDE}"
-            elif (name in _OPT_IDX_METHODS and not packages.isdisjoint(_OPT_IDX_PACKAGES)
-                  and "optimizer_idx" in param_names(item)):
-                why = (f"`{name}` (R45): 2.x plugins and strategies no longer pass `optimizer_idx`: "
-                       f"remove the parameter; see {GUIDE}")
+            why = _method_why(item.name.value, param_names(item), packages)
             if why:
                 items[i] = add_marker(item, CODE, why)
         return updated.with_changes(body=updated.body.with_changes(body=items))
 
 
-class RemovedApisRule(GatedRule):
+class RemovedApisRule(Rule):
     code = CODE
     name = "removed-apis"
     summary = "Marks uses of 1.x modules, classes and functions that Lightning 2.x removed, with what to do instead."
@@ -147,24 +160,19 @@ class RemovedApisRule(GatedRule):
     coverage = {row: Handling.MARKED for row in sorted({e.row for e in ENTRIES if e.new is None} | {"R44", "R45"})
                 if row not in {e.row for e in ENTRIES if e.new is not None} | {"A8-callbacks-loggers"}}
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Markers go on names reached through an import of a Lightning root that the table
-        # lists as removed (the words first, then each name looked up as the rewrite does),
-        # and on some methods of classes based on Lightning plugins.
-        facts = file_facts(text)
-        if not facts.parsed:
-            return True
-        words = import_path_words(facts)
-        if imports_pl_root(facts) and REMOVED_TABLE.may_reach(facts) and reaches(facts, removed):
-            return True
-        # (the plugin bases may also come from ``lightning_fabric``)
-        return (imports_pl_root(facts) or "lightning_fabric" in facts.modules) and _may_mark_plugin_methods(facts, words)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # Markers go on the imports and dotted uses of names the table lists as removed, and
+        # on some methods of classes based on Lightning plugins.
+        view = FileView(source.tree, source.text)
+        return [*table_sites(view, CODE, removed), *_plugin_method_sites(view)]
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        rewriter = ImportRewriter(CODE, module, removed)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        names = frozenset(s.target for s in sites if s.action != METHOD)
+        methods = frozenset(s.target for s in sites if s.action == METHOD)
+        rewriter = ImportRewriter(CODE, module, removed, only=names)
         out = transform(module, rewriter)
         paths = rewriter.original_paths
-        return transform(out, _PluginMethods(paths)) if paths else out
+        return transform(out, _PluginMethods(paths, methods)) if methods and paths else out
 
 
 __all__: List[str] = ["RemovedApisRule"]

@@ -3,19 +3,22 @@
 
 from __future__ import annotations
 
+import ast
 import re
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from lightmigrate.cst.walk import transform, PrunedTransformer
-from lightmigrate.analysis.facts import FileFacts, file_facts
+from lightmigrate.analysis.facts import ast_dotted
+from lightmigrate.cst.helpers import marker_text
 from lightmigrate.output.findings import Kind
+from lightmigrate.rules.shared.import_find import FileView
 from lightmigrate.rules.shared.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.catalog.imports import GUIDE
-from lightmigrate.rules.base import Example, Handling, GatedRule, Rule, RuleContext, Safety
+from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import DATAMODULE_NAMES
-from lightmigrate.rules.shared.gates import COMMENT, import_path_words, imports_pl_root, may_import_pl_root, word_at_start
+from lightmigrate.analysis.text_patterns import COMMENT, word_at_start
 
 CODE = "LM203"
 
@@ -30,23 +33,26 @@ CLI_PARSER = {"description": "description", "env_prefix": "env_prefix", "env_par
 COMET_NAMES = ("pl.loggers.CometLogger", "pl.loggers.comet.CometLogger")
 CLI_NAMES = ("pl.cli.LightningCLI", "pl.utilities.cli.LightningCLI")
 PROGRESS_NAMES = ("pl.callbacks.ProgressBar", "pl.callbacks.progress.ProgressBar")
-_DATAMODULE_KIND = frozenset({"datamodule"})
 DATAMODULE_REMOVED_KWARGS = ("train_transforms", "val_transforms", "test_transforms", "dims")
-# For the gate: the keywords that make ``cli_args`` regroup or note something.
-_CLI_KEYWORDS = frozenset(CLI_SAVE_CONFIG) | frozenset(CLI_PARSER) | {"trainer_defaults"}
-_DATAMODULE_KWARGS = frozenset(DATAMODULE_REMOVED_KWARGS)
-_CALLED = frozenset({"CometLogger", "LightningCLI", "ProgressBar"})  # the classes whose calls change
+
+# The marker texts.
+COMET_EXTRA_WHY = f"`CometLogger` takes no extra positional arguments in 2.x; see {GUIDE}"
+COMET_REST_KEY_WHY = f"`CometLogger(rest_api_key=)` was removed in 2.x: configure the key in comet_ml; see {GUIDE}"
+LR_SCH_NAMES_WHY = f"`LearningRateMonitor.lr_sch_names` was removed in 1.7: use `lr_monitor.lrs.keys()`; see {GUIDE}"
+SIZE_WHY = f"`LightningDataModule.size()` was removed in 1.7: return the shape from your own attribute; see {GUIDE}"
 
 
-def _called_classes(facts: FileFacts) -> FrozenSet[str]:
-    """The names of ``_CALLED`` some call of the file may be made to: ``X(...)`` and
-    ``a.X(...)``, or ``alias(...)`` with ``alias`` bound to ``....X`` by a Lightning import (the
-    rule resolves callees through the file's absolute imports only)."""
-    found = set(facts.calls & _CALLED)
-    for local, paths in facts.lightning_bindings.items():
-        if local in facts.calls:
-            found.update(p.rsplit(".", 1)[-1] for p in paths if p.rsplit(".", 1)[-1] in _CALLED)
-    return frozenset(found)
+def _cli_merge_why(group: str) -> str:
+    return f"merge these `LightningCLI` arguments into `{group}` by hand; see {GUIDE}"
+
+
+def _datamodule_kwargs_why(gone: List[str]) -> str:
+    return (f"`LightningDataModule` no longer takes {', '.join(f'`{g}`' for g in gone)} (removed in 1.7/1.8): "
+            f"keep them as attributes of your datamodule; see {GUIDE}")
+
+
+# The actions of the sites (each at the line of the call or attribute it is about).
+COMET, CLI, PROGRESS, DATAMODULE, LR_SCH_NAMES = "comet", "cli", "progress", "datamodule", "lr_sch_names"
 # ``dims`` as a keyword argument: the name, then ``=`` (not ``==``), with anything Python allows
 # between them inside brackets (spaces, line breaks, comments, a backslash continuation).
 _DIMS_KEYWORD = re.compile(word_at_start("dims") + rf"\b(?:\s|\\|{COMMENT})*=(?!=)")
@@ -108,14 +114,14 @@ def comet_args(call: cst.Call) -> Tuple[cst.Call, List[str]]:
             continue
         name = a.keyword.value if a.keyword is not None else (COMET_POSITIONAL[i] if i < len(COMET_POSITIONAL) else None)
         if name is None:
-            return call, [f"`CometLogger` takes no extra positional arguments in 2.x; see {GUIDE}"]
+            return call, [COMET_EXTRA_WHY]
         if a.keyword is None:
             changed = True
         if name == "offline":
             args.append(_kw("online", _negate(a.value), a))
             changed = True
         elif name == "rest_api_key":
-            whys.append(f"`CometLogger(rest_api_key=)` was removed in 2.x: configure the key in comet_ml; see {GUIDE}")
+            whys.append(COMET_REST_KEY_WHY)
             args.append(_kw(name, a.value, a) if a.keyword is None else a)
         elif name in COMET_RENAMES:
             args.append(_kw(COMET_RENAMES[name], a.value, a))
@@ -151,7 +157,7 @@ def cli_args(call: cst.Call) -> Tuple[cst.Call, List[str]]:
         if group in existing:
             old = existing[group]
             if not isinstance(old.value, cst.Dict):
-                whys.append(f"merge these `LightningCLI` arguments into `{group}` by hand; see {GUIDE}")
+                whys.append(_cli_merge_why(group))
                 return call, whys
             merged = _dict_of(pairs)
             elements = list(old.value.elements)
@@ -164,7 +170,7 @@ def cli_args(call: cst.Call) -> Tuple[cst.Call, List[str]]:
     return _with_args(call, kept), whys
 
 
-class LoggersCliRule(GatedRule):
+class LoggersCliRule(Rule):
     code = CODE
     name = "loggers-and-cli"
     summary = "CometLogger and LightningCLI arguments take their 2.x names; the 1.5 ProgressBar() becomes TQDMProgressBar()."
@@ -221,44 +227,168 @@ class LoggersCliRule(GatedRule):
         return "super" in text and (any(t in text for t in self.triggers[5:8])
                                     or ("dims" in text and _DIMS_KEYWORD.search(text) is not None))
 
-    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        # Without a Lightning import (or lr_sch_names), only the datamodule checks are left.
-        return None if may_import_pl_root(text) or "lr_sch_names" in text else _DATAMODULE_KIND
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        return _Find(source, ctx).sites
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        facts = file_facts(text)
-        if not facts.parsed or "lr_sch_names" in facts.attributes:
-            return True
-        # Calls are only rewritten when reached through an import of a Lightning root, and the
-        # callee's name is then among the file's import paths and attributes; the call is made
-        # by the class's name or by a name a Lightning import binds to it.
-        if imports_pl_root(facts):
-            words = import_path_words(facts) & _called_classes(facts)
-            if "CometLogger" in words or "ProgressBar" in words or (
-                    "LightningCLI" in words and not _CLI_KEYWORDS.isdisjoint(facts.keywords)):
-                return True
-        # The datamodule checks: ``super().__init__(dims=...)`` or ``self.size()`` inside a class
-        # of this file that the index knows is a LightningDataModule (the rule does not index).
-        init_kwargs = facts.call_keywords.get("__init__", frozenset())
-        if not ((not init_kwargs.isdisjoint(_DATAMODULE_KWARGS) and "super" in facts.calls)
-                or ("size" in facts.calls and "self" in facts.names)):
-            return False
-        for name in facts.classes:
-            info = ctx.project.resolve(name, ctx.path)
-            if info is not None and info.path == ctx.path and ctx.project.is_lightning_module(info, DATAMODULE_NAMES):
-                return True
-        return False
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         info = collect(module)
         paths = {b.name: b.path for b in info.bindings.values()}
-        t = _Transformer(paths, module, ctx)
+        t = _Transformer(paths, module, ctx, frozenset((s.action, s.line) for s in sites))
         out = transform(module, t)
         if t.new_imports:
             out = add_imports(out, t.new_imports)
         if t.touched:
             out = drop_unused(out, info, t.touched)
         return out
+
+
+# ---------------------------------------------------------------------------------------------
+# find: what ``_Transformer`` changes, marks or notes, on Python's ``ast``
+
+
+def _comet_verdict(call: ast.Call) -> Tuple[bool, List[str]]:
+    """Whether ``comet_args`` changes the call, and its marker texts."""
+    if any(k.arg in ("online", "offline_directory", "project", "workspace") for k in call.keywords):
+        return False, []
+    whys: List[str] = []
+    changed = False
+    for i, (name, positional) in enumerate(_arguments(call)):
+        if name == "*":
+            continue
+        if positional:
+            name = COMET_POSITIONAL[i] if i < len(COMET_POSITIONAL) else None
+            if name is None:
+                return False, [COMET_EXTRA_WHY]
+            changed = True
+        if name == "offline" or name in COMET_RENAMES:
+            changed = True
+        elif name == "rest_api_key":
+            whys.append(COMET_REST_KEY_WHY)
+    return changed, whys
+
+
+def _arguments(call: ast.Call) -> List[Tuple[str, bool]]:
+    """The call's arguments in source order: (keyword, False) for a keyword argument, ("*",
+    ...) for ``*a`` and ``**k``, ("", True) for a positional one."""
+    found = [((a.lineno, a.col_offset), ("*", True) if isinstance(a, ast.Starred) else ("", True)) for a in call.args]
+    found += [((k.lineno, k.col_offset), ("*", False) if k.arg is None else (k.arg, False)) for k in call.keywords]
+    return [what for _, what in sorted(found)]
+
+
+def _cli_verdict(call: ast.Call) -> Tuple[bool, List[str]]:
+    """Whether ``cli_args`` changes the call, and its marker texts."""
+    groups = {"save_config_kwargs": False, "parser_kwargs": False}
+    existing: Dict[str, ast.expr] = {}
+    for k in call.keywords:
+        if k.arg in CLI_SAVE_CONFIG:
+            groups["save_config_kwargs"] = True
+        elif k.arg in CLI_PARSER:
+            groups["parser_kwargs"] = True
+        elif k.arg in groups:
+            existing[k.arg] = k.value
+    if not any(groups.values()):
+        return False, []
+    for group, used in groups.items():
+        if used and group in existing and not isinstance(existing[group], ast.Dict):
+            return False, [_cli_merge_why(group)]
+    return True, []
+
+
+def _instance_defaults(call: ast.Call) -> bool:
+    """``trainer_defaults={...: SomeClass(...)}``: the CLI3 note."""
+    return any(isinstance(k.value, ast.Dict) and any(key is not None and isinstance(v, ast.Call)
+                                                     for key, v in zip(k.value.keys, k.value.values))
+               for k in call.keywords if k.arg == "trainer_defaults")
+
+
+def _datamodule_why(call: ast.Call) -> Optional[str]:
+    """The marker for ``super().__init__(<removed arguments>)`` and ``self.size()`` (in a
+    LightningDataModule)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "__init__" and isinstance(func.value, ast.Call) and ast_dotted(func.value.func) == "super":
+        gone = [k.arg for k in call.keywords if k.arg in DATAMODULE_REMOVED_KWARGS]
+        return _datamodule_kwargs_why(gone) if gone else None  # type: ignore[arg-type]
+    if func.attr == "size" and ast_dotted(func.value) == "self":
+        return SIZE_WHY
+    return None
+
+
+def _lr_sch_names_import(node: ast.AST) -> bool:
+    """``import a.lr_sch_names`` / ``from a.lr_sch_names import b``: libcst reads the dotted
+    module name as attributes."""
+    if type(node) is ast.Import:
+        return any("lr_sch_names" in a.name.split(".")[1:] for a in node.names)  # type: ignore[attr-defined]
+    module = node.module if type(node) is ast.ImportFrom else None  # type: ignore[attr-defined]
+    return bool(module) and "lr_sch_names" in module.split(".")[1:]
+
+
+class _Find:
+    """The sites of ``_Transformer`` in one file."""
+
+    def __init__(self, source: SourceFile, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        self.sites: List[Site] = []
+        self.view = view = FileView(source.tree, source.text)
+        datamodule_calls: List[Tuple[ast.Call, str]] = []
+        for node in view.nodes:
+            kind = type(node)
+            if kind is ast.Call:
+                why = _datamodule_why(node)  # type: ignore[arg-type]
+                if why is not None:
+                    datamodule_calls.append((node, why))  # type: ignore[arg-type]
+                self._call(node)  # type: ignore[arg-type]
+            elif kind is ast.Attribute:
+                if node.attr == "lr_sch_names":  # type: ignore[attr-defined]
+                    self._site(node, LR_SCH_NAMES, False, [LR_SCH_NAMES_WHY])
+            elif (kind is ast.Import or kind is ast.ImportFrom) and _lr_sch_names_import(node):
+                self._site(node, LR_SCH_NAMES, False, [LR_SCH_NAMES_WHY])
+        if datamodule_calls:
+            inside = self._datamodule_nodes()
+            for call, why in datamodule_calls:
+                if id(call) in inside:
+                    self._site(call, DATAMODULE, False, [why])
+        self.sites.sort(key=lambda s: (s.line, s.col, s.action))
+
+    def _datamodule_nodes(self) -> Set[int]:
+        """The ids of the nodes whose innermost class (decorators and bases included, as the
+        transformer has it) is a LightningDataModule of the project defined in this file."""
+        classes = [n for n in self.view.nodes if type(n) is ast.ClassDef]  # (outer classes first)
+        innermost: Dict[int, bool] = {}
+        for node in classes:
+            info = self.ctx.project.resolve(node.name, self.ctx.path)  # type: ignore[attr-defined]
+            is_dm = info is not None and info.path == self.ctx.path and bool(
+                self.ctx.project.is_lightning_module(info, DATAMODULE_NAMES))
+            for inner in ast.walk(node):
+                innermost[id(inner)] = is_dm
+        return {key for key, is_dm in innermost.items() if is_dm}
+
+    def _site(self, node: ast.AST, action: str, changed: bool, whys: Sequence[str]) -> None:
+        """A site at ``node`` when the call changes or one of ``whys`` is not yet marked
+        (above the statement: libcst keeps the comments above the first one apart)."""
+        if not changed:
+            above = self.view.comments.above(self.view.place(node).statement)
+            if all(marker_text(CODE, why) in above for why in whys):
+                return
+        self.sites.append(Site(node.lineno, node.col_offset, "", action, tuple(whys)))  # type: ignore[attr-defined]
+
+    def _call(self, node: ast.Call) -> None:
+        path = ast_dotted(node.func)
+        full = self.view.resolve(path) if path is not None else None
+        found = to_relative(full) if full is not None else None
+        rel = found[1] if found else None
+        if rel in COMET_NAMES:
+            self._site(node, COMET, *_comet_verdict(node))
+        elif rel in CLI_NAMES:
+            changed, whys = _cli_verdict(node)
+            self._site(node, CLI, changed or _instance_defaults(node), whys)
+        elif rel in PROGRESS_NAMES:
+            self._site(node, PROGRESS, True, ())
+
+
+# ---------------------------------------------------------------------------------------------
+# fix
 
 
 def _resolve(expr: cst.BaseExpression, paths: Dict[str, str]) -> Optional[str]:
@@ -274,10 +404,15 @@ def _resolve(expr: cst.BaseExpression, paths: Dict[str, str]) -> Optional[str]:
 
 
 class _Transformer(PrunedTransformer):
-    def __init__(self, paths: Dict[str, str], module: cst.Module, ctx: RuleContext) -> None:
+    """Carries out the sites ``only`` names: (action, line of the call or attribute)."""
+
+    def __init__(self, paths: Dict[str, str], module: cst.Module, ctx: RuleContext,
+                 only: FrozenSet[Tuple[str, int]]) -> None:
         self.paths = paths
         self.module = module
         self.ctx = ctx
+        self.only = only
+        self.lines = frozenset(line for _, line in only)
         self.marks: List[List[str]] = []
         self.datamodule: List[bool] = []
         self.new_imports: List[Tuple[str, str, Optional[str]]] = []
@@ -302,6 +437,10 @@ class _Transformer(PrunedTransformer):
         if self.marks and why not in self.marks[-1]:
             self.marks[-1].append(why)
 
+    def _allowed(self, action: str, node: cst.CSTNode) -> bool:
+        """Whether a site says to act on ``node`` (an original node) this way."""
+        return (action, self.ctx.position(self.module, node)[0]) in self.only
+
     def _datamodule_call(self, call: cst.Call) -> None:
         """``super().__init__(train_transforms=...)`` and ``self.size()`` in a LightningDataModule."""
         func = call.func
@@ -310,11 +449,10 @@ class _Transformer(PrunedTransformer):
         if func.attr.value == "__init__" and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
             gone = [a.keyword.value for a in call.args if a.keyword is not None
                     and a.keyword.value in DATAMODULE_REMOVED_KWARGS]
-            if gone:
-                self._mark(f"`LightningDataModule` no longer takes {', '.join(f'`{g}`' for g in gone)} (removed in 1.7/1.8): "
-                           f"keep them as attributes of your datamodule; see {GUIDE}")
-        elif func.attr.value == "size" and dotted(func.value) == "self":
-            self._mark(f"`LightningDataModule.size()` was removed in 1.7: return the shape from your own attribute; see {GUIDE}")
+            if gone and self._allowed(DATAMODULE, call):
+                self._mark(_datamodule_kwargs_why(gone))
+        elif func.attr.value == "size" and dotted(func.value) == "self" and self._allowed(DATAMODULE, call):
+            self._mark(SIZE_WHY)
 
     def on_leave(self, original, updated):
         out = super().on_leave(original, updated)
@@ -325,21 +463,20 @@ class _Transformer(PrunedTransformer):
         return out
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if updated.attr.value == "lr_sch_names" and self.marks:
-            why = f"`LearningRateMonitor.lr_sch_names` was removed in 1.7: use `lr_monitor.lrs.keys()`; see {GUIDE}"
-            if why not in self.marks[-1]:
-                self.marks[-1].append(why)
+        if updated.attr.value == "lr_sch_names" and self.marks and self._allowed(LR_SCH_NAMES, original):
+            if LR_SCH_NAMES_WHY not in self.marks[-1]:
+                self.marks[-1].append(LR_SCH_NAMES_WHY)
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.datamodule and self.datamodule[-1]:
             self._datamodule_call(original)
         rel = _resolve(original.func, self.paths)
-        if rel in COMET_NAMES:
+        if rel in COMET_NAMES and self._allowed(COMET, original):
             new, whys = comet_args(updated)
             self.marks[-1].extend(w for w in whys if w not in self.marks[-1])
             return new
-        if rel in CLI_NAMES:
+        if rel in CLI_NAMES and self._allowed(CLI, original):
             new, whys = cli_args(updated)
             self.marks[-1].extend(w for w in whys if w not in self.marks[-1])
             if any(isinstance(a.value, cst.Dict) and any(isinstance(e.value, cst.Call) for e in a.value.elements
@@ -349,7 +486,7 @@ class _Transformer(PrunedTransformer):
                 self.ctx.report(CODE, "LightningCLI defaults that are class instances should be wrapped in "
                                       f"`lazy_instance(...)` in 2.x (CLI3); see {GUIDE}", Kind.NOTE, line, col)
             return new
-        if rel in PROGRESS_NAMES:
+        if rel in PROGRESS_NAMES and self._allowed(PROGRESS, original):
             return updated.with_changes(func=self._tqdm(updated.func, rel))
         return updated
 

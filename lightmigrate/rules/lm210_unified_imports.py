@@ -3,20 +3,20 @@
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
-from typing import Dict, List, Set
+from typing import Dict, FrozenSet, List, Sequence, Set
 
 import libcst as cst
 
-from lightmigrate.analysis.facts import file_facts
+from lightmigrate.analysis.facts import ast_dotted
 from lightmigrate.rules.shared.import_rewrite import build_dotted, dotted
 from lightmigrate.catalog.imports import GUIDE
-from lightmigrate.rules.base import Example, GatedRule, Rule, RuleContext, Safety
-from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.rules.base import Example, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.cst.walk import transform, PrunedTransformer
 
 CODE = "LM210"
 UNIFIED = {"pytorch_lightning": "lightning.pytorch", "lightning_fabric": "lightning.fabric"}
-_OLD_ROOTS = frozenset(UNIFIED)
 
 
 def unified(path: str) -> str:
@@ -25,20 +25,29 @@ def unified(path: str) -> str:
     return UNIFIED[head] + dot + rest if head in UNIFIED else path
 
 
+IMPORT, USE = "import", "use"  # the actions of the sites: an import's module, a dotted use
+
+
 class _Unify(PrunedTransformer):
-    def __init__(self) -> None:
-        self.roots: Set[str] = set()  # old root names bound by ``import pytorch_lightning[.x]``
-        self.seen_lines: Set[str] = set()
+    """Moves the imported modules (``import X``, ``from X import``) in ``imports`` and the
+    dotted uses in ``uses`` to the unified root."""
+
+    def __init__(self, imports: FrozenSet[str], uses: FrozenSet[str]) -> None:
+        self.imports = imports
+        self.uses = uses
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # (its dotted names are modules, not uses)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
 
     def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
         names = []
         for a in updated.names:
             path = dotted(a.name) or ""
-            new = unified(path)
-            if new != path:
-                if a.asname is None:
-                    self.roots.add(path.split(".")[0])
-                a = a.with_changes(name=build_dotted(new))
+            if path in self.imports:
+                a = a.with_changes(name=build_dotted(unified(path)))
             names.append(a)
         return updated.with_changes(names=names)
 
@@ -46,34 +55,18 @@ class _Unify(PrunedTransformer):
         if updated.relative or updated.module is None:
             return updated
         path = dotted(updated.module) or ""
-        new = unified(path)
-        if new == path:
+        if path not in self.imports:
             return updated
-        return updated.with_changes(module=build_dotted(new))
+        return updated.with_changes(module=build_dotted(unified(path)))
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         return dotted(node) is None
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         path = dotted(original)
-        if path is None or path.split(".")[0] not in self.roots:  # ``pl.x`` with an alias needs no change
+        if path is None or path not in self.uses:
             return updated
         return build_dotted(unified(path))
-
-
-
-def _first_pass_roots(module: cst.Module) -> Set[str]:
-    roots: Set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            for a in node.names:
-                head = (dotted(a.name) or "").split(".")[0]
-                if head in UNIFIED and a.asname is None:
-                    roots.add(head)
-
-    walk(module, V())
-    return roots
 
 
 def _import_lines(module: cst.Module) -> List[str]:
@@ -97,7 +90,11 @@ def _drop_duplicate_imports(module: cst.Module, before: cst.Module) -> cst.Modul
     return module.with_changes(body=body) if len(body) != len(module.body) else module
 
 
-class UnifiedImportsRule(GatedRule):
+def _old_root(path: str) -> bool:
+    return path.partition(".")[0] in UNIFIED
+
+
+class UnifiedImportsRule(Rule):
     code = CODE
     name = "unified-imports"
     summary = "Opt-in (--unified-imports): pytorch_lightning / lightning_fabric imports and uses become lightning.pytorch / lightning.fabric."
@@ -131,13 +128,41 @@ class UnifiedImportsRule(GatedRule):
     )
     coverage: Dict = {}
 
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        # Only imports of an old root change (dotted uses only through such an import).
-        facts = file_facts(text)
-        return not facts.parsed or not _OLD_ROOTS.isdisjoint(facts.modules)
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # Every import of an old root moves; so does every dotted use ``pytorch_lightning.x``
+        # when some ``import pytorch_lightning[.x]`` without ``as`` binds the root name
+        # (anywhere in the file: an alias such as ``pl`` needs no change).
+        sites: List[Site] = []
+        roots: Set[str] = set()
+        attributes: List[ast.Attribute] = []
+        for node in ast.walk(source.tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if _old_root(a.name):
+                        sites.append(Site(node.lineno, node.col_offset, a.name, IMPORT))
+                        if a.asname is None:
+                            roots.add(a.name.partition(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                if not node.level and node.module and _old_root(node.module):
+                    sites.append(Site(node.lineno, node.col_offset, node.module, IMPORT))
+            elif type(node) is ast.Attribute:
+                attributes.append(node)
+        if roots:
+            inner: Set[int] = set()  # the chains inside a longer chain (``a.b`` of ``a.b.c``)
+            for node in attributes:  # (``ast.walk`` gives a chain before the nodes inside it)
+                if id(node) in inner:
+                    inner.add(id(node.value))
+                    continue
+                path = ast_dotted(node)
+                if path is None:
+                    continue
+                inner.add(id(node.value))
+                if path.partition(".")[0] in roots:
+                    sites.append(Site(node.lineno, node.col_offset, path, USE))
+        return sites
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        t = _Unify()
-        t.roots = _first_pass_roots(module)
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        t = _Unify(frozenset(s.target for s in sites if s.action == IMPORT),
+                   frozenset(s.target for s in sites if s.action == USE))
         out = transform(module, t)
         return _drop_duplicate_imports(out, module) if out is not module else out

@@ -1,5 +1,6 @@
-"""The gates (``Rule.needed``) of the import rules and their neighbours: LM201, LM202, LM090,
-LM210, LM203.
+"""The gates (``Rule.needed``) of the import rules' neighbours LM308 and LM307 (the import
+rules LM201, LM202, LM090, LM210 and LM203 have no gate: their ``find`` tests are in their own
+test files), and the gate helpers they use.
 
 Each case states whether the gate must say "needed" and whether the rule's walk really changes
 or reports something; a walk that does something behind a gate that says "not needed" would be
@@ -15,144 +16,100 @@ from gate_checks import gate_says, walk_acts
 
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.base import RuleContext
+from lightmigrate.rules.lm307_callback_api import CallbackApiRule
 from lightmigrate.rules.shared.gates import DottedTable, RootedTable, import_path_words, marker_in_head
-from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
-from lightmigrate.rules.lm201_moved_imports import MovedImportsRule
-from lightmigrate.rules.lm090_removed_api import RemovedApiRule
-from lightmigrate.rules.lm202_removed_imports import RemovedApisRule
-from lightmigrate.rules.lm210_unified_imports import UnifiedImportsRule
+from lightmigrate.rules.lm308_module_api import ModuleApiRule
 from lightmigrate.analysis.facts import file_facts
 
-GROUP = [MovedImportsRule(), RemovedApisRule(), RemovedApiRule(), UnifiedImportsRule(), LoggersCliRule()]
+GROUP = [ModuleApiRule(), CallbackApiRule()]
 BY_CODE = {r.code: r for r in GROUP}
+
+
+LIGHTNING_BASE = "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n    pass\n"
+CALLBACK_BASE = "from pytorch_lightning.callbacks import Callback\n\n\nclass BaseCallback(Callback):\n    pass\n"
+
+
+def predict_end(params: str, base: str = "BaseCallback") -> str:
+    """A file whose class, based on ``base`` (imported from base.py), defines
+    ``on_predict_epoch_end(self, trainer, pl_module<params>)``."""
+    return (f"import pytorch_lightning as pl\nfrom base import {base}\n\n\nclass C({base}):\n"
+            f"    def on_predict_epoch_end(self, trainer, pl_module{params}):\n        pass\n")
 
 
 DATAMODULE_BASE = "import lightning.pytorch as pl\n\n\nclass BaseDM(pl.LightningDataModule):\n    pass\n"
 
+ITER_STEP = '''\
+from base import Base
+
+
+class Model(Base):
+    def training_step(self, dataloader_iter, batch_idx):
+        batch = next(dataloader_iter)
+        return batch
+'''
+
 # (code, source, other project files, whether the file itself is indexed, gate must say needed,
 #  the walk does something)
 CASES = [
-    # --- LM201 --------------------------------------------------------------------------------
-    ("LM201", "from pytorch_lightning.profiler import SimpleProfiler\n", {}, True, True, True),
-    ("LM201", "import lightning.pytorch as L\n\nprof = L.profiler.SimpleProfiler()\n", {}, True, True, True),
-    ("LM201", "from lightning import pytorch as PL\n\n\nclass Log(PL.loggers.base.LightningLoggerBase):\n    pass\n",
+    # --- LM308 --------------------------------------------------------------------------------
+    # a subclass of a LightningModule defined in another file
+    ("LM308", ITER_STEP, {"base.py": LIGHTNING_BASE}, True, True, True),
+    # a file the index has not seen: apply indexes it, so the gate cannot rule anything out
+    ("LM308", ITER_STEP, {"base.py": LIGHTNING_BASE}, False, True, True),
+    ("LM308", ITER_STEP, {"base.py": "class Base:\n    pass\n"}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\n"
+              "best = net.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
+    ("LM308", "from model import Net\n\nnet = Net()\nbest = net.load_from_checkpoint('x.ckpt')\n", {}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(x)\n", {}, True, True, True),
+    # on a class (imported or defined here) the call is right; on ``self`` of a LightningModule it is not
+    ("LM308", "import pytorch_lightning as pl\nfrom model import Net as N\n\n\nclass Other:\n    pass\n\n\n"
+              "best = N.load_from_checkpoint('x.ckpt')\nother = Other.load_from_checkpoint('y.ckpt')\n", {}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def reload(me):\n"
+              "        return me.load_from_checkpoint('x.ckpt')\n", {}, True, True, True),
+    ("LM308", "import pytorch_lightning as pl\nfrom model import Net\n\nnet = Net()\nnet.load_from_checkpoint('x.ckpt')\n",
      {}, True, True, True),
-    ("LM201", "from pytorch_lightning.strategies import DDPSpawnStrategy as Spawn\n\ns = Spawn()\n", {}, True, True, True),
-    # the argument fixes follow any import of the callee's name, Lightning or not
-    ("LM201", "from mylib import DDPSpawnStrategy\n\ns = DDPSpawnStrategy()\n", {}, True, True, True),
-    ("LM201", "from mylib import CombinedLoader\n\nc = CombinedLoader(loaders=[1])\n", {}, True, True, True),
-    ("LM201", "from pytorch_lightning.utilities.combined_loader import CombinedLoader\n\n"
-              "c = CombinedLoader(iterables=[1])\n", {}, True, False, False),
-    ("LM201", "from pytorch_lightning.profilers import SimpleProfiler\nfrom pytorch_lightning import Trainer\n",
+    # the functions of 2.x's utilities.compile, called by their names, are left alone
+    ("LM308", "import pytorch_lightning as pl\nfrom pytorch_lightning.utilities.compile import from_compiled\n\n"
+              "m = from_compiled(torch.compile(net))\n", {}, True, False, False),
+    ("LM308", "import pytorch_lightning as pl\n\nm = pl.LightningModule.from_compiled(torch.compile(net))\n",
+     {}, True, True, True),
+    # --- LM307 --------------------------------------------------------------------------------
+    ("LM307", predict_end(", outputs"),
+     {"base.py": CALLBACK_BASE}, True, True, True),
+    ("LM307", predict_end(", outputs"),
+     {"base.py": CALLBACK_BASE}, False, True, True),
+    ("LM307", predict_end(", outputs", base="Base"),
+     {"base.py": "class Base:\n    pass\n"}, True, False, False),
+    # the 2.x signature (or an outputs parameter with a default) is left as it is
+    ("LM307", predict_end(""),
+     {"base.py": CALLBACK_BASE}, True, False, False),
+    ("LM307", predict_end(", outputs=None"),
+     {"base.py": CALLBACK_BASE}, True, False, False),
+    ("LM307", predict_end(", /, outputs"),
+     {"base.py": CALLBACK_BASE}, True, True, True),
+    ("LM307", "from pytorch_lightning.callbacks import LearningRateFinder\n\nf = LearningRateFinder(min_lr=1e-5)\n",
+     {}, True, True, True),
+    ("LM307", "from pytorch_lightning.callbacks.progress.base import ProgressBarBase as PBB\n", {}, True, True, True),
+    ("LM307", "from mylib import QuantizationAwareTraining\n\nq = QuantizationAwareTraining()\n", {}, True, True, True),
+    ("LM307", "import pytorch_lightning as pl\n\n\nclass Bar:\n    def f(self):\n        return self.val_batch_idx\n",
      {}, True, False, False),
-    ("LM201", "import pytorch_lightning as pl\n\n# pl.profiler and pl.core.lightning were renamed\n"
-              "NAME = 'pytorch_lightning.profiler.SimpleProfiler'\n", {}, True, False, False),
-    ("LM201", "from mylib.profiler import SimpleProfiler\n\nprofiler = SimpleProfiler()\n", {}, True, False, False),
-    ("LM201", "from lightning.pytorch.core.module import LightningModule\nimport lightning.pytorch as pl\n\n"
-              "def f(model):\n    return model.layer, pl.core\n", {}, True, False, False),
-    # the table's words are all there, but no name the file reaches starts with a moved one
-    ("LM201", "import lightning.pytorch as pl\n\n\ndef f(model):\n    return model.profiler, pl.Trainer\n",
-     {}, True, False, False),
-    ("LM201", "import pytorch_lightning.utilities.apply_func as af\n\nx = af.move_data_to_device\n",
-     {}, True, True, True),
-    ("LM201", "import pytorch_lightning as pl\n\n\ndef f():\n    import mylib as pl\n    return pl.profiler.X\n",
-     {}, True, True, True),
-    # --- LM202 --------------------------------------------------------------------------------
-    ("LM202", "from pytorch_lightning.lite import LightningLite\n", {}, True, True, True),
-    # names 2.x kept under the loop modules: the words match, the names do not
-    ("LM202", "from lightning.pytorch.loops.utilities import _parse_loop_limits\n", {}, True, False, False),
-    ("LM202", "import pytorch_lightning.loops.utilities as lu\n\nx = lu._get_active_optimizers\n",
-     {}, True, True, True),
-    # the accelerators package is imported, but the class with setup_environment is a strategy
-    ("LM202", "from lightning.fabric.accelerators import Accelerator\nfrom lightning.fabric.strategies import "
-              "DDPStrategy\n\n\nclass S(DDPStrategy):\n    def setup_environment(self):\n        pass\n\n"
-              "    def device(self, a: Accelerator):\n        pass\n", {}, True, False, False),
-    ("LM202", "import lightning.pytorch as pl\n\n\nclass A(pl.accelerators.Accelerator):\n"
-              "    def setup_environment(self, root_device):\n        pass\n", {}, True, True, True),
-    ("LM202", "from lightning.fabric.accelerators import Accelerator as Acc\n\n\nclass A(Acc):\n"
-              "    def setup_environment(self, root_device):\n        pass\n", {}, True, True, True),
-    ("LM202", "import pytorch_lightning as pl\n\nx = pl.utilities.distributed.sync_ddp(1)\n", {}, True, True, True),
-    ("LM202", "from pytorch_lightning.accelerators import Accelerator\n\n\nclass A(Accelerator):\n"
-              "    def setup_environment(self, root_device):\n        pass\n", {}, True, True, True),
-    # a strategy's setup_environment(self) is another method, which 2.x still calls
-    ("LM202", "from pytorch_lightning.strategies import DDPStrategy\n\n\nclass S(DDPStrategy):\n"
-              "    def setup_environment(self):\n        pass\n", {}, True, False, False),
-    ("LM202", "from pytorch_lightning.accelerators import Accelerator\n\n\nclass A(Accelerator):\n"
-              "    def dispatch(self, trainer):\n        pass\n", {}, True, False, False),
-    ("LM202", "from lightning_fabric.plugins import Precision as P\n\n\nclass MyPrecision(P):\n"
-              "    def backward(self, tensor, model, optimizer_idx):\n        pass\n", {}, True, True, True),
-    ("LM202", "from pytorch_lightning.utilities.seed import isolate_rng\n", {}, True, False, False),
-    ("LM202", "import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def dispatch(self):\n"
-              "        pass\n", {}, True, False, False),
-    ("LM202", "from mylib.utilities.distributed import sync_ddp\n", {}, True, False, False),
-    # --- LM090 --------------------------------------------------------------------------------
-    ("LM090", "def f(trainer):\n    return trainer.root_gpu\n", {}, True, True, True),
-    ("LM090", "class C:\n    def f(self):\n        return self.trainer.use_amp\n", {}, True, True, True),
-    ("LM090", "from pytorch_lightning import Trainer as T\n\nt = T(gpus=1)\n", {}, True, True, True),
-    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser):\n    return pl.Trainer.add_argparse_args(parser)\n",
-     {}, True, True, True),
-    ("LM090", "from pytorch_lightning.metrics import Accuracy\n", {}, True, True, True),
-    ("LM090", "# TODO(lightmigrate): LM201 something\nimport os\n", {}, True, True, False),
-    ("LM090", "import lightning.pytorch as pl\n\ntrainer = pl.Trainer(accelerator='gpu', devices=2)\n"
-              "print(trainer.num_devices)\n", {}, True, False, False),
-    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(model):\n    return model.root_gpu\n", {}, True, False, False),
-    ("LM090", "import pytorch_lightning as pl\n\n\nclass Foo:\n    pass\n\n\nx = Foo(gpus=1)\n", {}, True, False, False),
-    ("LM090", "from mylib import Trainer\n\nt = Trainer(gpus=1)\n", {}, True, False, False),
-    ("LM090", "import pytorch_lightning as pl\n\nt = (pl.Trainer  # one\n     )(gpus=1)\n", {}, True, True, True),
-    # a Trainer argument's name passed to something else, in a file that imports Lightning
-    ("LM090", "def f(self, trainer):\n    set_threads(num_processes=self.n)\n"
-              "    return self.model.root_gpu, trainer\n", {}, True, False, False),
-    # statements another rule marked already are left alone
-    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser):\n    # TODO(lightmigrate): LM101 gone\n"
-              "    return pl.Trainer.add_argparse_args(parser)\n", {}, True, False, False),
-    ("LM090", "import pytorch_lightning as pl\n\n\ndef f(parser, trainer):\n    # TODO(lightmigrate): LM101 gone\n"
-              "    parser = pl.Trainer.add_argparse_args(parser)\n    return trainer.root_gpu\n", {}, True, True, True),
-    ("LM090", "import pytorch_lightning as pl\n\n# TODO(lightmigrate): LM101 gone\n@pl.Trainer.add_argparse_args\n"
-              "def f(parser):\n    pass\n", {}, True, False, False),
-    # (only a marker right above a statement that begins its line is trusted)
-    ("LM090", "def f(trainer, x):\n    # TODO(lightmigrate): LM101 gone\n    if x: return trainer.root_gpu\n",
-     {}, True, True, False),
-    # (libcst counts a marker at another indentation too; the gate does not trust it)
-    ("LM090", "def f(trainer):\n# TODO(lightmigrate): LM101 gone\n    return trainer.root_gpu\n", {}, True, True, False),
-    ("LM090", "def f(trainer):\n    x = '''\n    # TODO(lightmigrate): LM101 gone'''\n    return trainer.root_gpu\n",
-     {}, True, True, True),
-    # the words are there, but not as ``trainer.<removed attribute>``
-    ("LM090", "class M:\n    def f(self):\n        self.trainer.fit_loop.run()\n        return self.tune()\n",
-     {}, True, False, False),
-    # an ``except*`` clause belongs to its ``try`` statement (libcst), whatever is above ``except*``
-    ("LM090", "def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
-              "    except* trainer.root_gpu:\n        pass\n", {}, True, True, True),
-    ("LM090", "def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
-              "    except trainer.root_gpu:\n        pass\n", {}, True, False, False),
-    # imports from Lightning whose names the catalogue does not list (though each of their
-    # components is in some entry): nothing to mark
-    ("LM090", "from lightning.pytorch.utilities.rank_zero import rank_zero_warn\nimport lightning.pytorch as pl\n\n"
-              "m = pl.utilities.memory.garbage_collection_cuda\n", {}, True, False, False),
-    # a removed name reached through an alias of an import, a module alias, or a from-import
-    ("LM090", "import pytorch_lightning.callbacks as cb\n\nx = cb.GPUStatsMonitor()\n", {}, True, True, True),
-    ("LM090", "from pytorch_lightning import core as C\n\nx = C.memory\n", {}, True, True, True),
-    ("LM090", "from pytorch_lightning.loggers import LoggerCollection\n", {}, True, True, True),
-    ("LM090", "import lightning.pytorch as pl\n\nx = pl.Trainer.add_argparse_args\n", {}, True, True, True),
-    # --- LM210 --------------------------------------------------------------------------------
-    ("LM210", "import pytorch_lightning as pl\n", {}, True, True, True),
-    ("LM210", "from lightning_fabric import Fabric\n", {}, True, True, True),
-    ("LM210", "import lightning.pytorch as pl\n\n# pytorch_lightning was the old name\n", {}, True, False, False),
-    # --- LM203 --------------------------------------------------------------------------------
-    ("LM203", "from pytorch_lightning.loggers import CometLogger as Comet\n\nlog = Comet(project_name='p')\n",
-     {}, True, True, True),
-    ("LM203", "import pytorch_lightning as pl\n\ncli = pl.cli.LightningCLI(M, save_config_overwrite=True)\n",
-     {}, True, True, True),
-    ("LM203", "from pytorch_lightning.callbacks import ProgressBar\n\nbar = ProgressBar()\n", {}, True, True, True),
-    ("LM203", "def f(monitor):\n    return monitor.lr_sch_names\n", {}, True, True, True),
-    # (the index only parses files that look like Lightning code: the comment says "lightning")
-    ("LM203", "# a lightning datamodule\nfrom dm import BaseDM\n\n\nclass DM(BaseDM):\n    def __init__(self):\n"
-              "        super().__init__(dims=(1, 2))\n", {"dm.py": DATAMODULE_BASE}, True, True, True),
-    ("LM203", "from pytorch_lightning.cli import LightningCLI\n\ncli = LightningCLI(M, save_config_kwargs={'overwrite': True})\n",
-     {}, True, False, False),
-    ("LM203", "from mylib import CometLogger\n\nlogger = CometLogger(save_dir='x', offline=True)\n", {}, True, False, False),
-    ("LM203", "# a lightning datamodule\nfrom dm import BaseDM\n\n\nclass DM(BaseDM):\n    def __init__(self):\n"
-              "        super().__init__(dims=(1, 2))\n", {"dm.py": "class BaseDM:\n    pass\n"}, True, False, False),
-    ("LM203", "class Data:\n    def shape(self):\n        return self.size()\n", {}, True, False, False),
+    ("LM307", "def step(batch, dataloader_idx, val_batch_idx):\n    return val_batch_idx\n", {}, True, False, False),
+    # DataModule argparse methods: only on LightningDataModule or a project class that is one
+    ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
+     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, True, True),
+    ("LM307", "from pytorch_lightning import LightningDataModule\n\n"
+              "parser = LightningDataModule.add_argparse_args(parser)\n", {}, True, True, True),
+    ("LM307", "import pytorch_lightning as pl\n\nparser = pl.LightningDataModule.add_argparse_args(parser)\n",
+     {}, True, False, False),  # (LM090 marks this one)
+    ("LM307", "import pytorch_lightning as pl\n\ntrainer = pl.Trainer.from_argparse_args(args)\n", {}, True, False, False),
+    ("LM307", "from data import MyData\n\ndm = MyData.from_argparse_args(args)\n",
+     {"data.py": "class MyData:\n    pass\n"}, True, False, False),
+    # ... and only called on such a name: a DataModule named elsewhere in the file does not count
+    ("LM307", "import pytorch_lightning as pl\nfrom data import MyData\n\ndm = MyData()\n"
+              "trainer = pl.Trainer.from_argparse_args(args)\n",
+     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, False, False),
+    ("LM307", "from data import MyData\n\ndm = (MyData  # the data\n      .\\\n      from_argparse_args(args))\n",
+     {"data.py": DATAMODULE_BASE + "\n\nclass MyData(BaseDM):\n    pass\n"}, True, True, True),
 ]
 
 
@@ -219,19 +176,3 @@ def test_marker_in_head_only_above_the_first_statement():
     assert marker_in_head("#!/usr/bin/env python\n\n# TODO(lightmigrate): LM201 x\nimport os\n")
     assert not marker_in_head("import os\n# TODO(lightmigrate): LM201 x\nimport sys\n")
     assert not marker_in_head('"""doc"""\n# TODO(lightmigrate): LM201 x\nimport sys\n')
-
-
-def test_lm090_looks_closer_only_where_an_import_may_reach_the_catalogue():
-    # ``_may_offend`` decides whether the gate reads the file's statements one by one
-    # (``all_offences_marked``): only when some module or dotted use through an import is in
-    # the catalogue (each component of an entry being somewhere in the file is not enough)
-    from lightmigrate.analysis.facts import file_facts
-    from lightmigrate.rules.lm090_removed_api import RemovedApiRule
-
-    unrelated = ("from lightning.pytorch.utilities.rank_zero import rank_zero_warn\nimport lightning.pytorch as pl\n\n"
-                 "from lightning.pytorch.core.module import LightningModule\nm = pl.utilities.memory.garbage_collection_cuda\n")
-    assert not RemovedApiRule._may_offend(file_facts(unrelated), unrelated)
-    for text in ("from pytorch_lightning import core as C\nx = C.memory\n",
-                 "import pytorch_lightning.callbacks as cb\nx = cb.GPUStatsMonitor()\n",
-                 "from pytorch_lightning.core.lightning import LightningModule\n"):
-        assert RemovedApiRule._may_offend(file_facts(text), text), text

@@ -226,3 +226,70 @@ def test_corpus_after_migration_gets_no_lm090_marker():
         migrated = _migrate(path.read_text(encoding="utf-8"), others, str(path))
         out, _ = run_rule(RULE, migrated, path=str(path))
         assert markers(out) == [], f"{path.name}: {markers(out)}"
+
+
+# --- find --------------------------------------------------------------------------------------
+
+from .find_imports import check_find, sites_of  # noqa: E402
+
+
+@pytest.mark.parametrize("source,effect", [
+    ("def f(trainer):\n    return trainer.root_gpu\n", True),
+    ("class C:\n    def f(self):\n        return self.trainer.use_amp\n", True),
+    ("from pytorch_lightning import Trainer as T\n\nt = T(gpus=1)\n", True),
+    ("import pytorch_lightning as pl\n\n\ndef f(parser):\n    return pl.Trainer.add_argparse_args(parser)\n", True),
+    ("from pytorch_lightning.metrics import Accuracy\n", True),
+    ("# TODO(lightmigrate): LM201 something\nimport os\n", False),
+    ("import lightning.pytorch as pl\n\ntrainer = pl.Trainer(accelerator='gpu', devices=2)\nprint(trainer.num_devices)\n",
+     False),
+    ("import pytorch_lightning as pl\n\n\ndef f(model):\n    return model.root_gpu\n", False),
+    ("import pytorch_lightning as pl\n\n\nclass Foo:\n    pass\n\n\nx = Foo(gpus=1)\n", False),
+    ("from mylib import Trainer\n\nt = Trainer(gpus=1)\n", False),
+    ("import pytorch_lightning as pl\n\nt = (pl.Trainer  # one\n     )(gpus=1)\n", True),
+    ("def f(self, trainer):\n    set_threads(num_processes=self.n)\n    return self.model.root_gpu, trainer\n", False),
+    # statements another rule marked already are left alone
+    ("import pytorch_lightning as pl\n\n\ndef f(parser):\n    # TODO(lightmigrate): LM101 gone\n"
+     "    return pl.Trainer.add_argparse_args(parser)\n", False),
+    ("import pytorch_lightning as pl\n\n\ndef f(parser, trainer):\n    # TODO(lightmigrate): LM101 gone\n"
+     "    parser = pl.Trainer.add_argparse_args(parser)\n    return trainer.root_gpu\n", True),
+    ("import pytorch_lightning as pl\n\n# TODO(lightmigrate): LM101 gone\n@pl.Trainer.add_argparse_args\n"
+     "def f(parser):\n    pass\n", False),
+    # a marker above a one-line ``if`` marks the ``if`` (libcst's statement), at any indentation
+    ("def f(trainer, x):\n    # TODO(lightmigrate): LM101 gone\n    if x: return trainer.root_gpu\n", False),
+    ("def f(trainer):\n# TODO(lightmigrate): LM101 gone\n    return trainer.root_gpu\n", False),
+    ("def f(trainer):\n    x = '''\n    # TODO(lightmigrate): LM101 gone'''\n    return trainer.root_gpu\n", True),
+    ("class M:\n    def f(self):\n        self.trainer.fit_loop.run()\n        return self.tune()\n", False),
+    # an ``except*`` clause belongs to its ``try`` statement (libcst), an ``except`` clause not
+    ("def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
+     "    except* trainer.root_gpu:\n        pass\n", True),
+    ("def f(trainer):\n    try:\n        pass\n    # TODO(lightmigrate): LM101 x\n"
+     "    except trainer.root_gpu:\n        pass\n", False),
+    # (a marker indented as the ``try`` body is that block's footer)
+    ("def f(trainer):\n    try:\n        pass\n        # TODO(lightmigrate): LM101 x\n"
+     "    except trainer.root_gpu:\n        pass\n", True),
+    ("from lightning.pytorch.utilities.rank_zero import rank_zero_warn\nimport lightning.pytorch as pl\n\n"
+     "m = pl.utilities.memory.garbage_collection_cuda\n", False),
+    ("import pytorch_lightning.callbacks as cb\n\nx = cb.GPUStatsMonitor()\n", True),
+    ("from pytorch_lightning import core as C\n\nx = C.memory\n", True),
+    ("from pytorch_lightning.loggers import LoggerCollection\n", True),
+    ("import lightning.pytorch as pl\n\nx = pl.Trainer.add_argparse_args\n", True),
+    # an ``elif`` is a statement of its own in libcst; a comment indented as the ``if`` body
+    # above it is that block's footer
+    ("def f(trainer):\n    if x:\n        pass\n    # TODO(lightmigrate): LM101 x\n    elif trainer.root_gpu:\n"
+     "        pass\n", False),
+    ("def f(trainer):\n    if x:\n        pass\n        # TODO(lightmigrate): LM101 x\n    elif trainer.root_gpu:\n"
+     "        pass\n", True),
+    ("def f(trainer):\n    if x:\n        pass\n    # TODO(lightmigrate): LM101 x\n    else:\n"
+     "        trainer.root_gpu\n", True),
+    # a marker right above the first statement (in libcst's module header) marks it
+    ("# TODO(lightmigrate): LM202 x\nfrom pytorch_lightning.loggers import LoggerCollection\n", False),
+    ("# TODO(lightmigrate): LM202 x\n\nfrom pytorch_lightning.loggers import LoggerCollection\n", True),
+])
+def test_find_is_exact(source, effect):
+    check_find(RULE, source, effect)
+
+
+def test_find_gives_one_site_per_statement_at_its_libcst_line():
+    source = ("import pytorch_lightning as pl\n\n\n@decorate(pl.Trainer.add_argparse_args)\n"
+              "def f(trainer):\n    x = trainer.root_gpu; y = trainer.use_amp\n    return x\n")
+    assert [(s.line, s.action) for s in sites_of(RULE, source)] == [(5, "mark"), (6, "mark")]

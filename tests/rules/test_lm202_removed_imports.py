@@ -201,3 +201,69 @@ def test_a_base_renamed_by_lm201_is_still_seen_by_the_gate():
     out = transform_text(text, select_rules())
     assert "class A(XLAAccelerator):" in out.text
     assert [f.code for f in out.findings] == ["LM202"] and "(R44)" in out.findings[0].message
+
+
+# --- find --------------------------------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from .find_imports import check_find, sites_of  # noqa: E402
+
+
+@pytest.mark.parametrize("source,effect", [
+    ("from pytorch_lightning.lite import LightningLite\n", True),
+    # names 2.x kept under the loop modules
+    ("from lightning.pytorch.loops.utilities import _parse_loop_limits\n", False),
+    ("import pytorch_lightning.loops.utilities as lu\n\nx = lu._get_active_optimizers\n", True),
+    # the accelerators package is imported, but the class with setup_environment is a strategy
+    ("from lightning.fabric.accelerators import Accelerator\nfrom lightning.fabric.strategies import "
+     "DDPStrategy\n\n\nclass S(DDPStrategy):\n    def setup_environment(self):\n        pass\n\n"
+     "    def device(self, a: Accelerator):\n        pass\n", False),
+    ("import lightning.pytorch as pl\n\n\nclass A(pl.accelerators.Accelerator):\n"
+     "    def setup_environment(self, root_device):\n        pass\n", True),
+    ("from lightning.fabric.accelerators import Accelerator as Acc\n\n\nclass A(Acc):\n"
+     "    def setup_environment(self, root_device):\n        pass\n", True),
+    ("import pytorch_lightning as pl\n\nx = pl.utilities.distributed.sync_ddp(1)\n", True),
+    ("from pytorch_lightning.accelerators import Accelerator\n\n\nclass A(Accelerator):\n"
+     "    def setup_environment(self, root_device):\n        pass\n", True),
+    # a strategy's setup_environment(self) is another method, which 2.x still calls
+    ("from pytorch_lightning.strategies import DDPStrategy\n\n\nclass S(DDPStrategy):\n"
+     "    def setup_environment(self):\n        pass\n", False),
+    ("from pytorch_lightning.accelerators import Accelerator\n\n\nclass A(Accelerator):\n"
+     "    def dispatch(self, trainer):\n        pass\n", False),
+    ("from lightning_fabric.plugins import Precision as P\n\n\nclass MyPrecision(P):\n"
+     "    def backward(self, tensor, model, optimizer_idx):\n        pass\n", True),
+    ("from pytorch_lightning.utilities.seed import isolate_rng\n", False),
+    ("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def dispatch(self):\n"
+     "        pass\n", False),
+    ("from mylib.utilities.distributed import sync_ddp\n", False),
+    # libcst rewrites no import of a one-line suite
+    ("if True: from pytorch_lightning.lite import LightningLite\n", False),
+    # a method that carries an LM202 marker already
+    ("from pytorch_lightning.accelerators import Accelerator\n\n\nclass A(Accelerator):\n"
+     "    # TODO(lightmigrate): LM202 look\n    def setup_environment(self, root_device):\n        pass\n", False),
+])
+def test_find_is_exact(source, effect):
+    check_find(RULE, source, effect)
+
+
+def test_find_leaves_out_markers_already_there():
+    # every example's output, and a marker the header holds (above the first statement)
+    for example in RULE.examples:
+        if example.after is not None:
+            assert sites_of(RULE, example.after) == [], example.title
+    marked = sites_of(RULE, "import pytorch_lightning as pl\n\nx = pl.utilities.distributed.sync_ddp(1)\n")
+    assert [(s.line, s.target, s.action) for s in marked] == [(3, "pytorch_lightning.utilities.distributed.sync_ddp", "mark")]
+    why = marked[0].data
+    header = f"# TODO(lightmigrate): LM202 {why}\nimport pytorch_lightning as pl\n\ny = pl.utilities.distributed.sync_ddp(2)\n"
+    assert sites_of(RULE, header) == []
+    # a marker in the footer of the block before is not the statement's
+    footer = ("import pytorch_lightning as pl\nif x:\n    pass\n"
+              f"# TODO(lightmigrate): LM202 {why}\n    # the if's\ny = pl.utilities.distributed.sync_ddp(2)\n")
+    check_find(RULE, footer, True)
+
+
+def test_find_names_the_plugin_methods():
+    sites = sites_of(RULE, "from lightning_fabric.plugins import Precision as P\n\n\nclass MyPrecision(P):\n"
+                           "    def backward(self, tensor, model, optimizer_idx):\n        pass\n")
+    assert [(s.target, s.action) for s in sites] == [("MyPrecision.backward", "mark-method")]

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
+from lightmigrate.rules.lm203_loggers_cli import COMET_REST_KEY_WHY, LoggersCliRule
 
 from .conftest import check_rewrite, run_rule
 
@@ -175,3 +175,54 @@ def test_dims_triggers_only_as_a_keyword_argument():
     for text in ("x.dims == 3", "n_dims = 4", "y = x.dims", "shape[dims]", "foo_transforms = 1",
                  "torch.flip(x, dims=(0,))", "Dataset(train_transforms=t)"):  # no super(): no datamodule init
         assert not rule.may_apply(text), text
+
+
+# --- find --------------------------------------------------------------------------------------
+
+from .find_imports import check_find, sites_of  # noqa: E402
+
+DATAMODULE_BASE = "import lightning.pytorch as pl\n\n\nclass BaseDM(pl.LightningDataModule):\n    pass\n"
+DIMS = ("# a lightning datamodule\nfrom dm import BaseDM\n\n\nclass DM(BaseDM):\n    def __init__(self):\n"
+        "        super().__init__(dims=(1, 2))\n")
+
+
+@pytest.mark.parametrize("source,files,effect", [
+    ("from pytorch_lightning.loggers import CometLogger as Comet\n\nlog = Comet(project_name='p')\n", {}, True),
+    ("import pytorch_lightning as pl\n\ncli = pl.cli.LightningCLI(M, save_config_overwrite=True)\n", {}, True),
+    ("from pytorch_lightning.callbacks import ProgressBar\n\nbar = ProgressBar()\n", {}, True),
+    ("def f(monitor):\n    return monitor.lr_sch_names\n", {}, True),
+    # a datamodule of the project, defined in another file (the index knows it)
+    (DIMS, {"dm.py": DATAMODULE_BASE}, True),
+    (DIMS, {"dm.py": "class BaseDM:\n    pass\n"}, False),
+    ("from pytorch_lightning.cli import LightningCLI\n\ncli = LightningCLI(M, save_config_kwargs={'overwrite': True})\n",
+     {}, False),
+    ("from mylib import CometLogger\n\nlogger = CometLogger(save_dir='x', offline=True)\n", {}, False),
+    ("class Data:\n    def shape(self):\n        return self.size()\n", {}, False),
+    # the import alone, a subclass, or the class passed along: no call to change
+    ("from pytorch_lightning.loggers import CometLogger\n", {}, False),
+    ("from pytorch_lightning.callbacks import ProgressBar\n\n\nclass Bar(ProgressBar):\n    pass\n", {}, False),
+    ("from pytorch_lightning.loggers import CometLogger as C\nlog = make(C, save_dir='x')\n", {}, False),
+    ("from pytorch_lightning import callbacks as cb\nbar = cb.ProgressBar()\n", {}, True),
+    # a 2.x CometLogger call; and one already marked (the marker above its statement)
+    ("from pytorch_lightning.loggers import CometLogger\nlog = CometLogger(project='p', rest_api_key='k')\n", {}, False),
+    ("import os\nfrom pytorch_lightning.loggers import CometLogger\n"
+     f"# TODO(lightmigrate): LM203 {COMET_REST_KEY_WHY}\nlog = CometLogger(api_key='a', rest_api_key='k')\n", {}, False),
+    ("import os\nfrom pytorch_lightning.loggers import CometLogger\nlog = CometLogger(api_key='a', rest_api_key='k')\n",
+     {}, True),
+    # the CLI3 note is reported on every run
+    ("from pytorch_lightning.cli import LightningCLI\ncli = LightningCLI(M, trainer_defaults={'logger': L()})\n", {}, True),
+    ("from pytorch_lightning.cli import LightningCLI\ncli = LightningCLI(M, parser_kwargs=p, env_prefix='A')\n", {}, True),
+])
+def test_find_is_exact(source, files, effect):
+    check_find(RULE, source, effect, files)
+
+
+def test_find_follows_the_datamodule_hierarchy_across_files():
+    files = {"dm.py": "import lightning.pytorch as pl\nclass DM(pl.LightningDataModule):\n    pass\n",
+             "other.py": "class Data:\n    def get_batch_shape(self):\n        return self.size()\n"}
+    sub = "from dm import DM\nclass Sub(DM):\n    def get_batch_shape(self):\n        return self.size()\n"
+    sites = check_find(RULE, sub, True, files, path="sub.py")
+    assert [(s.line, s.action) for s in sites] == [(4, "datamodule")]
+    check_find(RULE, "class Sub(DM): ...\n", False, files, path="sub.py")
+    check_find(RULE, files["other.py"], False, files, indexed=False, path="other.py")
+    assert "TODO(lightmigrate): LM203" in run_rule(RULE, sub, "sub.py", files)[0]

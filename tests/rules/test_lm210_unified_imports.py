@@ -122,3 +122,28 @@ def test_markers_do_not_depend_on_the_root(tmp_path):
     text = (tmp_path / "m.py").read_text()
     assert text.count("TODO(lightmigrate): LM202 `strategies.DataParallelStrategy` was removed (R38)") == 1
     assert text.endswith("from lightning.pytorch.strategies import DataParallelStrategy\n")
+
+
+# --- find --------------------------------------------------------------------------------------
+
+from .find_imports import check_find, sites_of  # noqa: E402
+
+
+@pytest.mark.parametrize("source,effect", [
+    ("import pytorch_lightning as pl\n", True),
+    ("from lightning_fabric import Fabric\n", True),
+    ("import lightning.pytorch as pl\n\n# pytorch_lightning was the old name\n", False),
+    ("from .pytorch_lightning import x\nNAME = 'pytorch_lightning.Trainer'\n", False),
+])
+def test_find_is_exact(source, effect):
+    check_find(RULE, source, effect)
+
+
+def test_find_names_every_import_and_every_use_through_an_unaliased_root():
+    source = ("import pytorch_lightning as pl\nimport pytorch_lightning.callbacks\n"
+              "from lightning_fabric.utilities import seed\n\n"
+              "cb = pytorch_lightning.callbacks.EarlyStopping('loss')\ntrainer = pl.Trainer(callbacks=[cb])\n")
+    sites = sites_of(RULE, source)
+    assert [(s.line, s.target, s.action) for s in sites] == [
+        (1, "pytorch_lightning", "import"), (2, "pytorch_lightning.callbacks", "import"),
+        (3, "lightning_fabric.utilities", "import"), (5, "pytorch_lightning.callbacks.EarlyStopping", "use")]

@@ -28,7 +28,7 @@ the two are unified.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -84,17 +84,6 @@ def new_path(path: str) -> Optional[Tuple[Optional[str], Entry]]:
         return None
     new_rel, entry = found
     return (to_absolute(new_rel, rel[0]) if new_rel is not None else None), entry
-
-
-def reaches(facts, handles: Callable[[Entry], bool]) -> bool:
-    """Whether some name the file reaches through a Lightning import (``FileFacts.reached``:
-    the imports and dotted uses this module looks up, and more) has a table entry that
-    ``handles`` accepts: the gates' form of the question the rewrite asks of each of them."""
-    for path in facts.reached:
-        found = new_path(path)
-        if found is not None and handles(found[1]):
-            return True
-    return False
 
 
 def add_marker_once(node, code: str, why: str):
@@ -254,12 +243,16 @@ class ImportRewriter(PrunedTransformer):
     (LM201 takes the moved ones and rewrites them, LM202 the removed ones and marks them).
     ``call_fixes`` maps an old name's last part to a function that fixes a call's arguments
     after the rename; it returns the call and an optional marker text. ``non_call_whys`` maps
-    an old name's last part to a marker for its uses that are not calls."""
+    an old name's last part to a marker for its uses that are not calls. ``only``, when
+    given, holds the old full paths to act on (the targets of the rule's sites); the imports
+    and uses of the others are left as they are."""
 
     def __init__(self, code: str, module: cst.Module, handles: Callable[[Entry], bool],
-                 call_fixes: Optional[Dict[str, CallFix]] = None, non_call_whys: Optional[Dict[str, str]] = None) -> None:
+                 call_fixes: Optional[Dict[str, CallFix]] = None, non_call_whys: Optional[Dict[str, str]] = None,
+                 only: Optional[FrozenSet[str]] = None) -> None:
         super().__init__()
         self.code = code
+        self.only = only
         # old name (last part) -> marker for a use that is not a call (isinstance, a base class)
         self.non_call_whys = non_call_whys or {}
         self.call_funcs: Set[int] = set()
@@ -293,8 +286,13 @@ class ImportRewriter(PrunedTransformer):
             else:
                 self._plan_from_import(b, plan)
 
+    def _allowed(self, path: str) -> bool:
+        return self.only is None or path in self.only
+
     def _plan_module_import(self, b: Binding, plan: _Plan) -> None:
         full = dotted(b.node.name) or ""
+        if not self._allowed(full):
+            return
         res = new_path(full)
         if res is None or not self.handles(res[1]):
             return
@@ -313,6 +311,8 @@ class ImportRewriter(PrunedTransformer):
         self.changed = True
 
     def _plan_from_import(self, b: Binding, plan: _Plan) -> None:
+        if not self._allowed(b.path):
+            return
         res = new_path(b.path)
         if res is None or not self.handles(res[1]):
             return
@@ -488,7 +488,7 @@ class ImportRewriter(PrunedTransformer):
 
     def _check_non_call(self, original: cst.CSTNode, old_path: str) -> None:
         why = self.non_call_whys.get(old_path.rsplit(".", 1)[-1])
-        if why and id(original) not in self.call_funcs and to_relative(old_path) is not None:
+        if why and id(original) not in self.call_funcs and to_relative(old_path) is not None and self._allowed(old_path):
             self._mark(why)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
@@ -511,7 +511,8 @@ class ImportRewriter(PrunedTransformer):
         self._check_non_call(original, full)
         res = new_path(full)
         head_res = new_path(self.original_paths[head])
-        if res is None or not self.handles(res[1]) or (head_res is not None and head_res[1] is res[1]):
+        if res is None or not self.handles(res[1]) or (head_res is not None and head_res[1] is res[1]) \
+                or not self._allowed(full):
             # not mapped, or mapped only through the head binding, which the import rewrite renames
             renamed = self.plan.renames.get(head)
             if renamed is None:
@@ -536,7 +537,7 @@ class ImportRewriter(PrunedTransformer):
         if key is None:
             return updated
         fix = self.call_fixes.get(key.rsplit(".", 1)[-1])
-        if fix is None:
+        if fix is None or not self._allowed(key):
             return updated
         new_call, why = fix(updated, key)
         if why:
