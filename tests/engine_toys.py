@@ -5,10 +5,26 @@ from __future__ import annotations
 import libcst as cst
 
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import Example, GatedRule, Rule, RuleContext, Safety
+from typing import List, Sequence
+
+from lightmigrate.rules.base import WHOLE_FILE, Example, Rule, RuleContext, Safety, Site, SourceFile
 
 
-class _Toy(GatedRule):
+class WholeFileRule(Rule):
+    """A toy that acts on the whole file of every text its triggers match: its ``find`` gives
+    one whole-file site, its ``fix`` is ``apply``."""
+
+    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        return [WHOLE_FILE]
+
+    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        return self.apply(module, ctx)
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        return module
+
+
+class _Toy(WholeFileRule):
     spec_rows = ("T1",)
     guide = "https://example.invalid/guide"
     safety = Safety.REVIEW

@@ -19,7 +19,8 @@ from lightmigrate.coverage import (
     unknown_keys,
 )
 from lightmigrate.rules import ALL_RULES
-from lightmigrate.rules.base import Handling, GatedRule, Rule
+from engine_toys import WholeFileRule
+from lightmigrate.rules.base import Handling
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT.parent / "shared" / "spec" / "lightning-1-to-2.md"  # shared/ sits beside the repo (CI, developers)
@@ -46,7 +47,7 @@ def test_every_coverage_key_is_a_real_row_id():
 
 
 def test_unknown_keys_are_caught():
-    class Fake(GatedRule):
+    class Fake(WholeFileRule):
         code = "LM999"
         coverage = {"M1": Handling.REWRITTEN, "M99": Handling.MARKED}
 
@@ -57,11 +58,11 @@ def test_status_is_the_strongest_handling_and_totals_add_up():
     rows = [SpecRow("X1", "A.1", "t", "old", "new", "1"), SpecRow("X2", "A.1", "t", "o", "n", "3"),
             SpecRow("X3", "A.1", "t", "o", "n", "3")]
 
-    class A(GatedRule):
+    class A(WholeFileRule):
         code = "LM901"
         coverage = {"X1": Handling.MARKED, "X2": Handling.NOTED}
 
-    class B(GatedRule):
+    class B(WholeFileRule):
         code = "LM902"
         coverage = {"X1": Handling.REWRITTEN}
 

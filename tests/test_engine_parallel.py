@@ -215,7 +215,7 @@ def test_survey_on_the_pool_reports_progress_in_files(monkeypatch):
     import lightmigrate.engine.survey as survey_module
 
     monkeypatch.setattr(survey_module, "PARALLEL_MIN_CHARS", 0)
-    files = [(text, path, True) for text, path in corpus_files()]
+    files = [(text, path) for text, path in corpus_files()]
     seen = []
     survey_module.survey(files, 2, lambda stage, done, total: seen.append((stage, done, total)))
     assert seen[-1] == ("indexing", len(files), len(files)) and seen[0][1] == 0
@@ -232,11 +232,11 @@ def test_run_pauses_the_collector_and_workers_collect_between_items(tmp_path):
     import gc
 
     from lightmigrate.engine import parallel
-    from lightmigrate.rules.base import GatedRule, Rule
+    from engine_toys import WholeFileRule
 
     seen = []
 
-    class Probe(GatedRule):  # records the collector's state while the prefilter asks about a file
+    class Probe(WholeFileRule):  # records the collector's state while the prefilter asks about a file
         code, triggers = "LM999", ("x",)
 
         def may_apply(self, text):

@@ -5,7 +5,7 @@ from engine_toys import ALL_TOYS, TOYS, RenameEpochEnd
 
 from lightmigrate.engine import Mode, run
 from lightmigrate.output.findings import Kind
-from lightmigrate.rules.base import GatedRule, Rule
+from engine_toys import WholeFileRule
 
 HOOK = "class M:\n    def training_epoch_end(self, outputs):\n        pass\n"
 RENAMED = HOOK.replace("training_epoch_end", "on_train_epoch_end")
@@ -186,7 +186,7 @@ def test_project_index_covers_all_files(tmp_path):
     })
     seen = {}
 
-    class Probe(GatedRule):
+    class Probe(WholeFileRule):
         code = "LM997"
         triggers = ("class",)
 

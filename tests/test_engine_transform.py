@@ -20,7 +20,7 @@ from lightmigrate.engine import (
 from lightmigrate.engine.transform import _transform_once
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import ProjectIndex
-from lightmigrate.rules.base import GatedRule, Rule
+from engine_toys import WholeFileRule
 
 SRC = "class M:\n    def training_epoch_end(self, outputs):\n        pass\n"
 
@@ -58,7 +58,7 @@ def test_crlf_kept_and_added_lines_use_crlf():
 
 def test_syntax_error_is_located_and_shows_the_line():
     with pytest.raises(SourceSyntaxError) as info:
-        transform_text("x = 1\ndef f(:\n    pass\n", [RenameEpochEnd()], path="m.py")
+        transform_text("training_epoch_end = 1\ndef f(:\n    pass\n", [RenameEpochEnd()], path="m.py")
     err = info.value
     assert (err.line, err.col) == (2, 7)
     text = err.problem("m.py").format()
@@ -68,8 +68,13 @@ def test_syntax_error_is_located_and_shows_the_line():
 
 def test_syntax_error_for_libcst_only_failure_still_has_a_position():
     with pytest.raises(SourceSyntaxError) as info:
-        transform_text("x = (1,\n", [])
+        transform_text("training_epoch_end = (1,\n", [RenameEpochEnd()])
     assert info.value.line >= 1 and info.value.col >= 1
+
+
+def test_a_file_no_rule_reads_is_not_parsed_so_its_syntax_is_not_checked():
+    out = transform_text("x = 1\ndef f(:\n", [RenameEpochEnd()])  # the trigger is absent
+    assert not out.changed and out.problems == [] and out.findings == []
 
 
 def test_rule_crash_names_the_rule_and_keeps_the_other_rules_changes():
@@ -84,7 +89,7 @@ def test_rule_crash_names_the_rule_and_keeps_the_other_rules_changes():
 
 
 def test_rule_returning_a_non_module_is_a_crash():
-    class Bad(GatedRule):
+    class Bad(WholeFileRule):
         code = "LM995"
         triggers = ("x",)
 
@@ -146,7 +151,7 @@ def test_rule_findings_and_project_are_passed_through():
     project = ProjectIndex()
     seen = []
 
-    class Peek(GatedRule):
+    class Peek(WholeFileRule):
         code = "LM996"
         triggers = ("",)
 
@@ -175,7 +180,7 @@ def test_find_markers_in_untokenizable_text_falls_back():
 def test_each_rule_is_gated_on_the_text_the_previous_rules_left():
     ran = []
 
-    class After(GatedRule):
+    class After(WholeFileRule):
         code = "LM998"
         triggers = ("on_train_epoch_end",)
 

@@ -192,11 +192,10 @@ def test_the_quick_hierarchy_answers_leave_files_that_cannot_matter_unparsed():
 
 
 def test_the_survey_leaves_files_only_the_index_reads_unparsed():
-    files = [(text, path, 0) for path, text in PROJECT.items()]
-    files[0] = (files[0][0], files[0][1], 1)  # base.py passed the prefilter: it is parsed for its facts
-    project, facts, _ = survey(files)
-    assert set(facts) == {0}
-    assert "base.py" not in project._lazy and "leaf.py" in project._lazy
+    files = [(text, path) for path, text in PROJECT.items()]
+    project = survey(files)
+    assert "leaf.py" in project._lazy and "base.py" in project._lazy
+    assert project.resolve("Base") is not None and "base.py" not in project._lazy  # parsed when asked
     eager = build(PROJECT, lazy=False)
     # (Leaf is not one: the other ``Mid`` makes its base ambiguous)
     assert {c.name for c in project.descendants(project.resolve("Base"))} == {

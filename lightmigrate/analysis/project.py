@@ -17,7 +17,7 @@ from bisect import insort
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
-from lightmigrate.analysis.facts import ast_nodes
+from lightmigrate.analysis.ast_nodes import ast_nodes
 from lightmigrate.analysis.text_patterns import KEYWORD_GAP, one_of
 
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence
 
 from lightmigrate.cst import matchers
 from lightmigrate.cst.compat import fast_paths_ok
@@ -20,12 +20,10 @@ from lightmigrate.engine.source import (
     unchanged_on_disk,
     write_atomic,
 )
-from lightmigrate.engine.survey import FACTS, HOOK_FACTS, prefilter, survey
+from lightmigrate.engine.survey import prefilter, survey
 from lightmigrate.engine.transform import needs_transform, transform_text
 from lightmigrate.engine.yaml_config import transform_config
-from lightmigrate.analysis.facts import remember
-from lightmigrate.rules.shared.gates import path_may_have_kind, remember_hook_facts
-from lightmigrate.analysis.project import ProjectIndex, is_yaml, may_index_lazily
+from lightmigrate.analysis.project import ProjectIndex, is_yaml
 from lightmigrate.rules.base import Rule
 
 
@@ -83,14 +81,9 @@ def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex,
 
 
 def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
-    """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes,
-    facts, hook facts)``); the rule objects travel to each worker once, the per-file codes
-    with every file, and with them what the survey found out about it."""
-    source, codes, facts, hooks = item
-    if facts is not None:
-        remember(source.text, facts)
-    if hooks is not None:
-        remember_hook_facts(source.text, hooks)
+    """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes)``):
+    the rule objects travel to each worker once, the per-file codes with every file."""
+    source, codes = item
     return process_source(source, [r for r in rules if r.code in codes], project, mode)
 
 
@@ -144,56 +137,26 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
     # but when no file passes the prefilter nobody will ask, so skip the cost.
     file_rules = [rules if settings is None or s is None else settings.rules_for(s.path, rules) for s in sources]
     plain_py = [i for i, s in enumerate(sources) if s is not None and not is_yaml(s.path)]
-    found = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i]), not notebook.is_notebook(sources[i].path))
-                       for i in plain_py], rules, jobs)
-    passed = {i: codes for i, (codes, _, _) in zip(plain_py, found) if codes is not None}
-    # Files whose gates can only need them for a class of some kind (``Rule.gate_kinds``) are
-    # left to the lazy index; each is parsed only when the index finds such a class in it.
-    deferred = {i: kinds for i, (codes, kinds, _) in zip(plain_py, found)
-                if codes is not None and kinds is not None and may_index_lazily(sources[i].text)}
+    found = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i])) for i in plain_py], rules, jobs)
+    passed = {i for i, (codes, _) in zip(plain_py, found) if codes is not None}
     # the substrings the index looks for, found by the prefilter in each Python file's text
     # (a notebook's index reads its code cells, another text)
-    probes = {i: found_probes for i, (_, _, found_probes) in zip(plain_py, found)
+    probes = {i: found_probes for i, (_, found_probes) in zip(plain_py, found)
               if not notebook.is_notebook(sources[i].path)}
     todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     project = ProjectIndex()
-    facts: dict = {}
-    hooks: dict = {}
-    gated: set = set()
-    wants: dict = {}
     if todo:
-        # One ast parse per file: the index, and the facts the rules' gates read. Only files
-        # some rule's gate needs go on to libcst (notebooks and YAML configs always do).
-        read_at = [i for i, s in enumerate(sources) if s is not None]  # survey position -> file
-        gated = {i for i in passed if not notebook.is_notebook(sources[i].path)}
-        # the files some gate reading hook facts may look at get those worked out too
-        hook_codes = {r.code for r in rules if getattr(r, "gate_reads_hook_facts", False)}
-        wants = {i: HOOK_FACTS if not hook_codes.isdisjoint(passed[i]) else FACTS for i in gated}
-        items = [(notebook.indexable_text(sources[i].path, sources[i].text), sources[i].path,
-                  0 if i not in gated or i in deferred else wants[i], probes.get(i))
-                 for i in read_at]
         # while the survey's processes work, this one imports what the migrating ones will need
-        project, facts_at, hooks_at = survey(items, jobs, progress,
-                                             started=_prepare_migration if jobs > 1 else None)
-        facts = {read_at[k]: f for k, f in facts_at.items()}
-        hooks = {read_at[k]: h for k, h in hooks_at.items()}
+        project = survey([(notebook.indexable_text(s.path, s.text), s.path, probes.get(i))
+                          for i, s in enumerate(sources) if s is not None],
+                         jobs, progress, started=_prepare_migration if jobs > 1 else None)
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)
-
-    def work():
-        # Each file goes to a process, which finds the rules' sites and fixes them (a file no
-        # rule has a site in is not parsed with libcst). A file the lazy index says has no
-        # class of the kinds its rules need is None: nothing to do, nothing to report.
-        for i in todo:
-            source = sources[i]
-            if i in deferred:
-                if not path_may_have_kind(project, source.path, deferred[i]):
-                    yield None
-                    continue
-            yield (source, tuple(r.code for r in file_rules[i]), facts.get(i), hooks.get(i))
-
+    # Each file goes to a process, which finds the rules' sites and fixes them (a file no rule
+    # has a site in is not parsed with libcst).
+    work = ((sources[i], tuple(r.code for r in file_rules[i])) for i in todo)
     matchers.loaded()  # no process is forked in the middle of that import
-    results = map_in_order(_process_selected, work(), jobs, (rules, project, mode), progress, TRANSFORM_STAGE,
+    results = map_in_order(_process_selected, work, jobs, (rules, project, mode), progress, TRANSFORM_STAGE,
                            total=len(todo))
     for i, result in zip(todo, results):
         if result is not None:

@@ -6,7 +6,7 @@ import ast
 import itertools
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import libcst as cst
 
@@ -18,10 +18,9 @@ from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
 from lightmigrate.engine.model import EngineError
-from lightmigrate.analysis.facts import file_facts, known_facts, remember_tree
 from lightmigrate.output.findings import Finding
 from lightmigrate.analysis.project import ProjectIndex
-from lightmigrate.rules.base import WHOLE_FILE, GatedRule, Rule, RuleContext, Site, SourceFile
+from lightmigrate.rules.base import WHOLE_FILE, Rule, RuleContext, Site, SourceFile
 
 
 BOM = "\ufeff"
@@ -185,21 +184,9 @@ def _python_tree(text: str, path: str) -> Optional[ast.AST]:
 
 
 def rule_sites(rule: Rule, source: SourceFile, ctx: RuleContext) -> List[Site]:
-    """``rule.find(source, ctx)``: where the rule acts in ``source``. (A module-level function
-    so ``scripts/audit_gates.py`` can open every gate and compare the output.)"""
+    """``rule.find(source, ctx)``: where the rule acts in ``source`` (module-level, so tests
+    can watch every rule's find)."""
     return rule.find(source, ctx)
-
-
-def rule_may_need(rule: Rule, text: str) -> bool:
-    """``rule.may_need(text)``, the first step of its gate (module-level for the same reason);
-    True for a rule that finds its sites without a gate."""
-    return rule.may_need(text) if isinstance(rule, GatedRule) else True
-
-
-def rule_gate_kinds(rule: Rule, text: str) -> Optional[FrozenSet[str]]:
-    """``rule.gate_kinds(text)`` (module-level for the same reason); None for a rule that
-    finds its sites without a gate."""
-    return rule.gate_kinds(text) if isinstance(rule, GatedRule) else None
 
 
 def transform_text(
@@ -237,6 +224,16 @@ def transform_text(
         return out
 
 
+def _check_syntax(source: SourceFile) -> None:
+    """Raise the SourceSyntaxError Python finds in ``source`` (parsing it if no rule has)."""
+    try:
+        source.tree
+    except SyntaxError:
+        _python_tree(source.text, source.path)  # raises it, with its place and the line
+    except (ValueError, RecursionError, MemoryError):
+        pass  # Python cannot say: libcst reports any error
+
+
 def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Optional[ProjectIndex],
                     tree: Optional[ast.Module]) -> TransformResult:
     """``transform_text`` with every rule in; raises RuleCrash when a rule raises and
@@ -248,16 +245,9 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     if deep is not None:
         raise deep
     # Python's ``ast`` parses the text when a rule's ``find`` first reads the tree (a file no
-    # rule reads is not parsed); libcst parses it only once some rule has sites.
-    known = known_facts(text)  # the survey's, when it parsed this very text already
+    # rule reads is not parsed, so its syntax is not checked); libcst parses it only once some
+    # rule has sites.
     module: Optional[cst.Module] = None
-    if tree is None and (known is None or not known.parsed):
-        tree = _python_tree(text, path)  # raises the syntax error Python finds
-        if tree is None:
-            module = parse_source(text, path)  # (Python could not say: libcst reports any error)
-        else:
-            remember_tree(text, tree)  # gates that look closer read it too
-            file_facts(text, tree)  # the gates read these
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
@@ -270,9 +260,15 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
         try:
             sites = rule_sites(rule, source, ctx)
         except SyntaxError:
-            # an earlier rule's output Python rejects (the check below says so): the rule
-            # gets the whole file
+            if source.text == text:
+                _python_tree(text, path)  # raises the syntax error Python finds, with its place
+            # an earlier rule's output Python rejects: the check below says so
             sites = [WHOLE_FILE]
+        except (ValueError, MemoryError) as exc:
+            if source.text == text and _python_tree(text, path) is None:  # Python could not say:
+                module = parse_source(text, path)  # libcst reports any error; the rule cannot read it
+                continue
+            raise RuleCrash(rule.code, f"internal error: {type(exc).__name__}: {exc}") from exc
         except RecursionError as exc:
             raise RuleCrash(rule.code, "code too deeply nested to read: RecursionError") from exc
         except Exception as exc:
@@ -280,6 +276,8 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
         if not sites:
             continue
         if module is None:
+            if source.text == text:
+                _check_syntax(source)  # Python's own syntax error first: it says more than libcst's
             module = parse_source(text, path)
         before = module
         remember_text(module, new_text)  # rules that read module.code get it without codegen

@@ -22,7 +22,7 @@ import ast
 import enum
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, ClassVar, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -146,56 +146,3 @@ class Rule:
 
 
 WHOLE_FILE = Site()
-
-
-class GatedRule(Rule):
-    """A rule not yet split into ``find`` and ``fix`` (issue 20 moves every rule off it): a
-    gate (``may_need``, ``gate_kinds``, ``needed``) guesses on the text and ``ast`` whether
-    ``apply`` has work, then ``apply`` decides again on libcst. ``find`` answers with one
-    whole-file site when the gate says "needed"; ``fix`` is ``apply``."""
-
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:  # pragma: no cover
-        raise NotImplementedError
-
-    def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
-        from lightmigrate.rules.shared.gates import path_may_have_kind
-
-        if not self.may_need(source.text):
-            return []
-        kinds = self.gate_kinds(source.text)
-        if kinds is not None and ctx.project.has_path(ctx.path) and not path_may_have_kind(
-                ctx.project, ctx.path, kinds):
-            return []
-        return [WHOLE_FILE] if self.needed(source.text, ctx) else []
-
-    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
-        return self.apply(module, ctx)
-
-    # The gate (``needed``) may read ``rules.gates.hook_facts(text)``: the survey then works
-    # them out with the file's other facts, on the pool, instead of the gate parsing again.
-    gate_reads_hook_facts: ClassVar[bool] = False
-
-    def needed(self, text: str, ctx: RuleContext) -> bool:
-        """A second, still cheap check after ``may_apply`` (which only sees the text): may also
-        ask the project index. False only when ``apply`` would surely change nothing and report
-        nothing, so the engine can skip the walk over the tree."""
-        return True
-
-    # The gate's first steps, answered from the text alone. The engine asks them on the pool,
-    # right after the triggers, so that a file no gate can need is never parsed. Each is a
-    # promise about ``needed`` on a text that Python parses, of a file in the index, and holds
-    # for the text NFKC-normalized too (the engine asks them about that when the text is not
-    # ASCII; Python reads identifiers so normalized): see ``scripts/audit_gates.py``, which
-    # checks them by leaving them out.
-
-    def may_need(self, text: str) -> bool:
-        """False only when ``needed(text, ctx)`` is False whatever the project holds."""
-        return True
-
-    def gate_kinds(self, text: str) -> Optional[FrozenSet[str]]:
-        """None, or kinds ("module", "callback", "datamodule"; see ``class_edit.class_kind``)
-        such that ``needed(text, ctx)`` is False unless some class the file defines is in the
-        hierarchy of one of them (``ProjectIndex.in_lightning_hierarchy`` with the kind's base
-        names). The engine then leaves the file to the lazy index and parses it only when the
-        index finds such a class there."""
-        return None

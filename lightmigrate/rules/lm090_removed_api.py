@@ -23,7 +23,7 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst.helpers import add_marker, dotted_name
-from lightmigrate.analysis.facts import ast_dotted, ast_nodes
+from lightmigrate.analysis.ast_nodes import ast_dotted, ast_nodes
 from lightmigrate.catalog.removed import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.import_find import Comments, Lines, statement_nodes

@@ -11,7 +11,7 @@ import libcst as cst
 from lightmigrate.cst.walk import transform, PrunedTransformer
 
 from lightmigrate import MARKER_PREFIX
-from lightmigrate.analysis.facts import ast_dotted
+from lightmigrate.analysis.ast_nodes import ast_dotted
 from lightmigrate.cst.helpers import add_marker, param_names
 from lightmigrate.rules.shared.import_find import FileView, table_sites
 from lightmigrate.rules.shared.import_rewrite import ImportRewriter, dotted

@@ -10,7 +10,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.cst.walk import transform, PrunedTransformer
-from lightmigrate.analysis.facts import ast_dotted
+from lightmigrate.analysis.ast_nodes import ast_dotted
 from lightmigrate.cst.helpers import marker_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared.import_find import FileView

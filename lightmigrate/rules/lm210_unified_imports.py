@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Sequence, Set
 
 import libcst as cst
 
-from lightmigrate.analysis.facts import ast_dotted
+from lightmigrate.analysis.ast_nodes import ast_dotted
 from lightmigrate.rules.shared.import_rewrite import build_dotted, dotted
 from lightmigrate.catalog.imports import GUIDE
 from lightmigrate.rules.base import Example, Rule, RuleContext, Safety, Site, SourceFile

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
-from lightmigrate.analysis.facts import ast_dotted, ast_nodes
+from lightmigrate.analysis.ast_nodes import ast_dotted, ast_nodes
 from lightmigrate.catalog.imports import Entry
 from lightmigrate.cst.helpers import marker_text
 from lightmigrate.rules.base import Site
