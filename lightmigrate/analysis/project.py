@@ -359,6 +359,9 @@ class ProjectIndex:
         # those whose text may define a class so named; path -> the base names its classes may
         # have (None: unknown)
         self._lazy: Dict[str, str] = {}
+        # The file the engine is migrating now (a ``rules.base.SourceFile``): when the index
+        # must parse that file, it takes the tree the rules read (and they, the one it made).
+        self.current = None
         self._lazy_search: Dict[str, str] = {}  # path -> its ``search_text`` (non-ASCII, once asked)
         self._lazy_names: Dict[str, List[str]] = {}
         self._lazy_bases: Dict[str, Optional[FrozenSet[str]]] = {}  # path -> ``header_base_names``
@@ -578,8 +581,19 @@ class ProjectIndex:
             if text is not None:
                 del self._lazy_bases[path]
                 self._lazy_search.pop(path, None)
-                self._index_tree(text, path, None, None)
+                self._index_tree(text, path, self._current_tree(path, text), None)
         self._kinds, self._hierarchies = known
+
+    def _current_tree(self, path: str, text: str) -> Optional[ast.AST]:
+        """The ``ast`` tree of ``text`` when it is the file being migrated (parsed once for the
+        rules and the index), else None."""
+        current = self.current
+        if current is None or current.path != path or current.text != text:
+            return None
+        try:
+            return current.tree
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
     def resolve(self, name: str, prefer_path: str = "") -> Optional[ClassInfo]:
         """The one class called ``name``; a definition in ``prefer_path`` wins over others."""

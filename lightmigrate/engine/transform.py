@@ -252,6 +252,7 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     steps = []
     new_text = text
     source = SourceFile(path, text, tree)
+    ctx.project.current = source  # the index parses this file, if it must, into the same tree
     for rule in rules:
         if not rule.may_apply(new_text):
             continue

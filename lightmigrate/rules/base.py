@@ -22,10 +22,11 @@ import ast
 import enum
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from lightmigrate.analysis.ast_nodes import ast_nodes
 from lightmigrate.cst.codegen import ModulePositions, known_text
 from lightmigrate.output.findings import Finding, Kind
 from lightmigrate.analysis.project import ProjectIndex
@@ -70,14 +71,19 @@ class Site:
 
 class SourceFile:
     """What ``find`` reads: one file's path and text, and its Python ``ast`` tree, parsed on
-    first use (``tree`` raises ``SyntaxError`` for text Python rejects)."""
+    first use (``tree`` raises ``SyntaxError`` for text Python rejects). ``nodes`` lists the
+    tree's nodes; ``shared`` keeps what several rules read from the same text (one
+    ``SourceFile`` per text: nothing outlives it)."""
 
-    __slots__ = ("path", "text", "_tree")
+    __slots__ = ("path", "text", "_tree", "_nodes", "_shared", "on_parse")
 
     def __init__(self, path: str, text: str, tree: Optional[ast.Module] = None) -> None:
         self.path = path
         self.text = text
         self._tree = tree
+        self._nodes: Optional[list] = None
+        self._shared: dict = {}
+        self.on_parse = None  # called with the tree when this object parses the text
 
     @property
     def tree(self) -> ast.Module:
@@ -85,7 +91,23 @@ class SourceFile:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self._tree = ast.parse(self.text, self.path)
+            if self.on_parse is not None:
+                self.on_parse(self._tree)
         return self._tree
+
+    @property
+    def nodes(self) -> list:
+        """Every node of ``tree`` but expression contexts and operators, breadth first (the
+        order of ``ast.walk``): ``analysis.ast_nodes.ast_nodes``."""
+        if self._nodes is None:
+            self._nodes = ast_nodes(self.tree)
+        return self._nodes
+
+    def shared(self, key: object, make: Callable[["SourceFile"], Any]) -> Any:
+        """``make(self)``, worked out once for this text whichever rule asks first."""
+        if key not in self._shared:
+            self._shared[key] = make(self)
+        return self._shared[key]
 
 
 @dataclass

@@ -883,7 +883,7 @@ class Model(pl.LightningModule):
         root of the class's Lightning base (for an added ``XLAAccelerator`` import)."""
         tree = source.tree
         lines = text_lines(source.text)
-        functions = [n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)]
+        functions = [n for n in source.nodes if isinstance(n, FUNCTIONS)]
         # the hooks migrate_classes looks for (a class defines or inherits one of them)
         hooks = {f.name for f in functions if f.name in MODULE_HOOKS and plans_module_hook(
             f.name, positional(f), [a.arg for a in f.args.kwonlyargs], True)} | {"training_step"}

@@ -190,7 +190,7 @@ class MovedImportsRule(Rule):
         # The imports and dotted uses of names the table moves, reached through the file's
         # imports, and the calls of the CALL_FIXES names through any import whose arguments
         # change or get a marker.
-        return table_sites(FileView(source.tree, source.text), CODE, moved, CALL_CHECKS, NON_CALL_WHYS)
+        return table_sites(FileView.of(source), CODE, moved, CALL_CHECKS, NON_CALL_WHYS)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         only = frozenset(s.target for s in sites)

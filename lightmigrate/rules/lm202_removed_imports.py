@@ -163,7 +163,7 @@ class RemovedApisRule(Rule):
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         # Markers go on the imports and dotted uses of names the table lists as removed, and
         # on some methods of classes based on Lightning plugins.
-        view = FileView(source.tree, source.text)
+        view = FileView.of(source)
         return [*table_sites(view, CODE, removed), *_plugin_method_sites(view)]
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:

@@ -330,7 +330,7 @@ class _Find:
     def __init__(self, source: SourceFile, ctx: RuleContext) -> None:
         self.ctx = ctx
         self.sites: List[Site] = []
-        self.view = view = FileView(source.tree, source.text)
+        self.view = view = FileView.of(source)
         datamodule_calls: List[Tuple[ast.Call, str]] = []
         for node in view.nodes:
             kind = type(node)

@@ -135,7 +135,7 @@ class UnifiedImportsRule(Rule):
         sites: List[Site] = []
         roots: Set[str] = set()
         attributes: List[ast.Attribute] = []
-        for node in ast.walk(source.tree):
+        for node in source.nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if _old_root(a.name):

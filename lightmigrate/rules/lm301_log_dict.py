@@ -408,7 +408,7 @@ class Plain:
                     sites.append(Site(call.lineno, call.col_offset, f"{cls.name}.{func.name}", action,  # type: ignore[attr-defined]
                                       (method, position, cls.name, text)))
         if rewritten:
-            for node in ast.walk(source.tree):
+            for node in source.nodes:
                 if isinstance(node, ast.keyword) and node.arg == "monitor":
                     name = simple_string(source, node.value)
                     if name in rewritten:

@@ -87,7 +87,7 @@ def _found(source: SourceFile) -> Optional[ast.AST]:
     of a ``Trainer(...)`` call or key of a Trainer-kwargs dict, in the order libcst visits
     them (by where the call or dict starts, an enclosing one first)."""
     found = []
-    for node in ast.walk(source.tree):
+    for node in source.nodes:
         value = None
         if isinstance(node, ast.Call) and _is_trainer_call(node):
             value = next((k.value for k in node.keywords if k.arg == ARG), None)

@@ -370,7 +370,7 @@ class Counter(Callback):
             sites += _method_sites(source, cls, kind, marks)
         # get_progress_bar_dict() calls: their statements are marked anywhere in the file
         if "get_progress_bar_dict()" in source.text:
-            for node in ast.walk(source.tree):
+            for node in source.nodes:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                         node.func.attr == "get_progress_bar_dict":
                     stmt = marks.new(node)

@@ -264,7 +264,7 @@ def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]]) -> L
         return []
     qat = "QuantizationAwareTraining" in text
     found: List[ast.AST] = []
-    for node in ast.walk(source.tree):
+    for node in source.nodes:
         if qat and writes_identifier(node, "QuantizationAwareTraining"):
             found.append(node)
         if isinstance(node, ast.Call):

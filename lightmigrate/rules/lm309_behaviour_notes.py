@@ -88,7 +88,7 @@ class _Nodes:
         self.lines = physical_lines(source.text)
 
     def every(self, test: Callable[[ast.AST], bool]) -> List[ast.AST]:
-        return sorted((n for n in ast.walk(self.source.tree) if test(n)), key=_visit_key)
+        return sorted((n for n in self.source.nodes if test(n)), key=_visit_key)
 
     def first(self, test: Callable[[ast.AST], bool]) -> Optional[ast.AST]:
         found = self.every(test)

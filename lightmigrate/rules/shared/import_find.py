@@ -360,17 +360,22 @@ class FileView:
     (worked out on first use, for a file with something to mark) the places of its nodes and
     its comments."""
 
-    def __init__(self, tree: ast.Module, text: str) -> None:
+    def __init__(self, tree: ast.Module, text: str, nodes: Optional[list] = None) -> None:
         self.tree = tree
         self.text = text
         self.lines = Lines(text)
-        self.nodes = ast_nodes(tree)  # (breadth first: a node before the nodes inside it)
+        self.nodes = ast_nodes(tree) if nodes is None else nodes  # (breadth first: a node before those inside it)
         self.imports = import_bindings(self.nodes, module_level(tree, self.lines))
         self.paths = self.imports.paths()
         self.uses, self.in_chains = dotted_uses(self.nodes)
         self.calls = called(self.nodes)
         self._places: Optional[Dict[int, Place]] = None
         self._comments: Optional[Comments] = None
+
+    @classmethod
+    def of(cls, source) -> "FileView":
+        """The view of a ``SourceFile``, built once for the rules that read it."""
+        return source.shared(cls, lambda s: cls(s.tree, s.text, s.nodes))
 
     def place(self, node: ast.AST) -> Place:
         if self._places is None:
