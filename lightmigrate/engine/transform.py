@@ -224,8 +224,16 @@ def transform_text(
         return out
 
 
+def _raise_if_too_deep(text: str, path: str) -> None:
+    deep = _too_deep(text, path)
+    if deep is not None:
+        raise deep
+
+
 def _check_syntax(source: SourceFile) -> None:
-    """Raise the SourceSyntaxError Python finds in ``source`` (parsing it if no rule has)."""
+    """Raise the SourceSyntaxError Python finds in ``source`` (parsing it if no rule has), or
+    the one for brackets nested deeper than Python allows."""
+    _raise_if_too_deep(source.text, source.path)
     try:
         source.tree
     except SyntaxError:
@@ -241,9 +249,6 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     changes: List[Finding] = []
     forget_masks()  # the last file's trees can go
     forget_code()
-    deep = _too_deep(text, path)
-    if deep is not None:
-        raise deep
     # Python's ``ast`` parses the text when a rule's ``find`` first reads the tree (a file no
     # rule reads is not parsed, so its syntax is not checked); libcst parses it only once some
     # rule has sites.
@@ -252,6 +257,7 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     steps = []
     new_text = text
     source = SourceFile(path, text, tree)
+    source.before_parse = lambda: _raise_if_too_deep(text, path)  # (before any parser recurses)
     ctx.project.current = source  # the index parses this file, if it must, into the same tree
     for rule in rules:
         if not rule.may_apply(new_text):
@@ -270,6 +276,8 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
                 module = parse_source(text, path)  # libcst reports any error; the rule cannot read it
                 continue
             raise RuleCrash(rule.code, f"internal error: {type(exc).__name__}: {exc}") from exc
+        except EngineError:
+            raise  # the text's own problem (nested too deeply), found when a rule read it
         except RecursionError as exc:
             raise RuleCrash(rule.code, "code too deeply nested to read: RecursionError") from exc
         except Exception as exc:
@@ -277,8 +285,7 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
         if not sites:
             continue
         if module is None:
-            if source.text == text:
-                _check_syntax(source)  # Python's own syntax error first: it says more than libcst's
+            _check_syntax(SourceFile(path, text) if source.text != text else source)  # Python's error says more
             module = parse_source(text, path)
         before = module
         remember_text(module, new_text)  # rules that read module.code get it without codegen

@@ -75,7 +75,7 @@ class SourceFile:
     tree's nodes; ``shared`` keeps what several rules read from the same text (one
     ``SourceFile`` per text: nothing outlives it)."""
 
-    __slots__ = ("path", "text", "_tree", "_nodes", "_shared", "on_parse")
+    __slots__ = ("path", "text", "_tree", "_nodes", "_shared", "before_parse", "on_parse")
 
     def __init__(self, path: str, text: str, tree: Optional[ast.Module] = None) -> None:
         self.path = path
@@ -83,11 +83,14 @@ class SourceFile:
         self._tree = tree
         self._nodes: Optional[list] = None
         self._shared: dict = {}
+        self.before_parse = None  # called before this object parses the text (may raise)
         self.on_parse = None  # called with the tree when this object parses the text
 
     @property
     def tree(self) -> ast.Module:
         if self._tree is None:
+            if self.before_parse is not None:
+                self.before_parse()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self._tree = ast.parse(self.text, self.path)
