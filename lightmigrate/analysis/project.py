@@ -581,19 +581,19 @@ class ProjectIndex:
             if text is not None:
                 del self._lazy_bases[path]
                 self._lazy_search.pop(path, None)
-                self._index_tree(text, path, self._current_tree(path, text), None)
+                self._index_tree(text, path, *self._current_tree(path, text))
         self._kinds, self._hierarchies = known
 
-    def _current_tree(self, path: str, text: str) -> Optional[ast.AST]:
-        """The ``ast`` tree of ``text`` when it is the file being migrated (parsed once for the
-        rules and the index), else None."""
+    def _current_tree(self, path: str, text: str) -> Tuple[Optional[ast.AST], Optional[list]]:
+        """The ``ast`` tree of ``text`` and its nodes when it is the file being migrated (parsed
+        once for the rules and the index), else Nones."""
         current = self.current
         if current is None or current.path != path or current.text != text:
-            return None
+            return None, None
         try:
-            return current.tree
+            return current.tree, current.nodes
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+            return None, None
 
     def resolve(self, name: str, prefer_path: str = "") -> Optional[ClassInfo]:
         """The one class called ``name``; a definition in ``prefer_path`` wins over others."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, List, Optional, Sequence
+from typing import FrozenSet, Iterable, List, Optional, Sequence
 
 from lightmigrate.cst import matchers
 from lightmigrate.cst.compat import fast_paths_ok
@@ -44,9 +44,10 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(out)
 
 
-def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
+def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode,
+                   matched: Optional[FrozenSet[str]] = None) -> FileResult:
     """All the work for one file, writing included. Top-level and free of shared state, so a
-    process pool can run it."""
+    process pool can run it. ``matched``: the codes whose triggers the prefilter found."""
     result = FileResult(source.path)
     yaml = is_yaml(source.path)  # a LightningCLI config (engine/yaml_config.py)
     if not yaml and not needs_transform(source.text, rules):
@@ -57,7 +58,7 @@ def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex,
         elif notebook.is_notebook(source.path):
             out = notebook.transform_notebook(source.text, rules, source.path, project)
         else:
-            out = transform_text(source.text, rules, source.path, project)
+            out = transform_text(source.text, rules, source.path, project, matched=matched)
         result.findings = out.findings
         result.markers = out.markers
         result.changes = out.changes
@@ -81,10 +82,11 @@ def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex,
 
 
 def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
-    """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes)``):
-    the rule objects travel to each worker once, the per-file codes with every file."""
-    source, codes = item
-    return process_source(source, [r for r in rules if r.code in codes], project, mode)
+    """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes,
+    matched)``): the rule objects travel to each worker once, the per-file codes with every
+    file, with the codes the prefilter matched (None for a YAML config or a notebook)."""
+    source, codes, matched = item
+    return process_source(source, [r for r in rules if r.code in codes], project, mode, matched)
 
 
 def _prepare_migration() -> None:
@@ -138,7 +140,7 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
     file_rules = [rules if settings is None or s is None else settings.rules_for(s.path, rules) for s in sources]
     plain_py = [i for i, s in enumerate(sources) if s is not None and not is_yaml(s.path)]
     found = prefilter([(sources[i].text, tuple(r.code for r in file_rules[i])) for i in plain_py], rules, jobs)
-    passed = {i for i, (codes, _) in zip(plain_py, found) if codes is not None}
+    passed = {i: codes for i, (codes, _) in zip(plain_py, found) if codes is not None}
     # the substrings the index looks for, found by the prefilter in each Python file's text
     # (a notebook's index reads its code cells, another text)
     probes = {i: found_probes for i, (_, found_probes) in zip(plain_py, found)
@@ -154,7 +156,8 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
         remove_stale_temp_files(s.path for s in sources if s is not None)
     # Each file goes to a process, which finds the rules' sites and fixes them (a file no rule
     # has a site in is not parsed with libcst).
-    work = ((sources[i], tuple(r.code for r in file_rules[i])) for i in todo)
+    work = ((sources[i], tuple(r.code for r in file_rules[i]),
+             None if notebook.is_notebook(sources[i].path) else passed.get(i)) for i in todo)
     matchers.loaded()  # no process is forked in the middle of that import
     results = map_in_order(_process_selected, work, jobs, (rules, project, mode), progress, TRANSFORM_STAGE,
                            total=len(todo))

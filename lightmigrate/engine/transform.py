@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 import warnings
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import FrozenSet, List, Optional, Sequence
 
 import libcst as cst
 
@@ -91,20 +92,13 @@ MAX_BRACKET_DEPTH = 200
 _BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 
 
-class _KeepBrackets(dict):
-    """``str.translate`` table that deletes every character except brackets."""
-
-    def __missing__(self, key: int) -> None:
-        return None
-
-
-_KEEP = _KeepBrackets({ord(c): c for c in "()[]{}"})
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 
 
 def bracket_depth(text: str) -> int:
     """An upper bound of the bracket nesting depth of ``text`` (brackets in strings and
     comments count too)."""
-    brackets = text.translate(_KEEP)
+    brackets = _NOT_BRACKETS.sub("", text)
     if len(brackets) <= MAX_BRACKET_DEPTH:
         return len(brackets)
     return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
@@ -195,11 +189,13 @@ def transform_text(
     path: str = "<string>",
     project: Optional[ProjectIndex] = None,
     tree: Optional[ast.Module] = None,
+    matched: Optional[FrozenSet[str]] = None,
 ) -> TransformResult:
     """Apply ``rules`` in order to ``text``: each rule whose ``may_apply`` accepts the text as
     the rules before it left it finds its sites (``Rule.find``, on that text), and fixes them
     (``Rule.fix``) when there are any. libcst parses the text only once some rule has sites.
-    ``tree``: Python's ``ast`` of ``text``, when the caller parsed it already.
+    ``tree``: Python's ``ast`` of ``text``, when the caller parsed it already; ``matched``: the
+    codes whose triggers the prefilter found in ``text`` (the others are not asked about it).
 
     A rule that cannot handle the text (it raises, or its output does not parse or compile)
     is left out and named in ``problems``; the other rules' changes are kept. Raises
@@ -214,7 +210,7 @@ def transform_text(
     active = list(rules)
     while True:
         try:
-            out = _transform_once(text, active, path, project, tree)
+            out = _transform_once(text, active, path, project, tree, matched)
         except (RuleCrash, InvalidOutput) as exc:  # run again without that rule
             problems.append(f"{exc.code} could not migrate this file ({exc.detail}); its changes were left out, "
                             "the other rules' changes were kept")
@@ -243,7 +239,7 @@ def _check_syntax(source: SourceFile) -> None:
 
 
 def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Optional[ProjectIndex],
-                    tree: Optional[ast.Module]) -> TransformResult:
+                    tree: Optional[ast.Module], matched: Optional[FrozenSet[str]] = None) -> TransformResult:
     """``transform_text`` with every rule in; raises RuleCrash when a rule raises and
     InvalidOutput when the result does not parse or compile."""
     changes: List[Finding] = []
@@ -260,6 +256,8 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     source.before_parse = lambda: _raise_if_too_deep(text, path)  # (before any parser recurses)
     ctx.project.current = source  # the index parses this file, if it must, into the same tree
     for rule in rules:
+        if new_text == text and matched is not None and rule.code not in matched:
+            continue  # (the prefilter's answer for this very text)
         if not rule.may_apply(new_text):
             continue
         if source.text != new_text:

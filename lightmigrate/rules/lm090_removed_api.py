@@ -23,7 +23,7 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst.helpers import add_marker, dotted_name
-from lightmigrate.analysis.ast_nodes import ast_dotted, ast_nodes
+from lightmigrate.analysis.ast_nodes import ast_dotted
 from lightmigrate.catalog.removed import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.import_find import Comments, Lines, statement_nodes
@@ -361,7 +361,7 @@ class _Find:
         if not self.aliases and "trainer" not in source.text:
             return
         inner: Set[int] = set()  # the chains inside a chain already looked up
-        offences = {id(node) for node in ast_nodes(tree) if self._offends(node, inner)}  # (a chain first)
+        offences = {id(node) for node in source.nodes if self._offends(node, inner)}  # (a chain first)
         if not offences:
             return
         lines = Lines(source.text)
