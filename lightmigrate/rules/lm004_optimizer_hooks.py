@@ -29,6 +29,7 @@ shared with the step through ``nonlocal``. Any other shape is marked.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
@@ -51,6 +52,7 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo
 from lightmigrate.output.findings import Kind
+from lightmigrate.analysis.text_patterns import DEF, one_of
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import ClassEditor, ast_class_defs, hook_classes, migrate_classes
 from lightmigrate.rules.shared.import_root import class_lightning_root
@@ -76,6 +78,20 @@ STEP_FLAGS = ("optimizer_idx", "optimizer_closure", "on_tpu", "using_native_amp"
 MODULE_HOOKS = frozenset({"optimizer_step", "optimizer_zero_grad", "lr_scheduler_step",
                           "configure_gradient_clipping", "on_before_optimizer_step", "backward"})
 CALLBACK_HOOKS = frozenset({"on_before_optimizer_step", "finetune_function"})
+# The text prefilter's searches (``OptimizerHooksRule.may_apply``): a def of a hook, and the
+# parameter list of a ``def backward`` (up to its first ")").
+_HOOK_DEF = re.compile(DEF + "(" + one_of(MODULE_HOOKS | CALLBACK_HOOKS | {"training_step"}) + r")\b")
+_BACKWARD_DEF = re.compile(DEF + r"backward\s*\(")
+
+
+def _backward_may_be_old(text: str, start: int) -> bool:
+    """Whether the ``def backward(`` parameters starting at ``start`` may name an optimizer or
+    an index (a list with a nested bracket or no ")" may name anything)."""
+    end = text.find(")", start)
+    params = text[start:end] if end >= 0 else ""
+    if end < 0 or "(" in params or "[" in params:
+        return True
+    return "optim" in params or any(name in params for name in IDX_NAMES)
 UNKNOWN_CLASS = ("looks like a Lightning 1.x optimizer hook with `optimizer_idx`, but the class is not "
                  "recognisably a LightningModule; migrate it by hand if it is one")
 AMP_EXPR = 'self.trainer.precision in ("16-mixed", "bf16-mixed")'
@@ -875,6 +891,19 @@ class Model(pl.LightningModule):
             after=None,
         ),
     )
+
+    def may_apply(self, text: str) -> bool:
+        """The text prefilter: a toggle, manual optimization, or a def of one of the hooks (a
+        ``backward`` counts only with "optim" or an index name among its parameters:
+        autograd functions define ``backward`` too)."""
+        if not any(t in text for t in self.triggers):
+            return False
+        if "toggle_optimizer" in text or "automatic_optimization" in text:
+            return True
+        hooks = {m.group(1) for m in _HOOK_DEF.finditer(text)}
+        if hooks - {"backward"}:
+            return True
+        return "backward" in hooks and any(_backward_may_be_old(text, m.end()) for m in _BACKWARD_DEF.finditer(text))
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         """A site for each class whose hooks, toggles or manual steps the editors change or

@@ -1043,7 +1043,9 @@ class MultiOptimizerRule(Rule):
              "automatic optimization -> switch to manual optimization; 'used the frequency key of "
              "configure_optimizers'; PR 16539)")
     safety = Safety.PRESERVING
-    triggers = ("optimizer_idx", "frequency", "gradient_clip_val", "accumulate_grad_batches")
+    # optimizer_idx as a training_step parameter, or the Trainer settings manual optimization
+    # must take over (the index records settings only for a text with one of these words)
+    triggers = ("optimizer_idx", "gradient_clip", "accumulate_grad_batches")
     description = (
         "Lightning 2.x raises for a training_step with optimizer_idx and no longer runs several optimizers "
         "automatically. The class switches to manual optimization, and a generated training_step runs the loop 1.9 "
