@@ -1,5 +1,5 @@
 """Building blocks of the regular expressions that search source text before (or instead of)
-parsing it: the rules' gates (``rules/shared/gates.py``) and the project index (``analysis/project.py``).
+parsing it: the rules' text prefilters (``Rule.may_apply``) and the project index (``analysis/project.py``).
 
 Each search only has to be a necessary condition ("the code may hold this"), but it must never
 miss what the parsed code holds, and it must stay fast on any text."""

@@ -156,7 +156,7 @@ def _invalid_reason(code: str, original: str, path: str) -> Optional[str]:
 
 
 def _python_tree(text: str, path: str) -> Optional[ast.AST]:
-    """``ast.parse(text)``: the tree the rules' gates read (``lightmigrate.analysis.facts``), or None
+    """``ast.parse(text)``: to report the syntax error Python finds in the text, or None
     when Python cannot say (a null byte, too deep for its recursion limit).
 
     libcst accepts some code Python 3 does not (``except X, e:`` from Python 2). Output

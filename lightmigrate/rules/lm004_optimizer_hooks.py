@@ -123,7 +123,7 @@ def _index_expr(trainer: str, optimizer: str, unwrap: bool) -> str:
 
 def plans_module_hook(name: str, names: Sequence[str], kwonly: Sequence[str], sure: bool = False) -> bool:
     """Whether a module hook called ``name`` with these positional and keyword-only parameter
-    names has a 1.x signature that :func:`_plan_module_hook` rewrites (the gate asks it from
+    names has a 1.x signature that :func:`_plan_module_hook` rewrites (find asks it from
     Python's ``ast``)."""
     n = len(names)
     if name == "optimizer_step":

@@ -45,7 +45,7 @@ def needs_default(func: cst.FunctionDef, kind: str) -> bool:
 
 def signature_needs_default(name: str, posonly: bool, defaults: Sequence[bool], kind: str) -> bool:
     """:func:`needs_default` from the method's name, whether it has positional-only parameters,
-    and whether each positional parameter has a default (for the gate, from Python's ``ast``)."""
+    and whether each positional parameter has a default (for find, from Python's ``ast``)."""
     if name not in EVAL_HOOKS | TRAIN_HOOKS or (kind == "callback" and name in CALLBACK_STEPS):
         return False
     if posonly:

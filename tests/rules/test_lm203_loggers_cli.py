@@ -179,7 +179,7 @@ def test_dims_triggers_only_as_a_keyword_argument():
 
 # --- find --------------------------------------------------------------------------------------
 
-from .find_imports import check_find, sites_of  # noqa: E402
+from .find_imports import check_find  # noqa: E402
 
 DATAMODULE_BASE = "import lightning.pytorch as pl\n\n\nclass BaseDM(pl.LightningDataModule):\n    pass\n"
 DIMS = ("# a lightning datamodule\nfrom dm import BaseDM\n\n\nclass DM(BaseDM):\n    def __init__(self):\n"

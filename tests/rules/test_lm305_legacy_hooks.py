@@ -9,7 +9,7 @@ from lightmigrate.rules import ALL_RULES
 from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm305_legacy_hooks import LegacyHooksRule
 
-from .conftest import check_rewrite, run_rule
+from .conftest import check_rewrite
 
 RULE = LegacyHooksRule()
 
