@@ -45,3 +45,12 @@ def test_sized_spans_cover_the_items_in_order_in_runs_of_about_equal_size():
         assert 8 * jobs - 1 <= len(spans) <= 8 * jobs + 1
         assert all(sum(sizes[a:b]) < target + 102 for a, b in spans)
     assert sized_spans([], len, 2) == [(0, 0)]
+
+
+def test_a_file_the_index_parses_at_once_is_merged_into_the_survey_index():
+    # (lines ending in a lone "\r" cannot be searched as text: the index parses such a file)
+    texts = [("import lightning.pytorch as pl\r\r\nclass Base(pl.LightningModule):\r    def training_step(self):\r"
+              "        pass\r", "base.py"),
+             ("from base import Base\n\n\nclass Child(Base):\n    def training_step(self):\n        pass\n", "child.py")]
+    index = survey(texts, 1)
+    assert [c.name for c in index.descendants(index.resolve("Base"))] == ["Child"]

@@ -505,8 +505,8 @@ class ProjectIndex:
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies"):
-                continue  # done above, or with the classes; or caches
+            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current"):
+                continue  # done above, or with the classes; or caches; or this process's file
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours
                     self.add(info, self._rank[info.path])
