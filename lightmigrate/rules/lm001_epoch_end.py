@@ -131,8 +131,6 @@ def _gather(stage: Stage, s: str, buf: str, local: str) -> List[Statement]:
     )
 
 
-# LM307 still imports the old private name; the lead moves it to shared.predict_results.
-_predict_results = predict_results
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from lightmigrate.rules.shared.class_edit import (
     derives_from,
     kind_classes,
 )
-from lightmigrate.rules.lm001_epoch_end import _predict_results
+from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.marking import StatementMarker
 from lightmigrate.rules.shared.method_sites import (
     has_marker_above, imports_lightning, index_source, marked_statement, methods, parents, physical_lines,
@@ -132,7 +132,7 @@ class _Fix(KindTransformer):
         new = keep_only_params(func, 3)
         if facts.uses(outputs):
             loaders = fresh_name("predict_loaders", facts.loaded | facts.bound | set(names))
-            new = prepend_statements(new, _predict_results(module, outputs, loaders))
+            new = prepend_statements(new, predict_results(module, outputs, loaders))
         self.report(CODE, func, f"{self.class_name}.on_predict_epoch_end: `{outputs}` parameter removed"
                     + (" (rebuilt from trainer.predict_loop.predictions)" if facts.uses(outputs) else ""))
         return new
