@@ -50,5 +50,5 @@ def test_a_run_on_two_processes_preloads_during_the_survey(tmp_path, monkeypatch
                                            "    def training_epoch_end(self, outputs):\n        pass\n")
     report = run([str(tmp_path)], ALL_RULES, Mode.CHECK, jobs=2)
     assert sum(f.changed for f in report.files) == 4
-    from lightmigrate.cst.walk import field_orders
-    assert calls == [("preload", field_orders), "loaded"]  # libcst's field orders read there too
+    from lightmigrate.engine.run import _ready_fast_paths
+    assert calls == [("preload", _ready_fast_paths), "loaded"]  # libcst's field orders and the compat check too

@@ -307,6 +307,8 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
         if new_text != step_input:
             changes += change_findings(rule.code, rule.name, step_input, new_text, path)
 
+    if module is None and MARKER_PREFIX in text:
+        _check_syntax(source)  # markers are reported from a text Python reads
     changed = new_text != text
     if changed and _invalid_reason(new_text, text, path) is not None:
         # Name the first rule whose output was bad.

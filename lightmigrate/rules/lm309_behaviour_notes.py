@@ -296,6 +296,8 @@ pl.seed_everything(42)
     def may_apply(self, text: str) -> bool:
         """The text prefilter: the words some note needs (a name can be spelt only one way in
         the text, so a note whose words are missing cannot apply)."""
+        if not any(t in text for t in self.triggers):
+            return False
         if "progress_bar_metrics" in text or "progress_bar_callback" in text or "get_metrics" in text:
             return True
         if "seed_everything" in text or "CSVLogger" in text or "kubeflow" in text.lower():
