@@ -1,7 +1,6 @@
 """Real-project sweep: run published 1.x-era projects' own tests before and after migration.
 
-    /work/main/.venv/bin/python bench/project_sweep.py [--only NAME ...] [--slice ci] [--json]
-                                                       [--timeout SECONDS] [--keep]
+    .venv/bin/python bench/project_sweep.py [--only NAME ...] [--slice ci] [--json] [--timeout S]
 
 For each project of bench/sweep_projects.toml (see bench/sweep_env.py for downloads and
 environments):
@@ -92,6 +91,7 @@ class ProjectReport:
     migrate_errors: List[str] = field(default_factory=list)
     seconds: Dict[str, float] = field(default_factory=dict)
     problem: str = ""  # set when the project could not be swept
+    migrated_root: str = ""  # where the migrated copy is (markers' paths are relative to it)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,7 +210,9 @@ def compare(before: SideRun, after: SideRun) -> tuple:
 
 
 def sweep_project(project: Project, slice_name: Optional[str], timeout: int,
-                  cache: Path = CACHE) -> ProjectReport:
+                  cache: Path = CACHE, work: Optional[Path] = None) -> ProjectReport:
+    """Sweep one project; the copies and JUnit files go to ``work`` (default
+    ``cache/<name>``), the sdist and deps come from ``cache``."""
     v1, v2 = sweep_env.side_pythons()
     args = project.pytest_args(slice_name)
     report = ProjectReport(project.name, project.sdist, args)
@@ -221,9 +223,10 @@ def sweep_project(project: Project, slice_name: Optional[str], timeout: int,
     except SweepSetupError as exc:
         report.problem = str(exc)
         return report
-    work = cache / project.name
+    work = work or cache / project.name
     base_root = sweep_env.unpack(sdist, work / "baseline")
     mig_root = sweep_env.unpack(sdist, work / "migrated")
+    report.migrated_root = str(mig_root)
     report.seconds["setup"] = time.monotonic() - t0
 
     t0 = time.monotonic()
