@@ -1,6 +1,7 @@
 """Real-project sweep: run published 1.x-era projects' own tests before and after migration.
 
     .venv/bin/python bench/project_sweep.py [--only NAME ...] [--slice ci] [--json] [--timeout S]
+    .venv/bin/python bench/project_sweep.py --render SWEEP.json   # the text report of a --json run
 
 For each project of bench/sweep_projects.toml (see bench/sweep_env.py for downloads and
 environments):
@@ -283,6 +284,13 @@ def render(reports: List[ProjectReport]) -> str:
             out.append(f"  {r.name}: lightmigrate exit {r.migrate_exit}: " + "; ".join(r.migrate_errors)[:1000])
     if not any(r.regressions for r in reports):
         out.append("  none")
+    else:
+        out += ["", "Regressions by first error line:"]
+        for r in reports:
+            causes: Dict[str, int] = {}
+            for reg in r.regressions:
+                causes[reg["error"]] = causes.get(reg["error"], 0) + 1
+            out.extend(f"  {r.name}: {n} x {error}" for error, n in sorted(causes.items(), key=lambda c: -c[1]))
     out.append("")
     out.append("Fixed (failed on 1.9.5, pass after migration):")
     out.extend(f"  {r.name}: {t}" for r in reports for t in r.fixed)
@@ -304,13 +312,25 @@ def to_json(reports: List[ProjectReport]) -> str:
     return json.dumps([asdict(r) for r in reports], indent=2)
 
 
+def from_json(text: str) -> List[ProjectReport]:
+    reports = []
+    for data in json.loads(text):
+        data["markers"] = [Marker(**m) for m in data["markers"]]
+        reports.append(ProjectReport(**data))
+    return reports
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", default=[], help="project name (repeatable)")
     ap.add_argument("--slice", dest="slice_name", help="a named smaller test selection, e.g. ci")
     ap.add_argument("--json", action="store_true", help="print the reports as JSON")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds for one side's test run")
+    ap.add_argument("--render", type=Path, metavar="JSON", help="print the report of an earlier --json run")
     args = ap.parse_args(argv)
+    if args.render:
+        print(render(from_json(args.render.read_text())))
+        return 0
     projects = sweep_env.load_projects()
     names = args.only or list(projects)
     unknown = [n for n in names if n not in projects]

@@ -161,3 +161,4 @@ def test_ci_slice_table_and_json(ci_report):
     assert f"{CI_PROJECT}: {len(ci_report.markers)}" in text
     data = json.loads(project_sweep.to_json([ci_report]))
     assert data[0]["name"] == CI_PROJECT and len(data[0]["markers"]) == len(ci_report.markers)
+    assert project_sweep.render(project_sweep.from_json(project_sweep.to_json([ci_report]))) == text
