@@ -41,11 +41,11 @@ from sweep_env import CACHE, ROOT, Project, SweepSetupError  # noqa: E402
 
 MARKER_RE = re.compile(r"TODO\(lightmigrate\):?\s*(LM\d+)?")
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-# The baseline runs pytorch-lightning 1.9.5 on torch 2.13, whose torch.load defaults to
-# weights_only=True since 2.6; 1.9.5 predates that and its checkpoints (hyperparameters, partials)
-# need the old default, which this variable restores when the caller does not pass weights_only.
-# The migrated side keeps torch's and Lightning 2.6's real behaviour.
-BASELINE_ENV = {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+# torch 2.13's torch.load defaults to weights_only=True (since 2.6). pytorch-lightning 1.9.5 and
+# the projects' own code predate that and call it without weights_only; this variable restores
+# the old default for such calls only, on both sides. Lightning 2.6 passes weights_only itself,
+# so its real behaviour (and what the migration must handle) is kept.
+TORCH_LOAD_ENV = {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
 
 
 @dataclass
@@ -243,8 +243,8 @@ def sweep_project(project: Project, slice_name: Optional[str], timeout: int,
         report.migrate_errors = [(proc.stderr or proc.stdout)[-1000:]]
     report.markers = find_markers(mig_root)
 
-    before = run_tests(project, base_root, v1, deps, args, work / "baseline.xml", timeout, BASELINE_ENV)
-    after = run_tests(project, mig_root, v2, deps, args, work / "migrated.xml", timeout)
+    before = run_tests(project, base_root, v1, deps, args, work / "baseline.xml", timeout, TORCH_LOAD_ENV)
+    after = run_tests(project, mig_root, v2, deps, args, work / "migrated.xml", timeout, TORCH_LOAD_ENV)
     report.seconds["baseline tests"], report.seconds["migrated tests"] = before.seconds, after.seconds
     report.baseline_passed, report.baseline_total = len(before.passed), len(before.outcomes)
     report.migrated_passed, report.migrated_total = len(after.passed), len(after.outcomes)
