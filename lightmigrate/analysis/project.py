@@ -443,6 +443,8 @@ class ProjectIndex:
         while todo:
             c = todo.pop()
             for base in c.base_names:
+                if base in names:
+                    continue  # Lightning's own class (a tree may hold Lightning's source): not a mixin
                 up = self.resolve(base, c.path)
                 if up is not None and up not in found:
                     found.add(up)
@@ -599,9 +601,12 @@ class ProjectIndex:
         """The one class called ``name``; a definition in ``prefer_path`` wins over others."""
         last = name.rsplit(".", 1)[-1]
         pending = [p for p in self._lazy_names.get(last, ()) if p in self._lazy]
-        # Files not parsed yet can only add definitions: when the answer cannot change (one
-        # definition in ``prefer_path``, which is parsed; or two elsewhere already), skip them.
-        if pending and prefer_path not in pending and self._settled(last, prefer_path):
+        if prefer_path in pending:  # its definitions first: they may settle the answer
+            self._load([prefer_path])
+            pending.remove(prefer_path)
+        # Files not parsed yet can only add definitions: when the answer cannot change (a
+        # definition in ``prefer_path``; or two elsewhere already), skip them.
+        if pending and self._settled(last, prefer_path):
             pending = []
         self._load(pending)
         found = self._by_name.get(last, [])

@@ -323,11 +323,11 @@ print(trainer.num_devices, trainer.strategy)
 # find: the statements ``_Marker`` marks, on Python's ``ast``
 
 
-def _aliases(tree: ast.Module) -> Dict[str, str]:
-    """``_Aliases`` on ``ast``: the local names Lightning imports bind (the last binding of a
-    name wins, in source order)."""
+def _aliases(nodes: List[ast.AST]) -> Dict[str, str]:
+    """``_Aliases`` on ``ast`` (``nodes``: the file's, ``SourceFile.nodes``): the local names
+    Lightning imports bind (the last binding of a name wins, in source order)."""
     names: Dict[str, str] = {}
-    imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    imports = [n for n in nodes if type(n) is ast.Import or type(n) is ast.ImportFrom]
     imports.sort(key=lambda n: (n.lineno, n.col_offset))
     for node in imports:
         if isinstance(node, ast.Import):
@@ -357,7 +357,7 @@ class _Find:
     def __init__(self, source: SourceFile) -> None:
         self.sites: List[Site] = []
         tree = source.tree
-        self.aliases = _aliases(tree)
+        self.aliases = _aliases(source.nodes)
         if not self.aliases and "trainer" not in source.text:
             return
         inner: Set[int] = set()  # the chains inside a chain already looked up

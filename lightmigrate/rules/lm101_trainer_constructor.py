@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from lightmigrate.analysis.ast_nodes import NodeVisitor
 from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
 from lightmigrate.output.findings import Kind
 from lightmigrate.catalog import trainer_args as tam
@@ -92,7 +93,7 @@ def _fit_can_take_ckpt(call: ast.Call) -> bool:
     return not any(a.star for a in args) and len([a for a in args if a.keyword is None]) < 5
 
 
-class _Facts(ast.NodeVisitor):
+class _Facts(NodeVisitor):
     """One walk over the file: the Lightning Trainer calls and the fit calls (per function and
     receiver, for resume_from_checkpoint), the names spread into Trainer calls, the dict
     literals that may hold Trainer arguments, the other calls the rule acts on, tune() calls

@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from lightmigrate.analysis.ast_nodes import NodeVisitor
 from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
@@ -200,7 +201,7 @@ def _tune_plan_ok(call: ast.Call, lr: Any, bs: Any, text: Text) -> bool:
     return True
 
 
-class _Finder(ast.NodeVisitor):
+class _Finder(NodeVisitor):
     """The sites, in one walk that follows the fix's (the subtrees of normalised reads skipped)."""
 
     def __init__(self, names: _TrainerNames, text: Text, tree: ast.Module) -> None:

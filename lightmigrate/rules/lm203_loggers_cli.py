@@ -17,10 +17,11 @@ from lightmigrate.rules.shared.import_find import FileView
 from lightmigrate.rules.shared.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
 from lightmigrate.catalog.imports import GUIDE
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import DATAMODULE_NAMES
+from lightmigrate.rules.shared.class_edit import DATAMODULE_NAMES, may_define_kind
 from lightmigrate.analysis.text_patterns import COMMENT, word_at_start
 
 CODE = "LM203"
+DATAMODULE_KIND = frozenset({"datamodule"})
 
 # 1.9 CometLogger(api_key, save_dir, project_name, rest_api_key, experiment_name, experiment_key, offline, prefix)
 COMET_POSITIONAL = ("api_key", "save_dir", "project_name", "rest_api_key", "experiment_name", "experiment_key",
@@ -228,6 +229,11 @@ class LoggersCliRule(Rule):
                                     or ("dims" in text and _DIMS_KEYWORD.search(text) is not None))
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        # A call resolves to Lightning only through an import that names it; ``super().__init__``
+        # and ``self.size()`` matter only in a LightningDataModule.
+        if "ightning" not in source.text and "lr_sch_names" not in source.text \
+                and not may_define_kind(ctx, DATAMODULE_KIND):
+            return []
         return _Find(source, ctx).sites
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:

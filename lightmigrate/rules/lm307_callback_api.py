@@ -430,7 +430,7 @@ finder = LearningRateFinder(update_attr=True)
                 sites += _method_sites(cls, table)
         # Imports, the ProgressBarBase rename and calls, anywhere in the file
         base_imported = "callbacks.ProgressBarBase" in text
-        for node in ast.walk(tree):
+        for node in source.nodes:
             if _lightning_import(node):
                 names = {a.name for a in node.names}
                 base_imported = base_imported or "ProgressBarBase" in names
@@ -438,7 +438,7 @@ finder = LearningRateFinder(update_attr=True)
                     sites.append(Site(node.lineno, node.col_offset, node.module, "import"))
             elif isinstance(node, ast.Call) and _call_fixed(node):
                 sites.append(Site(node.lineno, node.col_offset, _call_name(node), "call"))
-        if base_imported and "ProgressBarBase" in text and any(writes_identifier(n, "ProgressBarBase") for n in ast.walk(tree)):
+        if base_imported and "ProgressBarBase" in text and any(writes_identifier(n, "ProgressBarBase") for n in source.nodes):
             sites.append(Site(0, 0, "ProgressBarBase", "rename"))
         # The marks, on statements that have no LM307 mark yet
         found: List[FrozenSet[str]] = []

@@ -20,6 +20,7 @@ import ast
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
+from lightmigrate.analysis.ast_nodes import NodeVisitor
 from lightmigrate.cst.matchers import m
 
 from lightmigrate.cst.helpers import add_marker, keep_only_params
@@ -48,10 +49,11 @@ WHY_ITER = ("Lightning 2.1+ passes only `dataloader_iter` and `next(dataloader_i
 _CALL_ATTRS = _COMPILED | {"load_from_checkpoint"}
 
 
-def _bound_names(tree: ast.Module) -> Set[str]:
-    """Names bound by imports, classes and functions anywhere in the file: not instances."""
+def _bound_names(nodes: List[ast.AST]) -> Set[str]:
+    """Names bound by imports, classes and functions anywhere in the file (``nodes``: its
+    ``SourceFile.nodes``): not instances."""
     names: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update(a.asname or a.name.split(".")[0] for a in node.names if a.name != "*")
         elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -64,11 +66,12 @@ def _target_names(target: ast.AST) -> Set[str]:
     return set(identifiers([target]))
 
 
-def _instance_names(tree: ast.Module) -> Set[str]:
-    """Names only ever assigned an instantiation, ``name = SomeClass(...)`` (a capitalised callee)."""
+def _instance_names(nodes: List[ast.AST]) -> Set[str]:
+    """Names only ever assigned an instantiation, ``name = SomeClass(...)`` (a capitalised
+    callee), among ``nodes`` (the file's ``SourceFile.nodes``)."""
     good: Set[str] = set()
     other: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign):
             callee = node.value.func if isinstance(node.value, ast.Call) else None
             last = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else ""
@@ -89,7 +92,7 @@ def _receiver_name(text: str, func: ast.Attribute) -> str:
     return (ast.get_source_segment(text, value) or "").rsplit(".", 1)[-1]
 
 
-class _Finder(ast.NodeVisitor):
+class _Finder(NodeVisitor):
     """The M21/M23 call sites: ``<LightningModule class>.from_compiled(...)`` and
     ``<instance>.load_from_checkpoint(...)``, with the first parameter of each method directly
     in a LightningModule or DataModule class (``self``) counting as an instance."""
@@ -99,8 +102,8 @@ class _Finder(ast.NodeVisitor):
         self.ctx = ctx
         self.lightning_file = lightning_file
         self.module_classes = set(LIGHTNING_MODULE_NAMES) | {c.name for c in ctx.project.kind_classes()}
-        self.bound = _bound_names(source.tree)
-        self.instances = _instance_names(source.tree)
+        self.bound = _bound_names(source.nodes)
+        self.instances = _instance_names(source.nodes)
         self.classes: List[bool] = []
         self.self_names: List[str] = []
         self.depth = 0

@@ -35,7 +35,7 @@ import libcst as cst
 
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import ast_class_defs, class_kind
+from lightmigrate.rules.shared.class_edit import ast_class_defs, class_kind, uses_lightning
 from lightmigrate.rules.shared.method_sites import index_source, methods, physical_lines
 
 CODE = "LM309"
@@ -313,6 +313,8 @@ pl.seed_everything(42)
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         # one site per note: line and 0-based column of the node it names, the message as data
         index_source(source, ctx)
+        if not uses_lightning(source, ctx):
+            return []  # a ``get_metrics`` or a ``model.fit`` of code that is not Lightning's
         return _notes(source, ctx)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:

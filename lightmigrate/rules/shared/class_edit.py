@@ -29,6 +29,7 @@ from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext, Site, SourceFile
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.rules.shared.method_sites import imports_lightning, imports_lightning_anywhere
 
 LIGHTNING_HOOK_HINTS = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
@@ -303,20 +304,6 @@ def ast_class_defs(tree: ast.AST) -> List[ast.ClassDef]:
 _STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def ast_imports_lightning(tree: ast.AST) -> bool:
-    """``imports_lightning`` on ``ast``: a top-level import of a Lightning root."""
-    for st in getattr(tree, "body", ()):
-        if isinstance(st, ast.Import):
-            names = [alias.name for alias in st.names]
-        elif isinstance(st, ast.ImportFrom) and st.module is not None:  # (relative too, as libcst reads it)
-            names = [st.module]
-        else:
-            continue
-        if any(n.split(".")[0] in ("pytorch_lightning", "lightning") for n in names):
-            return True
-    return False
-
-
 @dataclass(frozen=True)
 class HookClass:
     """A class statement ``migrate_classes`` would hand to its editor (``known``) or whose
@@ -351,7 +338,7 @@ def hook_classes(source: SourceFile, ctx: RuleContext, hooks: FrozenSet[str]) ->
             continue
         if lightning is None:
             if imports is None:
-                imports = ast_imports_lightning(source.tree)
+                imports = imports_lightning(source.tree)
             found.append(HookClass(node, info, imports or bool(LIGHTNING_HOOK_HINTS & info.methods)))
         else:
             found.append(HookClass(node, info, True))
@@ -393,15 +380,27 @@ def derives_from(ctx: RuleContext, name: str, names: FrozenSet[str]) -> bool:
     return bool(info is not None and ctx.project.is_lightning_module(info, names))
 
 
+def may_define_kind(ctx: RuleContext, kinds: Optional[FrozenSet[str]] = None) -> bool:
+    """False only when the index knows that ``ctx.path`` defines no class of ``kinds`` (every
+    kind by default), which it answers from the text of a lazily indexed file."""
+    index = ctx.project
+    wanted = sorted(KIND_NAMES if kinds is None else kinds)
+    return not index.has_path(ctx.path) or index.may_define_in_hierarchy(ctx.path, [KIND_NAMES[k] for k in wanted])
+
+
+def uses_lightning(source: SourceFile, ctx: RuleContext) -> bool:
+    """Whether ``source`` imports Lightning (anywhere) or may define a class of a Lightning kind
+    (through its bases, across files): code in any other file has nothing to do with Lightning."""
+    return imports_lightning_anywhere(source) or may_define_kind(ctx)
+
+
 def kind_classes(source: SourceFile, ctx: RuleContext,
                  kinds: Optional[FrozenSet[str]] = None) -> List[Tuple[ast.ClassDef, str]]:
     """Every class statement of ``source`` (any depth, in source order) whose ``class_kind`` is
     known, and in ``kinds`` when given, with that kind: the classes ``KindTransformer`` hands to
     ``edit_class``. A file the index knows has none is not parsed (the lazy index answers from
     its text where that settles it)."""
-    index = ctx.project
-    wanted = sorted(KIND_NAMES if kinds is None else kinds)
-    if index.has_path(ctx.path) and not index.may_define_in_hierarchy(ctx.path, [KIND_NAMES[k] for k in wanted]):
+    if not may_define_kind(ctx, kinds):
         return []
     out = []
     for node in ast_class_defs(source.tree):

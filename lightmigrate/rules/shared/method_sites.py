@@ -10,6 +10,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
+from lightmigrate.analysis.project import LIGHTNING_IMPORT_ROOTS
 from lightmigrate.rules.base import RuleContext, SourceFile
 
 FuncDef = Union[ast.FunctionDef, ast.AsyncFunctionDef]
@@ -72,18 +73,25 @@ def identifiers(nodes: Iterable[ast.AST]) -> FrozenSet[str]:
 
 
 def imports_lightning(tree: ast.Module) -> bool:
-    """``class_edit.imports_lightning`` on ``ast``: a top-level import whose module's first part
-    is a Lightning root (a relative ``from .lightning import x`` counts, as it does there)."""
-    for st in tree.body:
-        if isinstance(st, ast.Import):
-            names = [alias.name for alias in st.names]
-        elif isinstance(st, ast.ImportFrom) and st.module is not None:
-            names = [st.module]
-        else:
-            continue
-        if any(n.split(".")[0] in ("pytorch_lightning", "lightning") for n in names):
-            return True
-    return False
+    """A top-level import whose module's first part is a Lightning root (a relative ``from
+    .lightning import x`` counts, as it does in ``class_edit.imports_lightning``)."""
+    return any(_imports_lightning(st) for st in tree.body)
+
+
+def imports_lightning_anywhere(source: SourceFile) -> bool:
+    """An import of a Lightning root anywhere in ``source`` (a script's ``main`` often imports
+    inside the function). Read without parsing a text that does not hold the word."""
+    return "ightning" in source.text and any(_imports_lightning(node) for node in source.nodes)
+
+
+def _imports_lightning(node: ast.AST) -> bool:
+    if type(node) is ast.Import:
+        names = [alias.name for alias in node.names]  # type: ignore[attr-defined]
+    elif type(node) is ast.ImportFrom and node.module is not None:  # type: ignore[attr-defined]
+        names = [node.module]  # type: ignore[attr-defined]
+    else:
+        return False
+    return any(n.split(".")[0] in LIGHTNING_IMPORT_ROOTS for n in names)
 
 
 def statement_lines(tree: ast.Module, text: str) -> List[Tuple[ast.stmt, Optional[int]]]:
