@@ -276,3 +276,37 @@ def test_trainer_settings_text_search_finds_every_setting_the_parse_finds():
     assert _text_settings("print(trainer.accumulate_grad_batches)\n", "m.py")[1] == {}
     # a YAML config spells its settings "name: value"
     assert _text_settings("trainer:\n  gradient_clip_val: 0.5\n", "c.yaml")[1] == {"gradient_clip_val": 0.5}
+
+
+def test_resolve_reads_the_preferred_file_first_and_leaves_the_others_unparsed():
+    body = "    def training_step(self):\n        pass\n"
+    files = {"a.py": "class Model(Base):\n" + body, "b.py": "class Model(Other):\n" + body,
+             "c.py": "class Model(Third):\n" + body}
+    index = build(files, lazy=True)
+    found = index.resolve("Model", "b.py")
+    assert found is not None and found.path == "b.py"
+    assert "a.py" in index._lazy and "c.py" in index._lazy  # the local definition settles it
+    assert build(files, lazy=True).resolve("Model") is None  # three definitions elsewhere: ambiguous
+    two = build({**files, "b.py": "class Model(Other):\n    class Model:\n        pass\n" + body}, lazy=True)
+    assert two.resolve("Model", "b.py") is None  # two in the preferred file: as an eager index says
+    assert len(two.classes_in("b.py")) == 2
+    assert build({**files, "b.py": "class Model(Other):\n    class Model:\n        pass\n" + body}, lazy=False) \
+        .resolve("Model", "b.py") is None
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_the_hierarchy_does_not_climb_into_a_definition_of_lightning_itself(lazy):
+    # a tree that holds Lightning's own source: its LightningModule's bases are not the
+    # project's mixins
+    files = {
+        "lightning/module.py": "class HooksMixin:\n    def on_train_epoch_end(self):\n        pass\n\n\n"
+                               "class LightningModule(HooksMixin, Module):\n    pass\n",
+        "torch/module.py": "class Module:\n    def train(self):\n        pass\n",
+        "model.py": "class Helper:\n    pass\n\n\nclass Model(Helper, LightningModule):\n    pass\n",
+    }
+    index = build(files, lazy=lazy)
+    by_name = {c.name: c for c in index.classes()}
+    assert index.in_lightning_hierarchy(by_name["Helper"]) is True  # the project's mixin
+    assert index.in_lightning_hierarchy(by_name["Model"]) is True
+    assert not index.may_define_in_hierarchy("torch/module.py", [LIGHTNING_MODULE_NAMES])
+    assert index.in_lightning_hierarchy(by_name["HooksMixin"]) is not True

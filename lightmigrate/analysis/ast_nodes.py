@@ -87,7 +87,8 @@ class NodeVisitor(ast.NodeVisitor):
         kind = type(node)
         method = self._methods.get(kind)
         if method is None:
-            method = self._methods[kind] = getattr(type(self), "visit_" + kind.__name__, NodeVisitor.generic_visit)
+            cls = type(self)
+            method = self._methods[kind] = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
         method(self, node)  # type: ignore[operator]
 
     def generic_visit(self, node: ast.AST) -> None:

@@ -173,6 +173,15 @@ def _advance(start: Tuple[int, int], code: str) -> Tuple[int, int]:
     return line, col + len(code)
 
 
+def _uses_a_trainer(source: SourceFile) -> bool:
+    """A name such as ``trainer`` or ``self.trainer`` in the file: code handed a Lightning
+    Trainer (``def run(trainer, model)``) need not import Lightning."""
+    return "rainer" in source.text and any(
+        (type(node) is ast.Name and "trainer" in node.id.lower())  # type: ignore[attr-defined]
+        or (type(node) is ast.Attribute and "trainer" in node.attr.lower())  # type: ignore[attr-defined]
+        for node in source.nodes)
+
+
 def _notes(source: SourceFile, ctx: RuleContext) -> List[Site]:
     """Every note of the file, in the order they are reported, each at the node it names."""
     text = source.text
@@ -313,7 +322,7 @@ pl.seed_everything(42)
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         # one site per note: line and 0-based column of the node it names, the message as data
         index_source(source, ctx)
-        if not uses_lightning(source, ctx):
+        if not (uses_lightning(source, ctx) or _uses_a_trainer(source)):
             return []  # a ``get_metrics`` or a ``model.fit`` of code that is not Lightning's
         return _notes(source, ctx)
 

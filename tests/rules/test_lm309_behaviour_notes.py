@@ -153,7 +153,8 @@ stop = EarlyStopping(monitor="score")
     ("x = trainer.progress_bar_callback\n", [(1, 4)]),
     ("m = trainer.progress_bar_metrics\n", [(1, 4)]),
     ("from pytorch_lightning.plugins.environments import KubeflowEnvironment\n", [(1, 51)]),
-    ("é = 'kubeflow'\n", [(1, 4)]),  # columns count characters, as libcst's do
+    ("import lightning\né = 'kubeflow'\n", [(2, 4)]),  # columns count characters, as libcst's do
+    ("def run(trainer, model):\n    model.eval()\n    trainer.fit(model)\n", [(2, 4)]),  # handed a Trainer
     (DDP_MODULE, [(5, 4)]),
     (DDP_MODULE.replace("return None", "return").replace("\n", "\r\n"), [(5, 4)]),  # a bare return, CRLF
     (EPOCH_END, [(10, 7)]),
@@ -166,6 +167,11 @@ stop = EarlyStopping(monitor="score")
     ("trainer.fit(model)\ntrainer.fit(model)\n", []),  # twice, but no spawn strategy
     ("import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.fit(model)\n", []),
     ("# kubeflow, in a comment only\nx = 1\n", []),
+    # code that is not Lightning's: no import, no Lightning class, no trainer (issue 21, kind 8)
+    ("é = 'kubeflow'\n", []),
+    ("class Report:\n    def get_metrics(self):\n        return self.progress_bar_metrics\n", []),
+    ("from sklearn.svm import SVC\nmodel = SVC()\nmodel.eval()\nmodel.fit(x, y)\n", []),
+    ("import keras\nmodel.fit(x)\nmodel.fit(x)\nstrategy = 'ddp_spawn'\n", []),
 ])
 def test_find(text, expected):
     assert sites(text) == expected
@@ -186,5 +192,5 @@ def test_find_module_in_another_file():
 
 def test_find_first_node_in_visiting_order():
     # a decorated definition comes before its decorators, as libcst visits it
-    text = "class B:\n    @cache(x.progress_bar_metrics)\n    def get_metrics(self):\n        pass\n"
-    assert sites(text) == [(3, 4)]
+    text = "import pytorch_lightning\nclass B:\n    @cache(x.progress_bar_metrics)\n    def get_metrics(self):\n        pass\n"
+    assert sites(text) == [(4, 4)]

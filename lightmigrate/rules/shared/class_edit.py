@@ -29,7 +29,7 @@ from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext, Site, SourceFile
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
-from lightmigrate.rules.shared.method_sites import imports_lightning, imports_lightning_anywhere
+from lightmigrate.rules.shared.method_sites import imports_lightning as ast_imports_lightning, imports_lightning_anywhere
 
 LIGHTNING_HOOK_HINTS = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
@@ -338,7 +338,7 @@ def hook_classes(source: SourceFile, ctx: RuleContext, hooks: FrozenSet[str]) ->
             continue
         if lightning is None:
             if imports is None:
-                imports = imports_lightning(source.tree)
+                imports = ast_imports_lightning(source.tree)
             found.append(HookClass(node, info, imports or bool(LIGHTNING_HOOK_HINTS & info.methods)))
         else:
             found.append(HookClass(node, info, True))
