@@ -43,9 +43,20 @@ from lightmigrate.rules.shared.trainer_calls import (
     literal as ast_literal,
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
+from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames
+from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 CODE = "LM101"
+# The Trainer arguments whose 1.9 form the mapping changes, as they stand in a dict another
+# file spreads into a Trainer (a file without a Lightning import is read only when it holds one)
+FEED_KEYS = ("gpus", "tpu_cores", "ipus", "num_processes", "auto_select_gpus", "resume_from_checkpoint",
+             "replace_sampler_ddp", "amp_backend", "amp_level", "move_metrics_to_cpu", "multiple_trainloader_mode",
+             "auto_lr_find", "auto_scale_batch_size", "precision", "strategy", "accelerator", "devices",
+             "accumulate_grad_batches", "max_steps", "checkpoint_callback", "weights_summary",
+             "progress_bar_refresh_rate", "process_position", "stochastic_weight_avg", "terminate_on_nan",
+             "log_gpu_memory", "gpu_metrics", "flush_logs_every_n_steps", "prepare_data_per_node",
+             "weights_save_path", "distributed_backend")
 _EMPTY = cst.Module(body=[])
 ALL_ARGS = TRAINER_ARGS | tam.LEGACY_ARGS
 ARGPARSE_METHODS = ("from_argparse_args", "add_argparse_args", "parse_argparser", "default_attributes",
@@ -99,11 +110,17 @@ class _Facts(NodeVisitor):
     literals that may hold Trainer arguments, the other calls the rule acts on, tune() calls
     and argparse options."""
 
-    def __init__(self, imports: LightningImports, text: Text) -> None:
+    def __init__(self, imports: LightningImports, text: Text, subs: Optional[SubclassNames] = None) -> None:
         self.imports = imports
         self.text = text
+        self.subs = subs
         self.scope: List[Place] = [(0, 0)]  # the functions around (their places)
+        # the classes around, innermost last: (the plan of super().__init__ in its __init__:
+        # None when it is not a Trainer; "lightning" when its base is Lightning's Trainer)
+        self.classes: List[object] = []
+        self.functions: List[str] = []
         self.trainer_calls: List[ast.Call] = []
+        self.sub_calls: List[Tuple[ast.Call, Plan]] = []  # calls of project Trainer subclasses
         self.resume: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, target) -> Trainer calls
         self.fits: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, receiver) -> fit calls
         self.spread_names: Set[str] = set()
@@ -117,8 +134,34 @@ class _Facts(NodeVisitor):
 
     def _function(self, node) -> None:
         self.scope.append((node.lineno, node.col_offset))
+        self.functions.append(node.name)
         self.generic_visit(node)
+        self.functions.pop()
         self.scope.pop()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        parent: object = None
+        if any(is_lightning_trainer(b, self.imports) for b in node.bases):
+            parent = "lightning"
+        elif self.subs is not None and self.subs.any():
+            parent = next((p for p in (self.subs.plan(b) for b in node.bases) if p is not None), None)
+        self.classes.append(parent)
+        depth = len(self.functions)
+        self.functions.append("<class>")
+        self.generic_visit(node)
+        del self.functions[depth:]
+        self.classes.pop()
+
+    def _super_init(self, func: ast.expr) -> object:
+        """For ``super().__init__`` in the ``__init__`` of a class deriving from a Trainer: what
+        it calls ("lightning" or the parent's plan), else None."""
+        if not (self.classes and len(self.functions) >= 2 and self.functions[-1] == "__init__"
+                and self.functions[-2] == "<class>" and isinstance(func, ast.Attribute) and func.attr == "__init__"):
+            return None
+        v = func.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
+            return self.classes[-1]
+        return None
 
     visit_FunctionDef = visit_AsyncFunctionDef = _function
 
@@ -140,8 +183,16 @@ class _Facts(NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if is_lightning_trainer(func, self.imports):
-            self.trainer_calls.append(node)
+        target = "lightning" if is_lightning_trainer(func, self.imports) else self._super_init(func)
+        if target is None and self.subs is not None and isinstance(func, (ast.Name, ast.Attribute)):
+            target = self.subs.plan(func)
+        if isinstance(target, Plan) and target.plain:
+            target = "lightning"
+        if isinstance(target, Plan) and target.reaches:
+            self.sub_calls.append((node, target))
+        if target == "lightning" or (isinstance(target, Plan) and target.reaches):
+            if target == "lightning":
+                self.trainer_calls.append(node)
             for k in node.keywords:
                 if k.arg is None and isinstance(k.value, ast.Name):
                     self.spread_names.add(k.value.id)
@@ -211,13 +262,23 @@ def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
                 or len(mapped.entries) != len(entries) or any(e.changed for e in mapped.entries))
 
 
-def _call_acts(call: ast.Call, facts: _Facts, handled: bool) -> bool:
-    """Whether the fix changes, marks or reports something at this Lightning Trainer call."""
+OWN = "\0own"  # the name of an entry a project Trainer subclass takes itself: the mapping leaves it
+
+
+def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan] = None) -> bool:
+    """Whether the fix changes, marks or reports something at this Lightning Trainer call (or
+    at this call of a project Trainer subclass, with its ``plan``)."""
     text = facts.text
     entries: List[tam.Entry] = []
     pos = 0
     for arg in call_args(call):
+        if plan is not None and (arg.keyword in plan.own or (arg.keyword is None and not arg.star
+                                                             and plan.positional_own)):
+            entries.append(tam.Entry(OWN, _ast_value(arg.value, text)))
+            continue
         if arg.star == "*":
+            if plan is not None:
+                return False  # the subclass's own parameters take them
             return True  # T0 marker
         if arg.star == "**":
             entries.append(tam.Entry(None, _ast_value(arg.value, text)))
@@ -235,6 +296,8 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool) -> bool:
     if handled:
         return True
     mapped = tam.map_arguments(entries, '"', facts.has_tune, handled)
+    if plan is not None:
+        return _effect(mapped, entries)
     spread = any(e.name is None for e in mapped.entries)
     if not spread and (not mapped.has_accelerator or (mapped.multi_device and not mapped.has_strategy)):
         return True  # B-1 / T22 note
@@ -315,6 +378,24 @@ def _callbacks_value(existing: Optional[cst.BaseExpression], additions: List[str
         comma = (cst.MaybeSentinel.DEFAULT if last else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         elements.append(cst.Element(n, comma=comma))
     return existing.with_changes(elements=elements)
+
+
+def _defaults_into_spread(mapped: tam.Mapped, given: Set[Optional[str]], quote: str) -> None:
+    """``accelerator``/``devices`` that the mapping made from a device flag (``gpus=gpus``) of a
+    call that also spreads ``**kwargs`` go into that spread as defaults (``**{"accelerator": ...,
+    **kwargs}``): a 1.x caller may pass ``accelerator=``/``devices=`` through ``kwargs``, which
+    1.9 took along with ``gpus`` (and ``gpus=None`` left alone), and which a second keyword of
+    the same name would make a ``TypeError``."""
+    spreads = [e for e in mapped.entries if e.name is None and e.origin is not None
+               and isinstance(getattr(e.origin, "value", None), cst.Name) and getattr(e.origin, "star", "") == "**"]
+    new = [e for e in mapped.entries if e.changed and e.name in ("accelerator", "devices") and e.name not in given]
+    if len(spreads) != 1 or not new:
+        return
+    spread = spreads[0]
+    items = ", ".join(f"{tam.py_repr(e.name, quote)}: {e.value.code}" for e in new)
+    value = tam.Value(code=f"{{{items}, **{spread.value.code}}}")
+    merged = tam.Entry(None, value, origin=spread.origin, changed=True)
+    mapped.entries = [merged if e is spread else e for e in mapped.entries if not any(e is n for n in new)]
 
 
 class _ResumeValues(cst.CSTVisitor):
@@ -470,10 +551,15 @@ class _Transformer(PrunedTransformer):
         return updated
 
     def _trainer_call(self, original: cst.Call, updated: cst.Call, has_tune: bool, handled: bool,
-                      argparse: Tuple[str, ...]) -> cst.Call:
+                      argparse: Tuple[str, ...], own: Optional[Tuple[str, ...]] = None,
+                      positional_own: bool = False) -> cst.Call:
         entries: List[tam.Entry] = []
         pos = 0
         for arg in updated.args:
+            if own is not None and ((arg.keyword is not None and arg.keyword.value in own)
+                                    or (arg.keyword is None and not arg.star and positional_own)):
+                entries.append(tam.Entry(OWN, _value(arg.value), origin=arg))
+                continue
             if arg.star == "*":
                 self._mark([f"T0: Trainer arguments are keyword-only in 2.x; `*{code_of(arg.value)}` "
                             f"must become keywords ({tam.GUIDE})"])
@@ -504,9 +590,11 @@ class _Transformer(PrunedTransformer):
                                 f"(e.g. gpus -> accelerator/devices) before building the Trainer ({tam.GUIDE})"])
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
-        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled)
+        quote = _quote_of(a.value for a in updated.args)
+        mapped = tam.map_arguments(entries, quote, has_tune, handled)
+        _defaults_into_spread(mapped, {e.name for e in entries}, quote)
         new_args = self._rebuild_args(mapped, updated)
-        self._finish(mapped, original)
+        self._finish(mapped, original, is_call=own is None)
         if new_args is None:
             return updated
         if handled or any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks:
@@ -553,6 +641,9 @@ class _Transformer(PrunedTransformer):
                 continue
             node = _new_value_node(e, None)
             template: cst.Arg = e.origin
+            if e.name is None:  # a spread that now carries defaults (_defaults_into_spread)
+                out.append(template.with_changes(value=node))
+                continue
             equal = template.equal if template.keyword is not None else cst.AssignEqual(
                 cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
             out.append(template.with_changes(keyword=cst.Name(e.name), equal=equal, value=node, star=""))
@@ -636,7 +727,7 @@ class TrainerConstructorRule(Rule):
     safety = Safety.PRESERVING
     description = __doc__ or ""
     triggers = ("Trainer", "trainer", "DDPStrategy", "Strategy(", "PL_INTER_BATCH_PARALLELISM", "PL_RECONCILE_PROCESS",
-                "PL_FAULT_TOLERANT_TRAINING")
+                "PL_FAULT_TOLERANT_TRAINING", *FEED_KEYS)
     coverage = {
         "T0": Handling.REWRITTEN, "T1": Handling.REWRITTEN, "T2": Handling.REWRITTEN, "T3": Handling.MARKED,
         "T4": Handling.REWRITTEN, "T5": Handling.REWRITTEN, "T6": Handling.REWRITTEN, "T7": Handling.REWRITTEN,
@@ -682,16 +773,27 @@ class TrainerConstructorRule(Rule):
     )
 
     def may_apply(self, text: str) -> bool:
-        # The rule acts only in a file that imports from a Lightning package, whose name holds
-        # "lightning".
-        return "lightning" in text and any(t in text for t in self.triggers)
+        # The rule acts in a file that imports from a Lightning package (whose name holds
+        # "lightning"), in a file that calls a project Trainer subclass (whose name holds
+        # "Trainer"), and in a file holding a dict another file spreads into a Trainer (which
+        # sets one of the arguments the mapping changes).
+        return any(t in text for t in self.triggers) and (
+            "lightning" in text or "Trainer" in text or any(k in text for k in FEED_KEYS))
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        feeds: List[Feed] = []
+        if "lightning" not in source.text:
+            # Without a Lightning import the file can only call a project Trainer subclass or
+            # hold a dict another file spreads into a Trainer: settled before any parse.
+            feeds = ctx.project.feeds_into(source.path)
+            if not feeds and not ("Trainer" in source.text and ctx.project.kind_classes(frozenset({"Trainer"}))):
+                return []
+        else:
+            feeds = ctx.project.feeds_into(source.path)
         imports = LightningImports(source.tree)
-        if not imports.any():
-            return []
         text = Text(source.text)
-        facts = _Facts(imports, text)
+        subs = SubclassNames(source.tree, source.path, ctx.project, imports) if "Trainer" in source.text else None
+        facts = _Facts(imports, text, subs)
         facts.visit(source.tree)
         moved, fit_trainers = facts.resume_plans()
         argparse = (("add_argparse_args",) if facts.argparse_trainer
@@ -702,6 +804,10 @@ class TrainerConstructorRule(Rule):
             if _call_acts(call, facts, handled):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
                                   (facts.has_tune, handled, argparse)))
+        for call, plan in facts.sub_calls:
+            if _call_acts(call, facts, False, plan):
+                sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
+                                  (facts.has_tune, False, argparse, tuple(sorted(plan.own)), plan.positional_own)))
         for (line, col), trainer in fit_trainers.items():
             sites.append(Site(line, col, "fit", "ckpt", (trainer.lineno, trainer.col_offset, last_name(trainer.func))))
         lightning_strategy = "fabric" not in source.text.lower()
