@@ -31,9 +31,9 @@ CALLBACK_NAMES = frozenset(
      "ModelSummary", "RichModelSummary", "LearningRateFinder", "BatchSizeFinder", "LambdaCallback"}
 )
 LIGHTNING_IMPORT_ROOTS = ("pytorch_lightning", "lightning")
-# A class can only matter to a rule if its file mentions Lightning or defines hook-like
-# methods; other files are not parsed at all.
-_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer")
+# A class can only matter to a rule if its file mentions Lightning, defines hook-like
+# methods or derives from a (project) Trainer; other files are not parsed at all.
+_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer", "Trainer")
 
 
 _DP = re.compile(r"""(strategy|accelerator|distributed_backend)\s*=\s*["']dp["']|DataParallelStrategy""")

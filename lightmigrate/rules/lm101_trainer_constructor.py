@@ -786,13 +786,13 @@ class TrainerConstructorRule(Rule):
             # Without a Lightning import the file can only call a project Trainer subclass or
             # hold a dict another file spreads into a Trainer: settled before any parse.
             feeds = ctx.project.feeds_into(source.path)
-            if not feeds and not ("Trainer" in source.text and ctx.project.kind_classes(frozenset({"Trainer"}))):
+            if not feeds and not ctx.project.kind_classes(frozenset({"Trainer"})):
                 return []
         else:
             feeds = ctx.project.feeds_into(source.path)
         imports = LightningImports(source.tree)
         text = Text(source.text)
-        subs = SubclassNames(source.tree, source.path, ctx.project, imports) if "Trainer" in source.text else None
+        subs = SubclassNames(source.tree, source.path, ctx.project, imports)
         facts = _Facts(imports, text, subs)
         facts.visit(source.tree)
         moved, fit_trainers = facts.resume_plans()
