@@ -41,9 +41,11 @@ from lightmigrate.rules.shared.trainer_calls import (
     is_lightning_trainer,
     last_name,
     literal as ast_literal,
+    statements,
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
-from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames
+from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, plan_for
+from lightmigrate.rules.shared.trainer_dicts import Builders, block_statements, builders, module_function, returned
 from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
@@ -121,6 +123,10 @@ class _Facts(NodeVisitor):
         self.functions: List[str] = []
         self.trainer_calls: List[ast.Call] = []
         self.sub_calls: List[Tuple[ast.Call, Plan]] = []  # calls of project Trainer subclasses
+        self.scope_nodes: List[ast.AST] = []  # the functions around (their nodes)
+        # the ``**value`` arguments of the Trainer calls: (the function around or None, the call,
+        # the value, whether the call is ``super().__init__`` of a Trainer subclass)
+        self.spreads: List[Tuple[Optional[ast.AST], ast.Call, ast.expr, bool]] = []
         self.resume: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, target) -> Trainer calls
         self.fits: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, receiver) -> fit calls
         self.spread_names: Set[str] = set()
@@ -135,7 +141,9 @@ class _Facts(NodeVisitor):
     def _function(self, node) -> None:
         self.scope.append((node.lineno, node.col_offset))
         self.functions.append(node.name)
+        self.scope_nodes.append(node)
         self.generic_visit(node)
+        self.scope_nodes.pop()
         self.functions.pop()
         self.scope.pop()
 
@@ -193,7 +201,10 @@ class _Facts(NodeVisitor):
         if target == "lightning" or (isinstance(target, Plan) and target.reaches):
             if target == "lightning":
                 self.trainer_calls.append(node)
+            super_init = self._super_init(func) is not None
             for k in node.keywords:
+                if k.arg is None:
+                    self.spreads.append((self.scope_nodes[-1] if self.scope_nodes else None, node, k.value, super_init))
                 if k.arg is None and isinstance(k.value, ast.Name):
                     self.spread_names.add(k.value.id)
                 elif k.arg is None and isinstance(k.value, ast.Dict):
@@ -265,7 +276,18 @@ def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
 OWN = "\0own"  # the name of an entry a project Trainer subclass takes itself: the mapping leaves it
 
 
-def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan] = None) -> bool:
+_DICT_PLAN = Plan(frozenset(), True, True)  # dict(base, k=v): the positional argument is not a Trainer's
+
+
+def _with_unknown(data: tuple, spreads: List[str]) -> tuple:
+    """A call site's data with the spreads of unknown contents last (after own, positional_own)."""
+    if len(data) == 3:
+        data = (*data, None, False)
+    return (*data, tuple(spreads))
+
+
+def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan] = None,
+               has_tune: Optional[bool] = None) -> bool:
     """Whether the fix changes, marks or reports something at this Lightning Trainer call (or
     at this call of a project Trainer subclass, with its ``plan``)."""
     text = facts.text
@@ -295,7 +317,7 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan
             return True  # T-meth3 marker
     if handled:
         return True
-    mapped = tam.map_arguments(entries, '"', facts.has_tune, handled)
+    mapped = tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, handled)
     if plan is not None:
         return _effect(mapped, entries)
     spread = any(e.name is None for e in mapped.entries)
@@ -304,11 +326,125 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan
     return _effect(mapped, entries)
 
 
-def _dict_acts(d: ast.Dict, facts: _Facts) -> bool:
+def _dict_acts(d: ast.Dict, facts: _Facts, has_tune: Optional[bool] = None) -> bool:
     text = facts.text
     entries = [tam.Entry(None if k is None else ast_literal(k, text), _ast_value(v, text))
                for k, v in zip(d.keys, d.values)]
-    return _effect(tam.map_arguments(entries, '"', facts.has_tune, False), entries)
+    return _effect(tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, False), entries)
+
+
+def _key_entry(stmt: ast.Assign, text: Text) -> tam.Entry:
+    key = stmt.targets[0].slice  # type: ignore[attr-defined]
+    return tam.Entry(key.value, _ast_value(stmt.value, text))
+
+
+def _key_acts(stmt: ast.Assign, facts: _Facts, has_tune: bool) -> bool:
+    entries = [_key_entry(stmt, facts.text)]
+    return _effect(tam.map_arguments(entries, '"', has_tune, False), entries)
+
+
+# What the T-args marker on a spread of unknown contents names.
+UNKNOWN_SPREAD = ("lightmigrate cannot see what `**{}` holds; 2.x rejects the removed 1.x Trainer arguments "
+                  "(gpus, tpu_cores, ipus, num_processes -> accelerator/devices; replace_sampler_ddp -> "
+                  "use_distributed_sampler; resume_from_checkpoint -> fit(ckpt_path=); auto_lr_find, "
+                  "auto_scale_batch_size -> Tuner; auto_select_gpus, amp_backend, amp_level, move_metrics_to_cpu, "
+                  "multiple_trainloader_mode, track_grad_norm, weights_summary, checkpoint_callback, "
+                  "progress_bar_refresh_rate) and reads precision=16 as \"16-mixed\": migrate them where it is filled")
+
+
+class _Flows:
+    """The dicts that reach this file's Trainer calls through names, and those of this file that
+    reach other files' Trainer calls (the index's feeds): the statements that build them, with
+    whether the Trainer they reach is tuned; and the spreads whose contents cannot be followed."""
+
+    def __init__(self, tree: ast.Module, facts: _Facts, feeds: List[Feed], project) -> None:
+        self.dicts: Dict[Place, Tuple[ast.Dict, bool]] = {}
+        self.calls: Dict[Place, Tuple[ast.Call, bool]] = {}
+        self.keys: Dict[Place, Tuple[ast.Assign, bool]] = {}
+        self.unknown: Dict[Place, List[str]] = {}  # Trainer call -> the spreads it cannot follow
+        imported = {a.asname or a.name for s, _ in statements(tree.body) if isinstance(s, ast.ImportFrom)
+                    for a in s.names}
+        local_functions = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+        def from_call(value: ast.expr) -> bool:
+            return isinstance(value, ast.Call) and (
+                (isinstance(value.func, ast.Name) and value.func.id in imported | local_functions)
+                or isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name)
+                and value.func.value.id in imported)
+
+        for scope, call, value, super_init in facts.spreads:
+            body = scope.body if scope is not None else tree.body  # type: ignore[attr-defined]
+            known = False
+            if isinstance(value, ast.Dict):
+                known = True
+            elif isinstance(value, ast.Name):
+                found = builders(body, value.id)
+                if not found and scope is not None and not _binds(scope, value.id):
+                    found = builders(tree.body, value.id)
+                self._add(found, facts.has_tune, tree, body)
+                known = bool(found) or value.id in imported or any(
+                    from_call(v) for v in _assigned_values(body, value.id)) or (
+                    super_init and scope is not None and _kwarg_name(scope) == value.id)
+            elif from_call(value):
+                known = True
+            elif (facts.argparse_trainer or facts.argparse_options) and (
+                    text_of(facts, value).startswith("vars(") or text_of(facts, value).endswith(".__dict__")):
+                known = True  # the T-meth3 marker says it
+            if not known:
+                self.unknown.setdefault(_place(call), []).append(text_of(facts, value))
+        for feed in feeds:
+            if feed.callee != "lightning" and not _reaches_lightning(project, feed):
+                continue
+            if feed.kind == "value":
+                self._add(builders(tree.body, feed.name), feed.has_tune, tree, tree.body)
+            else:
+                func = module_function(tree, feed.name)
+                if func is not None:
+                    self._add(returned(func), feed.has_tune, tree, func.body)  # type: ignore[attr-defined]
+
+    def _add(self, found: Builders, has_tune: bool, tree: ast.Module, body: List[ast.stmt], depth: int = 0) -> None:
+        for d in found.dicts:
+            self.dicts.setdefault(_place(d), (d, has_tune))
+        for c in found.calls:
+            self.calls.setdefault(_place(c), (c, has_tune))
+        for k in found.keys:
+            self.keys.setdefault(_place(k), (k, has_tune))
+        if depth < 2:
+            for name in found.names:  # {**BASE, ...}, dict(BASE, ...): BASE reaches the Trainer too
+                more = builders(body, name) or builders(tree.body, name)
+                self._add(more, has_tune, tree, body, depth + 1)
+
+
+def text_of(facts: _Facts, node: ast.AST) -> str:
+    return facts.text.segment(node)
+
+
+def _binds(func: ast.AST, name: str) -> bool:
+    """Whether ``name`` is a parameter of ``func`` or assigned in it."""
+    a = func.args  # type: ignore[attr-defined]
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} | {
+        p.arg for p in (a.vararg, a.kwarg) if p is not None}
+    return name in params or bool(_assigned_values(func.body, name))  # type: ignore[attr-defined]
+
+
+def _assigned_values(body: List[ast.stmt], name: str) -> List[ast.expr]:
+    return [s.value for s in block_statements(body) if isinstance(s, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)]
+
+
+def _kwarg_name(func: ast.AST) -> Optional[str]:
+    kwarg = func.args.kwarg  # type: ignore[attr-defined]
+    return kwarg.arg if kwarg is not None else None
+
+
+def _reaches_lightning(project, feed: Feed) -> bool:
+    """Whether the project class ``feed.callee`` (called in ``feed.importer``) hands its
+    arguments to Lightning's Trainer."""
+    info = project.resolve(feed.callee, feed.importer)
+    if info is None:
+        return False
+    plan = plan_for(info, project)
+    return plan is not None and plan.reaches
 
 
 def _env_strings(text: Text) -> List[Site]:
@@ -427,6 +563,8 @@ class _Transformer(PrunedTransformer):
         self.call_names = frozenset(s.target for s in self.calls.values())
         self.strings = {(s.line, s.col, s.target): s for s in sites if s.action == "env"}
         self.dicts = {(s.line, s.col): s for s in sites if s.action == "dict"}
+        self.keys = {(s.line, s.col): s for s in sites if s.action == "key"}
+        self.updates = {(s.line, s.col, s.target) for s in sites if s.action == "dictcall" and s.target == "update"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -463,7 +601,49 @@ class _Transformer(PrunedTransformer):
         return self._push(node)
 
     def leave_SimpleStatementLine(self, original, updated):
-        return self._pop(updated)
+        site = None
+        if self.keys and len(original.body) == 1 and isinstance(original.body[0], cst.Assign):
+            site = self.keys.get(self.locate(original.body[0]))
+        if site is None:
+            if (self.updates and len(updated.body) == 1 and isinstance(updated.body[0], cst.Expr)
+                    and isinstance(updated.body[0].value, cst.Call) and not updated.body[0].value.args
+                    and cst_last_name(updated.body[0].value.func) == "update"
+                    and (*self.locate(original.body[0]), "update") in self.updates and not self.pending[-1]):
+                self.pending.pop()
+                return cst.RemoveFromParent()  # every argument of name.update(...) was dropped
+            return self._pop(updated)
+        return self._key_statement(updated, site.data)
+
+    def _key_statement(self, updated: cst.SimpleStatementLine, has_tune: bool):
+        """``name["key"] = value`` with the mapping of that one Trainer argument: renamed, given
+        its 2.x value, split in two (gpus -> accelerator, devices) or removed."""
+        assign = updated.body[0]
+        target = assign.targets[0].target
+        key = target.slice[0].slice.value
+        value = _value(assign.value)
+        value.node = assign.value
+        entry = tam.Entry(literal(key), value, origin=assign)
+        mapped = tam.map_arguments([entry], _quote_of([key]), has_tune, False)
+        self._finish(mapped, updated, is_call=False)
+        whys = self.pending.pop()
+        if not any(e.changed for e in mapped.entries) and mapped.entries:
+            return add_markers(updated, CODE, whys) if whys else updated
+        lines = []
+        for e in mapped.entries:
+            new_key = key.with_changes(value=tam.py_repr(e.name, "'" if key.quote == "'" else '"'))
+            new_target = target.with_changes(slice=[target.slice[0].with_changes(
+                slice=target.slice[0].slice.with_changes(value=new_key))])
+            new_assign = assign.with_changes(targets=[assign.targets[0].with_changes(target=new_target)],
+                                             value=_new_value_node(e, None))
+            lines.append(updated.with_changes(body=[new_assign]) if not lines
+                         else cst.SimpleStatementLine(body=[new_assign]))
+        if not lines:
+            if whys:  # nothing left to assign, but something to say: keep the line with its marker
+                return add_markers(updated, CODE, whys)
+            return cst.RemoveFromParent()
+        if whys:
+            lines[0] = add_markers(lines[0], CODE, whys)
+        return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
 
     def visit_If(self, node):
         return self._push(node)
@@ -513,6 +693,8 @@ class _Transformer(PrunedTransformer):
             return updated
         if site.action == "call":
             return self._trainer_call(original, updated, *site.data)
+        if site.action == "dictcall":
+            return self._trainer_call(original, updated, site.data, False, (), (), True)
         if site.action == "ckpt":
             value = self.resume_values[site.data[:2]]
             arg = cst.Arg(value=value, keyword=cst.Name("ckpt_path"),
@@ -552,7 +734,9 @@ class _Transformer(PrunedTransformer):
 
     def _trainer_call(self, original: cst.Call, updated: cst.Call, has_tune: bool, handled: bool,
                       argparse: Tuple[str, ...], own: Optional[Tuple[str, ...]] = None,
-                      positional_own: bool = False) -> cst.Call:
+                      positional_own: bool = False, unknown: Tuple[str, ...] = ()) -> cst.Call:
+        for spread in unknown:
+            self._mark([f"T-args: {UNKNOWN_SPREAD.format(spread)} ({tam.GUIDE})"])
         entries: List[tam.Entry] = []
         pos = 0
         for arg in updated.args:
@@ -714,7 +898,7 @@ STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 # ("ddp"), a removed strategy class ("strategy-class"). Their target is the called name.
 # The other sites: a dict literal of Trainer arguments ("dict", data: whether the file calls
 # tune()) and a string naming a removed environment variable ("env", target: the string).
-CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class"})
+CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class", "dictcall"})
 
 
 class TrainerConstructorRule(Rule):
@@ -819,9 +1003,31 @@ class TrainerConstructorRule(Rule):
             elif action == "strategy-class" and not lightning_strategy:
                 continue
             sites.append(Site(call.lineno, call.col_offset, last_name(call.func), action))
-        for d in facts.trainer_dicts():
-            if _dict_acts(d, facts):
-                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", facts.has_tune))
+        flows = _Flows(source.tree, facts, feeds, ctx.project)
+        dicts = {_place(d): (d, facts.has_tune) for d in facts.trainer_dicts()}
+        for place, found in flows.dicts.items():
+            dicts.setdefault(place, found)
+        for d, has_tune in dicts.values():
+            if _dict_acts(d, facts, has_tune):
+                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", has_tune))
+        for call, has_tune in flows.calls.values():
+            if _call_acts(call, facts, False, _DICT_PLAN, has_tune):
+                sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "dictcall", has_tune))
+        for stmt, has_tune in flows.keys.values():
+            if _key_acts(stmt, facts, has_tune):
+                sites.append(Site(stmt.lineno, stmt.col_offset, "key", "key", has_tune))
+        if flows.unknown:
+            sites = [s if s.action != "call" or (s.line, s.col) not in flows.unknown
+                     else Site(s.line, s.col, s.target, s.action, _with_unknown(s.data, flows.unknown[(s.line, s.col)]))
+                     for s in sites]
+            have = {(s.line, s.col) for s in sites if s.action == "call"}
+            for call in facts.trainer_calls + [c for c, _ in facts.sub_calls]:
+                if _place(call) in flows.unknown and _place(call) not in have:
+                    plan = next((p for c, p in facts.sub_calls if c is call), None)
+                    data = (facts.has_tune, False, argparse) if plan is None else (
+                        facts.has_tune, False, argparse, tuple(sorted(plan.own)), plan.positional_own)
+                    sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
+                                      _with_unknown(data, flows.unknown[_place(call)])))
         sites += _env_strings(text)
         return sorted(sites, key=lambda s: (s.line, s.col))
 
