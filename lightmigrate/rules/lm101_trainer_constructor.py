@@ -125,8 +125,9 @@ class _Facts(NodeVisitor):
         self.sub_calls: List[Tuple[ast.Call, Plan]] = []  # calls of project Trainer subclasses
         self.scope_nodes: List[ast.AST] = []  # the functions around (their nodes)
         # the ``**value`` arguments of the Trainer calls: (the function around or None, the call,
-        # the value, whether the call is ``super().__init__`` of a Trainer subclass)
-        self.spreads: List[Tuple[Optional[ast.AST], ast.Call, ast.expr, bool]] = []
+        # the value, whether the call is ``super().__init__`` of a Trainer subclass, and
+        # the keywords a project Trainer subclass takes itself, which stay)
+        self.spreads: List[Tuple[Optional[ast.AST], ast.Call, ast.expr, bool, Tuple[str, ...]]] = []
         self.resume: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, target) -> Trainer calls
         self.fits: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, receiver) -> fit calls
         self.spread_names: Set[str] = set()
@@ -204,7 +205,8 @@ class _Facts(NodeVisitor):
             super_init = self._super_init(func) is not None
             for k in node.keywords:
                 if k.arg is None:
-                    self.spreads.append((self.scope_nodes[-1] if self.scope_nodes else None, node, k.value, super_init))
+                    self.spreads.append((self.scope_nodes[-1] if self.scope_nodes else None, node, k.value, super_init,
+                                         tuple(sorted(target.own)) if isinstance(target, Plan) else ()))
                 if k.arg is None and isinstance(k.value, ast.Name):
                     self.spread_names.add(k.value.id)
                 elif k.arg is None and isinstance(k.value, ast.Dict):
@@ -276,9 +278,6 @@ def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
 OWN = "\0own"  # the name of an entry a project Trainer subclass takes itself: the mapping leaves it
 
 
-_DICT_PLAN = Plan(frozenset(), True, True)  # dict(base, k=v): the positional argument is not a Trainer's
-
-
 def _with_unknown(data: tuple, spreads: List[str]) -> tuple:
     """A call site's data with the spreads of unknown contents last (after own, positional_own)."""
     if len(data) == 3:
@@ -326,10 +325,11 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan
     return _effect(mapped, entries)
 
 
-def _dict_acts(d: ast.Dict, facts: _Facts, has_tune: Optional[bool] = None) -> bool:
+def _dict_acts(d: ast.Dict, facts: _Facts, has_tune: Optional[bool] = None, own: Tuple[str, ...] = ()) -> bool:
     text = facts.text
     entries = [tam.Entry(None if k is None else ast_literal(k, text), _ast_value(v, text))
                for k, v in zip(d.keys, d.values)]
+    entries = [tam.Entry(OWN, e.value) if e.name in own else e for e in entries]
     return _effect(tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, False), entries)
 
 
@@ -372,7 +372,7 @@ class _Flows:
                 or isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name)
                 and value.func.value.id in imported)
 
-        for scope, call, value, super_init in facts.spreads:
+        for scope, call, value, super_init, own in facts.spreads:
             body = scope.body if scope is not None else tree.body  # type: ignore[attr-defined]
             known = False
             if isinstance(value, ast.Dict):
@@ -381,7 +381,7 @@ class _Flows:
                 found = builders(body, value.id)
                 if not found and scope is not None and not _binds(scope, value.id):
                     found = builders(tree.body, value.id)
-                self._add(found, facts.has_tune, tree, body)
+                self._add(found, facts.has_tune, own, tree, body)
                 known = bool(found) or value.id in imported or any(
                     from_call(v) for v in _assigned_values(body, value.id)) or (
                     super_init and scope is not None and _kwarg_name(scope) == value.id)
@@ -393,26 +393,32 @@ class _Flows:
             if not known:
                 self.unknown.setdefault(_place(call), []).append(text_of(facts, value))
         for feed in feeds:
-            if feed.callee != "lightning" and not _reaches_lightning(project, feed):
-                continue
+            own: Tuple[str, ...] = ()
+            if feed.callee != "lightning":
+                plan = _plan_of(project, feed)
+                if plan is None or not plan.reaches:
+                    continue
+                own = tuple(sorted(plan.own))
             if feed.kind == "value":
-                self._add(builders(tree.body, feed.name), feed.has_tune, tree, tree.body)
+                self._add(builders(tree.body, feed.name), feed.has_tune, own, tree, tree.body)
             else:
                 func = module_function(tree, feed.name)
                 if func is not None:
-                    self._add(returned(func), feed.has_tune, tree, func.body)  # type: ignore[attr-defined]
+                    self._add(returned(func), feed.has_tune, own, tree, func.body)  # type: ignore[attr-defined]
 
-    def _add(self, found: Builders, has_tune: bool, tree: ast.Module, body: List[ast.stmt], depth: int = 0) -> None:
+    def _add(self, found: Builders, has_tune: bool, own: Tuple[str, ...], tree: ast.Module, body: List[ast.stmt],
+             depth: int = 0) -> None:
         for d in found.dicts:
-            self.dicts.setdefault(_place(d), (d, has_tune))
+            self.dicts.setdefault(_place(d), (d, has_tune if not own else (has_tune, own)))
         for c in found.calls:
-            self.calls.setdefault(_place(c), (c, has_tune))
+            self.calls.setdefault(_place(c), (c, has_tune if not own else (has_tune, own)))
         for k in found.keys:
-            self.keys.setdefault(_place(k), (k, has_tune))
+            if k.targets[0].slice.value not in own:  # type: ignore[attr-defined]
+                self.keys.setdefault(_place(k), (k, has_tune))
         if depth < 2:
             for name in found.names:  # {**BASE, ...}, dict(BASE, ...): BASE reaches the Trainer too
                 more = builders(body, name) or builders(tree.body, name)
-                self._add(more, has_tune, tree, body, depth + 1)
+                self._add(more, has_tune, own, tree, body, depth + 1)
 
 
 def text_of(facts: _Facts, node: ast.AST) -> str:
@@ -437,14 +443,16 @@ def _kwarg_name(func: ast.AST) -> Optional[str]:
     return kwarg.arg if kwarg is not None else None
 
 
-def _reaches_lightning(project, feed: Feed) -> bool:
-    """Whether the project class ``feed.callee`` (called in ``feed.importer``) hands its
-    arguments to Lightning's Trainer."""
+def _plan_of(project, feed: Feed) -> Optional[Plan]:
+    """The plan of the project class ``feed.callee`` (called in ``feed.importer``), when it is
+    a Trainer subclass."""
     info = project.resolve(feed.callee, feed.importer)
-    if info is None:
-        return False
-    plan = plan_for(info, project)
-    return plan is not None and plan.reaches
+    return None if info is None else plan_for(info, project)
+
+
+def _split_data(data) -> Tuple[bool, Tuple[str, ...]]:
+    """(has_tune, the keys a project Trainer subclass takes) of a "dict" or "dictcall" site."""
+    return (data[0], data[1]) if isinstance(data, tuple) else (data, ())
 
 
 def _env_strings(text: Text) -> List[Site]:
@@ -694,7 +702,8 @@ class _Transformer(PrunedTransformer):
         if site.action == "call":
             return self._trainer_call(original, updated, *site.data)
         if site.action == "dictcall":
-            return self._trainer_call(original, updated, site.data, False, (), (), True)
+            has_tune, own = _split_data(site.data)
+            return self._trainer_call(original, updated, has_tune, False, (), own, True)
         if site.action == "ckpt":
             value = self.resume_values[site.data[:2]]
             arg = cst.Arg(value=value, keyword=cst.Name("ckpt_path"),
@@ -844,6 +853,7 @@ class _Transformer(PrunedTransformer):
         site = self.dicts.get(self.locate(original)) if self.dicts else None
         if site is None:
             return updated
+        has_tune, own = _split_data(site.data)
         entries: List[tam.Entry] = []
         for el in updated.elements:
             if isinstance(el, cst.StarredDictElement):
@@ -851,10 +861,11 @@ class _Transformer(PrunedTransformer):
             else:
                 v = _value(el.value)
                 v.node = el.value
-                entries.append(tam.Entry(literal(el.key), v, origin=el))
+                key = literal(el.key)
+                entries.append(tam.Entry(OWN if key in own else key, v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
-        mapped = tam.map_arguments(entries, quote, site.data, False)
+        mapped = tam.map_arguments(entries, quote, has_tune, False)
         self._finish(mapped, original, is_call=False)
         changed = any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
         if not changed:
@@ -1004,15 +1015,17 @@ class TrainerConstructorRule(Rule):
                 continue
             sites.append(Site(call.lineno, call.col_offset, last_name(call.func), action))
         flows = _Flows(source.tree, facts, feeds, ctx.project)
-        dicts = {_place(d): (d, facts.has_tune) for d in facts.trainer_dicts()}
-        for place, found in flows.dicts.items():
-            dicts.setdefault(place, found)
-        for d, has_tune in dicts.values():
-            if _dict_acts(d, facts, has_tune):
-                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", has_tune))
-        for call, has_tune in flows.calls.values():
-            if _call_acts(call, facts, False, _DICT_PLAN, has_tune):
-                sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "dictcall", has_tune))
+        # dict literals recognised by their keys (in a file that imports Lightning), and those
+        # that provably reach a Trainer (with what the Trainer's class takes itself)
+        dicts = {_place(d): (d, facts.has_tune) for d in facts.trainer_dicts()} if imports.any() else {}
+        dicts.update(flows.dicts)
+        for d, data in dicts.values():
+            if _dict_acts(d, facts, *_split_data(data)):
+                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", data))
+        for call, data in flows.calls.values():
+            has_tune, own = _split_data(data)
+            if _call_acts(call, facts, False, Plan(frozenset(own), True, True), has_tune):
+                sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "dictcall", data))
         for stmt, has_tune in flows.keys.values():
             if _key_acts(stmt, facts, has_tune):
                 sites.append(Site(stmt.lineno, stmt.col_offset, "key", "key", has_tune))

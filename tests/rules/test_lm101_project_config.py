@@ -129,3 +129,124 @@ def test_subclass_of_the_subclass_forwards_through_both_inits():
     out = migrate(files)
     assert out["pkg/quiet.py"] == sub2  # enable_progress_bar reaches the project Trainer's **kwargs: 2.x accepts it
     assert out["pkg/main.py"] == main.replace("amp_level=None, precision=16", 'precision="16-mixed"')
+
+
+# --- kind 2: Trainer arguments built elsewhere ----------------------------------------------------
+
+SETTINGS = textwrap.dedent('''\
+    TRAINER_KWARGS = dict(gpus=0, max_epochs=2, replace_sampler_ddp=False, precision=16)
+    UNUSED = dict(gpus=2, max_epochs=3)
+
+
+    def trainer_config(n_gpus, tune=False):
+        config = {"max_epochs": 1}
+        config["auto_lr_find"] = tune
+        config["gpus"] = n_gpus
+        config['weights_summary'] = None
+        config.update(amp_backend="native", accumulate_grad_batches=None)
+        return config
+''')
+SETTINGS_AFTER = textwrap.dedent('''\
+    TRAINER_KWARGS = dict(max_epochs=2, use_distributed_sampler=False, precision="16-mixed")
+    UNUSED = dict(gpus=2, max_epochs=3)
+
+
+    def trainer_config(n_gpus, tune=False):
+        config = {"max_epochs": 1}
+        config["accelerator"] = "gpu" if n_gpus not in (None, 0, "0", []) else "cpu"
+        config["devices"] = n_gpus if n_gpus not in (None, 0, "0", []) else "auto"
+        config['enable_model_summary'] = False
+        return config
+''')
+TRAIN = textwrap.dedent('''\
+    import pytorch_lightning as pl
+    from .settings import TRAINER_KWARGS
+    from pkg import settings
+
+
+    def main(n):
+        a = pl.Trainer(**TRAINER_KWARGS)
+        config = settings.trainer_config(n)
+        b = pl.Trainer(**config)
+        return a, b
+''')
+
+
+def test_find_sites_of_a_settings_module_come_from_the_index():
+    files = {"pkg/settings.py": SETTINGS, "pkg/train.py": TRAIN}
+    assert [(s.line, s.target, s.action, s.data) for s in sites(files, "pkg/settings.py")] == [
+        (1, "dict", "dictcall", False), (7, "key", "key", False), (8, "key", "key", False),
+        (9, "key", "key", False), (10, "update", "dictcall", False)]
+    assert sites({"pkg/settings.py": SETTINGS}, "pkg/settings.py") == []  # nothing spreads them: not a Trainer's
+    assert sites(files, "pkg/train.py") == []  # both spreads are followed: no marker
+
+
+def test_dicts_of_another_module_are_migrated_where_they_are_set():
+    out = migrate({"pkg/settings.py": SETTINGS, "pkg/train.py": TRAIN})
+    assert out == {"pkg/settings.py": SETTINGS_AFTER, "pkg/train.py": TRAIN}
+
+
+def test_a_tuned_trainer_keeps_its_tuner_flag_marked():
+    tuned = TRAIN.replace("return a, b", "b.tune(model)\n    return a, b")
+    out = migrate({"pkg/settings.py": SETTINGS, "pkg/train.py": tuned})["pkg/settings.py"]
+    assert "# TODO(lightmigrate): LM101 T14: `auto_lr_find` was removed" in out
+    assert 'config["auto_lr_find"] = tune' in out
+
+
+def test_dicts_built_in_the_same_file_by_name():
+    text = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+        BASE = dict(replace_sampler_ddp=False)
+
+
+        def make(n):
+            kwargs = dict(BASE, max_epochs=n)
+            kwargs["resume_from_checkpoint"] = None
+            kwargs["gpus"] = 2
+            return pl.Trainer(**kwargs)
+    ''')
+    out = migrate({"t.py": text})["t.py"]
+    assert out == text.replace("dict(replace_sampler_ddp=False)", "dict(use_distributed_sampler=False)").replace(
+        '    kwargs["resume_from_checkpoint"] = None\n', "").replace(
+        'kwargs["gpus"] = 2', 'kwargs["accelerator"] = "gpu"\n    kwargs["devices"] = 2')
+
+
+def test_spreads_of_unknown_contents_are_marked_with_what_2x_rejects():
+    text = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def make(cfg, **kw):
+            a = pl.Trainer(**cfg)
+            b = pl.Trainer(max_epochs=1, **kw)
+            c = pl.Trainer(**cfg.trainer)
+            return a, b, c
+    ''')
+    found = sites({"t.py": text}, "t.py")
+    assert [(s.line, s.data[-1]) for s in found] == [(5, ("cfg",)), (6, ("kw",)), (7, ("cfg.trainer",))]
+    out = migrate({"t.py": text})["t.py"]
+    assert out.count("# TODO(lightmigrate): LM101 T-args: lightmigrate cannot see what `**") == 3
+    assert "`**cfg.trainer` holds; 2.x rejects the removed 1.x Trainer arguments (gpus, tpu_cores" in out
+
+
+def test_the_subclass_forwarding_its_kwargs_is_not_marked():
+    assert "T-args" not in migrate({"pkg/trainer.py": SUBCLASS})["pkg/trainer.py"]
+
+
+def test_a_dict_spread_into_a_project_trainer_subclass_is_migrated():
+    settings = ("TRAINER = dict(gpus=1, replace_sampler_ddp=False, auto_lr_find=False, num_processes=1)\n"
+                "OTHER = {'gpus': 1, 'amp_level': None}\n\n\ndef more():\n    d = {}\n    d['gpus'] = 1\n"
+                "    d['tpu_cores'] = None\n    return d\n")
+    main = ("from pkg.trainer import Trainer\nfrom pkg.settings import TRAINER, OTHER, more\n\n"
+            "t = Trainer(**TRAINER)\nu = Trainer(**OTHER)\nv = Trainer(**more())\n")
+    files = {"pkg/trainer.py": SUBCLASS, "pkg/settings.py": settings, "pkg/main.py": main}
+    assert [(s.line, s.action, s.data) for s in sites(files, "pkg/settings.py")] == [
+        (1, "dictcall", (False, ("gpus", "log_every", "replace_sampler_ddp"))),
+        (2, "dict", (False, ("gpus", "log_every", "replace_sampler_ddp"))), (8, "key", False)]
+    out = migrate(files)
+    # gpus and replace_sampler_ddp reach the project Trainer's own parameters, which keep their 1.x
+    # names; the rest reaches Lightning through its **kwargs
+    assert out["pkg/settings.py"] == settings.replace(
+        "auto_lr_find=False, num_processes=1", 'accelerator="cpu", devices=1').replace(
+        ", 'amp_level': None", "").replace("    d['tpu_cores'] = None\n", "")
