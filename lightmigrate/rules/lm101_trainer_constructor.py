@@ -443,6 +443,74 @@ def _kwarg_name(func: ast.AST) -> Optional[str]:
     return kwarg.arg if kwarg is not None else None
 
 
+def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports):
+    """How the file's ``Trainer.add_argparse_args(parser)`` / ``Trainer.from_argparse_args(args)``
+    become 2.x code (T-meth3): the statements ``parser = Trainer.add_argparse_args(parser)`` with
+    their parser's spelling, the ``from_argparse_args`` calls, the Trainer options the file uses
+    (read from the parsed namespace, written as ``--name`` in a string, given to
+    ``set_defaults``), and those it declares itself; or None when the file has none of these
+    calls, or uses an option whose 1.9 default 2.x reads otherwise (``ARGPARSE_19``), or calls
+    them in a form the rewrite does not take (those keep the T-meth3 marker)."""
+    calls = [c for c, a in facts.other_calls if a == "argparse"]
+    if not calls:
+        return None
+    adds = {id(c): c for c in calls if c.func.attr == "add_argparse_args"}  # type: ignore[attr-defined]
+    froms = [c for c in calls if c.func.attr == "from_argparse_args"]  # type: ignore[attr-defined]
+    if len(adds) + len(froms) != len(calls) or not all(is_lightning_trainer(c.func.value, imports) for c in calls):  # type: ignore[attr-defined]
+        return None
+    add_stmts = []
+    for stmt, _ in statements(source.tree.body):
+        value = getattr(stmt, "value", None)
+        if id(value) not in adds:
+            continue
+        call = adds.pop(id(value))
+        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Name):
+            return None
+        parser = call.args[0].id
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or stmt.targets[0].id != parser:
+                return None
+        elif not isinstance(stmt, ast.Expr):
+            return None
+        add_stmts.append((stmt, parser))
+    if adds:
+        return None  # used inside an expression
+    namespaces = set()
+    for c in froms:
+        if len(c.args) != 1 or not isinstance(c.args[0], ast.Name):
+            return None
+        namespaces.add(c.args[0].id)
+    used, declared = set(), set()
+    trainer_names = set(tam.ARGPARSE_19_ORDER)
+    for node in source.nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and node.value.func.attr in ("parse_args", "parse_known_args"):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    namespaces.add(t.id)
+                elif isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name):
+                    namespaces.add(t.elts[0].id)
+    for node in source.nodes:
+        if isinstance(node, ast.Attribute) and node.attr in trainer_names and isinstance(node.value, ast.Name) \
+                and node.value.id in namespaces:
+            used.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("--") \
+                and node.value[2:].replace("-", "_") in trainer_names:
+            used.add(node.value[2:].replace("-", "_"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "set_defaults":
+                used.update(k.arg for k in node.keywords if k.arg in trainer_names)
+            elif node.func.attr == "add_argument":
+                for a in node.args:
+                    v = a.value if isinstance(a, ast.Constant) else None
+                    if isinstance(v, str) and v.startswith("--") and v[2:].replace("-", "_") in trainer_names:
+                        declared.add(v[2:].replace("-", "_"))
+    if add_stmts and any(n not in tam.ARGPARSE_19 for n in used - declared):
+        return None
+    names = tuple(n for n in tam.ARGPARSE_19_ORDER if n in used | declared)
+    return add_stmts, froms, names, declared
+
+
 def _plan_of(project, feed: Feed) -> Optional[Plan]:
     """The plan of the project class ``feed.callee`` (called in ``feed.importer``), when it is
     a Trainer subclass."""
@@ -572,6 +640,7 @@ class _Transformer(PrunedTransformer):
         self.strings = {(s.line, s.col, s.target): s for s in sites if s.action == "env"}
         self.dicts = {(s.line, s.col): s for s in sites if s.action == "dict"}
         self.keys = {(s.line, s.col): s for s in sites if s.action == "key"}
+        self.argparse_adds = {(s.line, s.col): s for s in sites if s.action == "argparse-add"}
         self.updates = {(s.line, s.col, s.target) for s in sites if s.action == "dictcall" and s.target == "update"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
@@ -610,6 +679,10 @@ class _Transformer(PrunedTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         site = None
+        if self.argparse_adds and len(original.body) == 1:
+            add = self.argparse_adds.get(self.locate(original.body[0]))
+            if add is not None:
+                return self._add_argparse(updated, *add.data)
         if self.keys and len(original.body) == 1 and isinstance(original.body[0], cst.Assign):
             site = self.keys.get(self.locate(original.body[0]))
         if site is None:
@@ -621,6 +694,45 @@ class _Transformer(PrunedTransformer):
                 return cst.RemoveFromParent()  # every argument of name.update(...) was dropped
             return self._pop(updated)
         return self._key_statement(updated, site.data)
+
+    def _add_argparse(self, updated: cst.SimpleStatementLine, parser: str, names: Tuple[str, ...]):
+        """``parser = Trainer.add_argparse_args(parser)`` -> ``parser.add_argument(...)`` for the
+        Trainer options the file uses, as 1.9.5 declared them (T-meth3)."""
+        whys = self.pending.pop()
+        lines = [cst.parse_statement(tam.add_argument_code(parser, n) + "\n") for n in names]
+        if not lines:
+            return add_markers(updated, CODE, whys) if whys else cst.RemoveFromParent()
+        lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
+        if whys:
+            lines[0] = add_markers(lines[0], CODE, whys)
+        self.ctx.report(CODE, "T-meth3: Trainer.add_argparse_args became explicit add_argument calls for the Trainer "
+                        f"options this file uses ({', '.join(names)}); other 1.9 Trainer options are no longer "
+                        f"parsed ({tam.GUIDE})", Kind.NOTE, *self.ctx.position(self.module, updated))
+        return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
+
+    def _from_argparse(self, original: cst.Call, updated: cst.Call, names: Tuple[str, ...], has_tune: bool):
+        """``Trainer.from_argparse_args(args, **kw)`` -> ``Trainer(name=args.name, ..., **kw)``
+        for the Trainer options of the file, mapped to 2.x as LM101 maps any call (T-meth3)."""
+        namespace = code_of(updated.args[0].value)
+        given = {a.keyword.value for a in updated.args[1:] if a.keyword is not None}
+        entries = [tam.Entry(n, tam.Value(code=f"{namespace}.{n}", simple=True), changed=True)
+                   for n in names if n not in given]
+        for a in updated.args[1:]:
+            v = _value(a.value)
+            entries.append(tam.Entry(a.keyword.value if a.keyword is not None else None, v, changed=True))
+        mapped = tam.map_arguments(entries, '"', has_tune, False)
+        self._finish(mapped, original)
+        args = []
+        for i, e in enumerate(mapped.entries):
+            comma = cst.MaybeSentinel.DEFAULT if i == len(mapped.entries) - 1 else cst.Comma(
+                whitespace_after=cst.SimpleWhitespace(" "))
+            value = cst.parse_expression(e.value.code)
+            if e.name is None:
+                args.append(cst.Arg(value=value, star="**", comma=comma))
+            else:
+                args.append(cst.Arg(value=value, keyword=cst.Name(e.name), comma=comma,
+                                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        return cst.Call(func=updated.func.value, args=args)
 
     def _key_statement(self, updated: cst.SimpleStatementLine, has_tune: bool):
         """``name["key"] = value`` with the mapping of that one Trainer argument: renamed, given
@@ -701,6 +813,8 @@ class _Transformer(PrunedTransformer):
             return updated
         if site.action == "call":
             return self._trainer_call(original, updated, *site.data)
+        if site.action == "argparse-from":
+            return self._from_argparse(original, updated, *site.data)
         if site.action == "dictcall":
             has_tune, own = _split_data(site.data)
             return self._trainer_call(original, updated, has_tune, False, (), own, True)
@@ -909,7 +1023,7 @@ STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 # ("ddp"), a removed strategy class ("strategy-class"). Their target is the called name.
 # The other sites: a dict literal of Trainer arguments ("dict", data: whether the file calls
 # tune()) and a string naming a removed environment variable ("env", target: the string).
-CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class", "dictcall"})
+CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class", "dictcall", "argparse-from"})
 
 
 class TrainerConstructorRule(Rule):
@@ -1006,6 +1120,17 @@ class TrainerConstructorRule(Rule):
         for (line, col), trainer in fit_trainers.items():
             sites.append(Site(line, col, "fit", "ckpt", (trainer.lineno, trainer.col_offset, last_name(trainer.func))))
         lightning_strategy = "fabric" not in source.text.lower()
+        argparse_plan = _argparse_plan(source, facts, imports)
+        if argparse_plan is not None:
+            add_stmts, from_calls, names, declared = argparse_plan
+            for stmt, parser in add_stmts:
+                sites.append(Site(stmt.lineno, stmt.col_offset, "add_argparse_args", "argparse-add",
+                                  (parser, tuple(n for n in names if n not in declared))))
+            for call in from_calls:
+                sites.append(Site(call.lineno, call.col_offset, "from_argparse_args", "argparse-from",
+                                  (names, facts.has_tune)))
+            handled_calls = {id(s.value) for s, _ in add_stmts} | {id(c) for c in from_calls}
+            facts.other_calls = [(c, a) for c, a in facts.other_calls if id(c) not in handled_calls]
         for call, action in facts.other_calls:
             if action == "ddp":
                 args = call_args(call)
