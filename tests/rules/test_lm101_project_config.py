@@ -250,3 +250,94 @@ def test_a_dict_spread_into_a_project_trainer_subclass_is_migrated():
     assert out["pkg/settings.py"] == settings.replace(
         "auto_lr_find=False, num_processes=1", 'accelerator="cpu", devices=1').replace(
         ", 'amp_level': None", "").replace("    d['tpu_cores'] = None\n", "")
+
+
+# --- kind 2: argparse scripts ----------------------------------------------------------------------
+
+SCRIPT = textwrap.dedent('''\
+    import argparse
+
+    import pytorch_lightning as pl
+
+
+    def main(argv=None):
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int, default=1)
+        parser = pl.Trainer.add_argparse_args(parser)
+        parser.set_defaults(max_epochs=3)
+        args = parser.parse_args(argv)
+        print(args.gpus)
+        return pl.Trainer.from_argparse_args(args, logger=False)
+''')
+SCRIPT_AFTER = SCRIPT.replace(
+    "    parser = pl.Trainer.add_argparse_args(parser)\n",
+    '    parser.add_argument("--gpus", type=lambda x: x if "," in x else int(x), default=None)\n'
+    '    parser.add_argument("--max_epochs", type=int, default=None)\n').replace(
+    "pl.Trainer.from_argparse_args(args, logger=False)",
+    'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", devices=args.gpus if '
+    'args.gpus not in (None, 0, "0", []) else "auto", max_epochs=args.max_epochs, logger=False)')
+
+
+def test_argparse_script_sites():
+    found = sites({"train.py": SCRIPT}, "train.py")
+    assert [(s.line, s.target, s.action, s.data) for s in found] == [
+        (9, "add_argparse_args", "argparse-add", ("parser", ("gpus", "max_epochs"))),
+        (13, "from_argparse_args", "argparse-from", (("gpus", "max_epochs"), False))]
+
+
+def test_argparse_script_declares_the_options_it_uses_and_builds_the_trainer():
+    assert migrate({"train.py": SCRIPT})["train.py"] == SCRIPT_AFTER
+
+
+def test_argparse_parses_the_command_line_as_19_did():
+    import argparse
+
+    namespace: dict = {"argparse": argparse}
+    code = SCRIPT_AFTER.split("def main")[0]
+    exec(code.replace("import pytorch_lightning as pl", ""), namespace)
+    parser = argparse.ArgumentParser()
+    exec("\n".join(line.strip() for line in SCRIPT_AFTER.splitlines() if 'add_argument("--gpus"' in line
+                   or 'add_argument("--max_epochs"' in line), {"parser": parser})
+    # the values 1.9.5's parser gave for these command lines (checked on 1.9.5)
+    assert vars(parser.parse_args(["--gpus", "0,1", "--max_epochs", "4"])) == {"gpus": "0,1", "max_epochs": 4}
+    assert vars(parser.parse_args(["--gpus", "2"])) == {"gpus": 2, "max_epochs": None}
+
+
+def test_argparse_options_the_file_declares_itself_reach_the_trainer():
+    script = SCRIPT.replace('parser.add_argument("--seed", type=int, default=1)',
+                            'parser.add_argument("--precision", type=int, default=16)')
+    out = migrate({"train.py": script})["train.py"]
+    assert 'add_argument("--precision", type=int, default=16)' in out and out.count("--precision") == 1
+    assert "max_epochs=args.max_epochs, precision=args.precision, logger=False)" in out
+
+
+def test_argparse_with_an_option_whose_19_default_2x_reads_otherwise_keeps_its_marker():
+    script = SCRIPT.replace("print(args.gpus)", "print(args.gpus, args.accelerator)")
+    out = migrate({"train.py": script})["train.py"]
+    assert "T-meth3: `Trainer.add_argparse_args` was removed in 2.0" in out
+    assert "pl.Trainer.from_argparse_args(args, logger=False)" in out
+
+
+def test_declared_options_parse_as_19_5_did():
+    import argparse
+
+    from lightmigrate.catalog import trainer_args as tam
+
+    parser = argparse.ArgumentParser()
+    names = ("gpus", "max_epochs", "fast_dev_run", "limit_train_batches", "precision", "auto_lr_find")
+    for name in names:
+        exec(tam.add_argument_code("parser", name), {"parser": parser})
+    # what pytorch-lightning 1.9.5's Trainer.add_argparse_args parser gave (recorded on 1.9.5)
+    recorded = {
+        ("--gpus", "0,1", "--max_epochs", "4"): ("0,1", 4, False, None, 32, False),
+        ("--gpus", "2"): (2, None, False, None, 32, False),
+        ("--fast_dev_run", "0"): (None, None, False, None, 32, False),
+        ("--fast_dev_run",): (None, None, True, None, 32, False),
+        ("--fast_dev_run", "3"): (None, None, 3, None, 32, False),
+        ("--limit_train_batches", "0.5"): (None, None, False, 0.5, 32, False),
+        ("--precision", "bf16"): (None, None, False, None, "bf16", False),
+        ("--auto_lr_find", "yes"): (None, None, False, None, 32, True),
+    }
+    for argv, values in recorded.items():
+        parsed = parser.parse_args(list(argv))
+        assert tuple(getattr(parsed, n) for n in names) == values, argv
