@@ -473,8 +473,14 @@ def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports)
         elif not isinstance(stmt, ast.Expr):
             return None
         add_stmts.append((stmt, parser))
-    if adds:
-        return None  # used inside an expression
+    if adds or not add_stmts or not froms:
+        # used inside an expression; or the parser is built elsewhere (its options are unknown),
+        # or its namespace is used elsewhere (the options the other file uses are unknown)
+        return None
+    for _, _, value, _, _ in facts.spreads:
+        spelled = text_of(facts, value)
+        if spelled.startswith("vars(") or spelled.endswith(".__dict__"):
+            return None  # Trainer(**vars(args)): every option reaches the Trainer (the T-meth3 marker says so)
     namespaces = set()
     for c in froms:
         if len(c.args) != 1 or not isinstance(c.args[0], ast.Name):
