@@ -10,6 +10,17 @@ What cannot be rewritten faithfully gets a marker; the silent default changes (B
 accelerator default, T22: ``ddp_spawn`` becomes ``ddp``) are one NOTE per ``Trainer(...)`` call.
 The argument mapping itself lives in :mod:`lightmigrate.catalog.trainer_args`.
 
+Across the project (issue 25): a project Trainer subclass (``class Trainer(pl.Trainer)``, found
+through the class index and any import path) has its ``super().__init__(...)`` forwarding
+migrated (its own parameters keep their 1.x names for its callers) and the calls of it migrated
+for the arguments that reach Lightning through its ``**kwargs``; a dict that provably reaches a
+Trainer (``Trainer(**config)``, with ``config`` built here or by another module's name or
+function: ``dict(...)``, ``config["key"] = value``, ``config.update(...)``) is migrated where it
+is set, and a ``**spread`` whose contents cannot be followed gets a marker naming what 2.x
+rejects. A script that builds its parser with ``Trainer.add_argparse_args`` and its Trainer with
+``Trainer.from_argparse_args`` gets explicit ``add_argument`` calls, parsed as 1.9.5 did, for the
+Trainer options it uses, and a ``Trainer(...)`` call of them.
+
 ``find`` decides on Python's ``ast``: which calls make a Lightning Trainer, what the mapping does
 to their arguments (a call or dict it would leave as it is, unmarked and without a note, is no
 site), which fit calls take a moved ``resume_from_checkpoint``. ``fix`` finds the libcst nodes at
@@ -362,6 +373,8 @@ class _Flows:
         self.calls: Dict[Place, Tuple[ast.Call, bool]] = {}
         self.keys: Dict[Place, Tuple[ast.Assign, bool]] = {}
         self.unknown: Dict[Place, List[str]] = {}  # Trainer call -> the spreads it cannot follow
+        if not facts.spreads and not feeds:
+            return
         imported = {a.asname or a.name for s, _ in statements(tree.body) if isinstance(s, ast.ImportFrom)
                     for a in s.names}
         local_functions = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
