@@ -208,6 +208,12 @@ class _Facts(NodeVisitor):
             target = self.subs.plan(func)
         if isinstance(target, Plan) and target.plain:
             target = "lightning"
+        if target == "lightning" and any(isinstance(a, ast.Starred) for a in node.args) and \
+                self._super_init(func) is not None:
+            # super().__init__(*args, **kwargs) of a Trainer subclass: its callers' positional
+            # arguments become keywords where they are (a subclass without parameters of its own
+            # is called as Lightning's Trainer), so ``*args`` stays, unmarked
+            target = _FORWARDING
         if isinstance(target, Plan) and target.reaches:
             self.sub_calls.append((node, target))
         if target == "lightning" or (isinstance(target, Plan) and target.reaches):
@@ -286,6 +292,7 @@ def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
                 or len(mapped.entries) != len(entries) or any(e.changed for e in mapped.entries))
 
 
+_FORWARDING = Plan(frozenset(), False, True)  # super().__init__(*args, **kwargs): see _Facts.visit_Call
 OWN = "\0own"  # the name of an entry a project Trainer subclass takes itself: the mapping leaves it
 
 
@@ -309,8 +316,9 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan
             entries.append(tam.Entry(OWN, _ast_value(arg.value, text)))
             continue
         if arg.star == "*":
-            if plan is not None:
-                return False  # the subclass's own parameters take them
+            if plan is not None:  # the subclass's own parameters take them (or its callers' are keywords)
+                entries.append(tam.Entry(OWN, _ast_value(arg.value, text)))
+                continue
             return True  # T0 marker
         if arg.star == "**":
             entries.append(tam.Entry(None, _ast_value(arg.value, text)))
@@ -883,7 +891,7 @@ class _Transformer(PrunedTransformer):
         pos = 0
         for arg in updated.args:
             if own is not None and ((arg.keyword is not None and arg.keyword.value in own)
-                                    or (arg.keyword is None and not arg.star and positional_own)):
+                                    or (arg.keyword is None and not arg.star and positional_own) or arg.star == "*"):
                 entries.append(tam.Entry(OWN, _value(arg.value), origin=arg))
                 continue
             if arg.star == "*":

@@ -341,3 +341,19 @@ def test_declared_options_parse_as_19_5_did():
     for argv, values in recorded.items():
         parsed = parser.parse_args(list(argv))
         assert tuple(getattr(parsed, n) for n in names) == values, argv
+
+
+def test_forwarding_star_args_is_not_marked_and_callers_positionals_become_keywords():
+    sub = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        class MyTrainer(pl.Trainer):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, replace_sampler_ddp=False, **kwargs)
+    ''')
+    main = "from t import MyTrainer\n\ntrainer = MyTrainer(False, gpus=1)\n"
+    out = migrate({"t.py": sub, "main.py": main})
+    assert out["t.py"] == sub.replace("replace_sampler_ddp=False", "use_distributed_sampler=False")
+    assert out["main.py"] == main.replace("MyTrainer(False, gpus=1)",
+                                          'MyTrainer(logger=False, accelerator="gpu", devices=1)')
