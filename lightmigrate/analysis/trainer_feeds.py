@@ -35,6 +35,7 @@ class Feed:
     callee: str  # "lightning" (a Lightning Trainer call) or the called name, to resolve as a class
     importer: str  # the path of the file with the Trainer call
     has_tune: bool  # that file calls ``.tune(``: 1.9's tuner flags had an effect there
+    callee_patterns: Tuple[str, ...] = ()  # where the called class comes from (none: the importer)
 
 
 def _norm(path: str) -> str:
@@ -124,18 +125,23 @@ def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
                         spreads.append((k.value, ast_dotted(func) or ""))
     out: List[Feed] = []
 
-    def callee_of(dotted: str) -> str:
+    def callee_of(dotted: str) -> Tuple[str, Tuple[str, ...]]:
+        """The callee ("lightning" or a class name) and where its class comes from."""
         head = dotted.split(".")[0]
         if ("." not in dotted and dotted in lightning_trainers) or ("." in dotted and head in lightning_packages):
-            return "lightning"
-        return dotted.rsplit(".", 1)[-1]
+            return "lightning", ()
+        if "." not in dotted:
+            return dotted, (names[dotted][0] if dotted in names else ())
+        return dotted.rsplit(".", 1)[-1], modules.get(dotted.rsplit(".", 1)[0], ("?",))
 
-    def source_of(value: ast.expr, callee: str, depth: int = 0) -> None:
+    def source_of(value: ast.expr, callee: Tuple[str, Tuple[str, ...]], depth: int = 0) -> None:
+        def feed(patterns: Tuple[str, ...], name: str, kind: str) -> None:
+            out.append(Feed(patterns, name, kind, callee[0], path, has_tune, callee[1]))
+
         if type(value) is ast.Name:
             name = value.id  # type: ignore[attr-defined]
             if name in names:
-                patterns, there = names[name]
-                out.append(Feed(patterns, there, "value", callee, path, has_tune))
+                feed(*names[name], "value")
             elif depth == 0:
                 for v in assigned.get(name, ()):
                     source_of(v, callee, 1)
@@ -144,18 +150,17 @@ def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
             if type(func) is ast.Name:
                 fname = func.id  # type: ignore[attr-defined]
                 if fname in names:
-                    patterns, there = names[fname]
-                    out.append(Feed(patterns, there, "call", callee, path, has_tune))
+                    feed(*names[fname], "call")
                 elif fname in local_functions:
-                    out.append(Feed(("=" + _norm(path),), fname, "call", callee, path, has_tune))
+                    feed(("=" + _norm(path),), fname, "call")
             elif type(func) is ast.Attribute:
                 head = ast_dotted(func.value)  # type: ignore[attr-defined]
                 if head is not None and head in modules:
-                    out.append(Feed(modules[head], func.attr, "call", callee, path, has_tune))  # type: ignore[attr-defined]
+                    feed(modules[head], func.attr, "call")  # type: ignore[attr-defined]
         elif type(value) is ast.Attribute:
             head = ast_dotted(value.value)  # type: ignore[attr-defined]
             if head is not None and head in modules:
-                out.append(Feed(modules[head], value.attr, "value", callee, path, has_tune))  # type: ignore[attr-defined]
+                feed(modules[head], value.attr, "value")  # type: ignore[attr-defined]
 
     for value, dotted in spreads:
         source_of(value, callee_of(dotted))

@@ -55,7 +55,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     statements,
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
-from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, plan_for
+from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, from_module, plan_for
 from lightmigrate.rules.shared.trainer_dicts import Builders, block_statements, builders, module_function, returned
 from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
@@ -542,7 +542,13 @@ def _plan_of(project, feed: Feed) -> Optional[Plan]:
     """The plan of the project class ``feed.callee`` (called in ``feed.importer``), when it is
     a Trainer subclass."""
     info = project.resolve(feed.callee, feed.importer)
-    return None if info is None else plan_for(info, project)
+    if info is None:
+        return None
+    if feed.callee_patterns and not from_module(info.path, feed.callee_patterns):
+        return None  # a class of that name from elsewhere (``from transformers import Trainer``)
+    if not feed.callee_patterns and info.path != feed.importer:
+        return None
+    return plan_for(info, project)
 
 
 def _split_data(data) -> Tuple[bool, Tuple[str, ...]]:

@@ -357,3 +357,11 @@ def test_forwarding_star_args_is_not_marked_and_callers_positionals_become_keywo
     assert out["t.py"] == sub.replace("replace_sampler_ddp=False", "use_distributed_sampler=False")
     assert out["main.py"] == main.replace("MyTrainer(False, gpus=1)",
                                           'MyTrainer(logger=False, accelerator="gpu", devices=1)')
+
+
+def test_a_dict_spread_into_another_frameworks_trainer_of_the_same_name_is_left_alone():
+    settings = "TRAINER = dict(gpus=1, replace_sampler_ddp=False)\n"
+    hf = "from transformers import Trainer\nfrom pkg.settings import TRAINER\n\nt = Trainer(**TRAINER)\n"
+    files = {"pkg/trainer.py": SUBCLASS, "pkg/settings.py": settings, "pkg/hf.py": hf}
+    assert sites(files, "pkg/settings.py") == []
+    assert sites(files, "pkg/hf.py") == []

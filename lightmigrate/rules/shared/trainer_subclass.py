@@ -108,7 +108,7 @@ class SubclassNames:
             return None
         if patterns is None and info.path != self._path:
             return None
-        if patterns is not None and not _from_module(info.path, patterns):
+        if patterns is not None and not from_module(info.path, patterns):
             return None
         return plan_for(info, self._project)
 
@@ -142,7 +142,7 @@ class SubclassNames:
 _TRAINER = frozenset({"Trainer"})
 
 
-def _from_module(class_path: str, patterns: Tuple[str, ...]) -> bool:
+def from_module(class_path: str, patterns: Tuple[str, ...]) -> bool:
     """Whether a class defined in ``class_path`` can be what a module at ``patterns`` exports:
     it is that module, or that module is a package above it (``from pkg import MyTrainer``
     with ``pkg/__init__.py`` importing it from ``pkg/trainer.py``)."""
