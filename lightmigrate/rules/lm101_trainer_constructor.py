@@ -1133,6 +1133,8 @@ class TrainerConstructorRule(Rule):
         else:
             feeds = ctx.project.feeds_into(source.path)
         imports = LightningImports(source.tree)
+        if not imports.any() and not feeds and not ctx.project.kind_classes(frozenset({"Trainer"})):
+            return []
         text = Text(source.text)
         subs = SubclassNames(source.tree, source.path, ctx.project, imports)
         facts = _Facts(imports, text, subs)
@@ -1164,6 +1166,8 @@ class TrainerConstructorRule(Rule):
                                   (names, facts.has_tune)))
             handled_calls = {id(s.value) for s, _ in add_stmts} | {id(c) for c in from_calls}
             facts.other_calls = [(c, a) for c, a in facts.other_calls if id(c) not in handled_calls]
+        if not imports.any():  # only the project's Trainer subclasses and dicts concern such a file
+            facts.other_calls = []
         for call, action in facts.other_calls:
             if action == "ddp":
                 args = call_args(call)
@@ -1199,7 +1203,8 @@ class TrainerConstructorRule(Rule):
                         facts.has_tune, False, argparse, tuple(sorted(plan.own)), plan.positional_own)
                     sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
                                       _with_unknown(data, flows.unknown[_place(call)])))
-        sites += _env_strings(text)
+        if imports.any():
+            sites += _env_strings(text)
         return sorted(sites, key=lambda s: (s.line, s.col))
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
