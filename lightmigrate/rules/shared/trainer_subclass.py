@@ -16,7 +16,7 @@ from typing import Dict, FrozenSet, Optional, Tuple
 
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.analysis.trainer_feeds import matches, module_patterns
-from lightmigrate.rules.shared.trainer_calls import LightningImports, dotted, is_lightning_trainer, statements
+from lightmigrate.rules.shared.trainer_calls import LightningImports, dotted, statements
 
 
 @dataclass(frozen=True)
