@@ -19,6 +19,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 
 from lightmigrate.analysis.ast_nodes import ast_nodes
 from lightmigrate.analysis.text_patterns import KEYWORD_GAP, one_of
+from lightmigrate.analysis.trainer_feeds import Feed, matches, may_feed, trainer_feeds
 
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})
 # The base names ``ProjectIndex.ancestors`` does not follow (nor does ``may_inherit``).
@@ -30,9 +31,9 @@ CALLBACK_NAMES = frozenset(
      "ModelSummary", "RichModelSummary", "LearningRateFinder", "BatchSizeFinder", "LambdaCallback"}
 )
 LIGHTNING_IMPORT_ROOTS = ("pytorch_lightning", "lightning")
-# A class can only matter to a rule if its file mentions Lightning or defines hook-like
-# methods; other files are not parsed at all.
-_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer")
+# A class can only matter to a rule if its file mentions Lightning, defines hook-like
+# methods or derives from a (project) Trainer; other files are not parsed at all.
+_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer", "Trainer")
 
 
 _DP = re.compile(r"""(strategy|accelerator|distributed_backend)\s*=\s*["']dp["']|DataParallelStrategy""")
@@ -68,6 +69,10 @@ class ClassInfo:
     """names used as ``<first parameter>.NAME`` in its methods (``self.NAME``)."""
     self_calls: FrozenSet[str] = field(default=frozenset(), compare=False, hash=False)
     """names called as ``self.NAME(...)`` in its methods."""
+    trainer_base: bool = field(default=False, compare=False, hash=False)
+    """one of its bases is Lightning's ``Trainer`` (by the imports of its file)."""
+    init_spreads: FrozenSet[str] = field(default=frozenset(), compare=False, hash=False)
+    """the names its ``__init__`` spreads (``**NAME``) into ``super().__init__(...)``."""
 
     @property
     def base_names(self) -> Tuple[str, ...]:
@@ -85,10 +90,12 @@ def _dotted(node: ast.expr) -> Optional[str]:
     return None
 
 
-def _method_uses(func: ast.AST, self_name: Optional[str]) -> Tuple[FrozenSet[str], set, set]:
+def _method_uses(func: ast.AST, self_name: Optional[str],
+                 spreads: Optional[set] = None) -> Tuple[FrozenSet[str], set, set]:
     """What one method does, in one pass over it: the names it calls as ``super().NAME(...)``,
     and (with ``self_name``, its first parameter) the names it uses as ``self.NAME`` and calls
-    as ``self.NAME(...)``."""
+    as ``self.NAME(...)``. ``spreads`` (for ``__init__``) gets the names spread as ``**NAME``
+    into ``super().__init__(...)``."""
     supers, attributes, calls = set(), set(), set()
     for node in ast_nodes(func):
         kind = type(node)
@@ -98,6 +105,9 @@ def _method_uses(func: ast.AST, self_name: Optional[str]) -> Tuple[FrozenSet[str
                 v = f.value
                 if type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "super":
                     supers.add(f.attr)
+                    if spreads is not None and f.attr == "__init__":
+                        spreads.update(k.value.id for k in node.keywords  # type: ignore[attr-defined]
+                                       if k.arg is None and type(k.value) is ast.Name)
                 elif self_name is not None and type(v) is ast.Name and v.id == self_name:
                     calls.add(f.attr)
         elif kind is ast.Attribute and self_name is not None:
@@ -118,10 +128,40 @@ def _param_names(func: ast.AST) -> Tuple[str, ...]:
     return tuple(names)
 
 
+def lightning_trainer_names(tree: ast.AST) -> Tuple[Set[str], Set[str]]:
+    """The names a file's imports bind to Lightning's ``Trainer`` (``from pytorch_lightning
+    import Trainer as T``) and to Lightning packages or modules (``import pytorch_lightning as
+    pl``)."""
+    trainers: Set[str] = set()
+    packages: Set[str] = set()
+    for node in ast_nodes(tree):
+        if type(node) is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name.split(".")[0] in LIGHTNING_IMPORT_ROOTS:
+                    packages.add(alias.asname or alias.name.split(".")[0])
+        elif type(node) is ast.ImportFrom:
+            module = node.module or ""  # type: ignore[attr-defined]
+            if node.level or module.split(".")[0] not in LIGHTNING_IMPORT_ROOTS:  # type: ignore[attr-defined]
+                continue
+            for alias in node.names:  # type: ignore[attr-defined]
+                (trainers if alias.name == "Trainer" else packages).add(alias.asname or alias.name)
+    return trainers, packages
+
+
+def is_lightning_trainer_base(base: str, names: Tuple[Set[str], Set[str]]) -> bool:
+    """Whether the dotted base expression ``base`` is Lightning's Trainer under ``names``
+    (``lightning_trainer_names`` of its file)."""
+    trainers, packages = names
+    if "." not in base:
+        return base in trainers
+    return base.rsplit(".", 1)[1] == "Trainer" and base.split(".")[0] in packages
+
+
 def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) -> List[ClassInfo]:
     """The classes of ``tree`` (``nodes``: ``ast_nodes(tree)``, when the caller has it), in
     ``ast.walk`` order."""
     out = []
+    trainer_names: Optional[Tuple[Set[str], Set[str]]] = None
     for node in (ast_nodes(tree) if nodes is None else nodes):
         if type(node) is not ast.ClassDef:
             continue
@@ -130,19 +170,26 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
         calls: set = set()
         supers: Dict[str, FrozenSet[str]] = {}
         params: Dict[str, Tuple[str, ...]] = {}
+        spreads: set = set()
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods.add(item.name)
                 params[item.name] = _param_names(item)
                 first = params[item.name][0] if params[item.name] else None
-                supers[item.name], used, called = _method_uses(item, first)
+                supers[item.name], used, called = _method_uses(item, first, spreads if item.name == "__init__" else None)
                 attributes |= used
                 calls |= called
             elif isinstance(item, (ast.Assign, ast.AnnAssign)):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 methods.update(t.id for t in targets if isinstance(t, ast.Name))
         bases = tuple(b for b in (_dotted(x) for x in node.bases) if b)
-        out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes), frozenset(calls)))
+        trainer_base = False
+        if any(b.rsplit(".", 1)[-1] == "Trainer" for b in bases):
+            if trainer_names is None:
+                trainer_names = lightning_trainer_names(tree)
+            trainer_base = any(is_lightning_trainer_base(b, trainer_names) for b in bases)
+        out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes),
+                             frozenset(calls), trainer_base, frozenset(spreads)))
     return out
 
 
@@ -322,17 +369,31 @@ class LazyEntry:
     kept: bool  # worth indexing: the index keeps the text, to parse when a question needs it
     names: Tuple[str, ...]  # the class names the text may define (``_CLASS_NAME``)
     bases: Optional[FrozenSet[str]]  # ``header_base_names``
+    feeds: Tuple[Feed, ...] = ()  # ``_feeds``
+
+
+def _feeds(text: str, path: str, tree: Optional[ast.AST] = None) -> Tuple[Feed, ...]:
+    """``trainer_feeds`` of a text that may spread a dict into a Trainer call (parsed here
+    when ``tree`` is not given), else nothing."""
+    if not may_feed(text) or is_yaml(path):
+        return ()
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return ()
+    return trainer_feeds(tree, path)
 
 
 def lazy_entry(text: str, path: str, present: Optional[FrozenSet[str]] = None) -> LazyEntry:
     """The :class:`LazyEntry` of a text ``may_index_lazily`` accepts (the searches read its
     ``search_text``; ``present``: the ``TEXT_PROBES`` the text holds, if known)."""
     if not worth_indexing(text, present) or is_yaml(path):
-        return LazyEntry(_text_settings(text, path, present=present), False, (), None)
+        return LazyEntry(_text_settings(text, path, present=present), False, (), None, _feeds(text, path))
     searched = search_text(text)
     headers = class_headers(searched)
     return LazyEntry(_text_settings(text, path, present=present), True, tuple(dict.fromkeys(m.group(1) for m in headers)),
-                     header_base_names(searched, headers))
+                     header_base_names(searched, headers), _feeds(text, path))
 
 
 class ProjectIndex:
@@ -351,6 +412,9 @@ class ProjectIndex:
         # path -> Trainer arguments that raise under manual optimization, as given in that file
         # (literal values; "<expr>" for anything else). Only files that mention them.
         self.trainer_settings: Dict[str, Dict[str, object]] = {}
+        # path -> the dicts its Trainer calls spread that come from other names or files
+        # (``analysis/trainer_feeds.py``). Only files that spread something into a Trainer.
+        self.trainer_feeds: Dict[str, Tuple[Feed, ...]] = {}
         # path -> its place among the files indexed (in run order); class -> (its file's
         # place, how many classes were added before it): index order is the order of these
         self._rank: Dict[str, int] = {}
@@ -538,6 +602,9 @@ class ProjectIndex:
             return
         self._rank.setdefault(path, len(self._rank))
         self._add_settings(path, _text_settings(text, path, tree, present))
+        feeds = _feeds(text, path, tree)
+        if feeds:
+            self.trainer_feeds[path] = feeds
         if worth_indexing(text, present) and not is_yaml(path):
             self._index_tree(text, path, tree, nodes)
 
@@ -546,6 +613,8 @@ class ProjectIndex:
         out already (by a process of the engine's pool, which need not send the text back)."""
         self._rank.setdefault(path, len(self._rank))
         self._add_settings(path, entry.settings)
+        if entry.feeds:
+            self.trainer_feeds[path] = entry.feeds
         if not entry.kept:
             return
         self._kinds, self._hierarchies = {}, {}
@@ -618,6 +687,35 @@ class ProjectIndex:
     def _settled(self, name: str, prefer_path: str) -> bool:
         found = self._by_name.get(name, [])
         return len(found) >= 2 or any(c.path == prefer_path for c in found)
+
+    def feeds_into(self, path: str) -> List[Feed]:
+        """The feeds (see ``analysis/trainer_feeds.py``) whose dict the file ``path`` holds."""
+        return [f for feeds in self.trainer_feeds.values() for f in feeds if matches(f.patterns, path)]
+
+    def trainer_chain(self, info: ClassInfo) -> Optional[List[ClassInfo]]:
+        """``info`` and its project ancestors up to the one whose base is Lightning's Trainer
+        (nearest first, following the first base that leads there), or None when ``info`` is
+        not known to derive from Lightning's Trainer."""
+        seen: Set[Tuple[str, str]] = set()
+
+        def up(c: ClassInfo) -> Optional[List[ClassInfo]]:
+            if (c.name, c.path) in seen:
+                return None
+            seen.add((c.name, c.path))
+            if c.trainer_base:
+                return [c]
+            for base in c.base_names:
+                if base in _ANCESTORS_STOP:
+                    continue
+                found = self.resolve(base, c.path)
+                if found is None or found is c:
+                    continue
+                chain = up(found)
+                if chain is not None:
+                    return [c, *chain]
+            return None
+
+        return up(info)
 
     def subclasses(self, info: ClassInfo) -> List[ClassInfo]:
         """Direct subclasses of ``info`` anywhere in the project."""

@@ -419,3 +419,72 @@ def _map_devices(b: _Builder) -> None:
     b.out.multi_device = _is_multi(v)
     if name == "ipus":
         b.mark("T3: IPU support moved to the external lightning-graphcore package (from 2.1)")
+
+
+# T-meth3: what 1.9.5's ``Trainer.add_argparse_args`` declared for the Trainer arguments whose
+# 1.9 default 2.x reads the same way (name -> the ``type=`` code with 1.9's parsing, the default,
+# and whether the option may stand alone as ``True``: ``nargs="?", const=True``). Read from
+# 1.9.5 itself. An argument outside this table (accelerator, devices, strategy, num_processes,
+# tpu_cores, ipus, accumulate_grad_batches, resume_from_checkpoint, amp_*, plugins, ...) makes a
+# script keep its T-meth3 marker: its 1.9 default (None) means something 2.x spells otherwise.
+_BOOL = 'lambda x: x.lower() in ("y", "yes", "t", "true", "on", "1")'
+_BOOL_OR_INT = ('lambda x: x.lower() in ("y", "yes", "t", "true", "on", "1") if x.lower() in ("y", "yes", "t", '
+                '"true", "on", "1", "n", "no", "f", "false", "off", "0") else int(x)')
+_BOOL_OR_STR = ('lambda x: x.lower() in ("y", "yes", "t", "true", "on", "1") if x.lower() in ("y", "yes", "t", '
+                '"true", "on", "1", "n", "no", "f", "false", "off", "0") else x')
+_INT_OR_FLOAT = 'lambda x: float(x) if "." in x else int(x)'
+ARGPARSE_19 = {
+    "logger": (_BOOL, "True", True),
+    "enable_checkpointing": (_BOOL, "True", True),
+    "default_root_dir": ("str", "None", False),
+    "gradient_clip_val": (_INT_OR_FLOAT, "None", False),
+    "gradient_clip_algorithm": ("str", "None", False),
+    "num_nodes": ("int", "1", False),
+    "gpus": ('lambda x: x if "," in x else int(x)', "None", False),
+    "enable_progress_bar": (_BOOL, "True", True),
+    "overfit_batches": (_INT_OR_FLOAT, "0.0", False),
+    "check_val_every_n_epoch": ("int", "1", False),
+    "fast_dev_run": (_BOOL_OR_INT, "False", True),
+    "max_epochs": ("int", "None", False),
+    "min_epochs": ("int", "None", False),
+    "max_steps": ("int", "-1", False),
+    "min_steps": ("int", "None", False),
+    "max_time": ("str", "None", False),
+    "limit_train_batches": (_INT_OR_FLOAT, "None", False),
+    "limit_val_batches": (_INT_OR_FLOAT, "None", False),
+    "limit_test_batches": (_INT_OR_FLOAT, "None", False),
+    "limit_predict_batches": (_INT_OR_FLOAT, "None", False),
+    "val_check_interval": (_INT_OR_FLOAT, "None", False),
+    "log_every_n_steps": ("int", "50", False),
+    "sync_batchnorm": (_BOOL, "False", True),
+    "precision": ("lambda x: int(x) if x.isdigit() else x", "32", False),
+    "enable_model_summary": (_BOOL, "True", True),
+    "num_sanity_val_steps": ("int", "2", False),
+    "profiler": ("str", "None", False),
+    "benchmark": (_BOOL, "None", True),
+    "reload_dataloaders_every_n_epochs": ("int", "0", False),
+    "auto_lr_find": (_BOOL_OR_STR, "False", True),
+    "replace_sampler_ddp": (_BOOL, "True", True),
+    "detect_anomaly": (_BOOL, "False", True),
+    "auto_scale_batch_size": (_BOOL_OR_STR, "False", True),
+    "inference_mode": (_BOOL, "True", True),
+}
+# Every option 1.9.5's ``Trainer.add_argparse_args`` declared, in its order.
+ARGPARSE_19_ORDER = tuple("""
+logger enable_checkpointing default_root_dir gradient_clip_val gradient_clip_algorithm num_nodes
+num_processes devices gpus auto_select_gpus tpu_cores ipus enable_progress_bar overfit_batches
+track_grad_norm check_val_every_n_epoch fast_dev_run accumulate_grad_batches max_epochs min_epochs
+max_steps min_steps max_time limit_train_batches limit_val_batches limit_test_batches
+limit_predict_batches val_check_interval log_every_n_steps accelerator strategy sync_batchnorm
+precision enable_model_summary num_sanity_val_steps resume_from_checkpoint profiler benchmark
+reload_dataloaders_every_n_epochs auto_lr_find replace_sampler_ddp detect_anomaly
+auto_scale_batch_size plugins amp_backend amp_level move_metrics_to_cpu multiple_trainloader_mode
+inference_mode
+""".split())
+
+
+def add_argument_code(parser: str, name: str) -> str:
+    """``parser.add_argument(...)`` for the 1.9 option ``--name``, as 1.9.5 parsed it."""
+    kind, default, flag = ARGPARSE_19[name]
+    extra = ', nargs="?", const=True' if flag else ""
+    return f'{parser}.add_argument("--{name}", type={kind}, default={default}{extra})'

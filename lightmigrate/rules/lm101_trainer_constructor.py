@@ -10,6 +10,17 @@ What cannot be rewritten faithfully gets a marker; the silent default changes (B
 accelerator default, T22: ``ddp_spawn`` becomes ``ddp``) are one NOTE per ``Trainer(...)`` call.
 The argument mapping itself lives in :mod:`lightmigrate.catalog.trainer_args`.
 
+Across the project (issue 25): a project Trainer subclass (``class Trainer(pl.Trainer)``, found
+through the class index and any import path) has its ``super().__init__(...)`` forwarding
+migrated (its own parameters keep their 1.x names for its callers) and the calls of it migrated
+for the arguments that reach Lightning through its ``**kwargs``; a dict that provably reaches a
+Trainer (``Trainer(**config)``, with ``config`` built here or by another module's name or
+function: ``dict(...)``, ``config["key"] = value``, ``config.update(...)``) is migrated where it
+is set, and a ``**spread`` whose contents cannot be followed gets a marker naming what 2.x
+rejects. A script that builds its parser with ``Trainer.add_argparse_args`` and its Trainer with
+``Trainer.from_argparse_args`` gets explicit ``add_argument`` calls, parsed as 1.9.5 did, for the
+Trainer options it uses, and a ``Trainer(...)`` call of them.
+
 ``find`` decides on Python's ``ast``: which calls make a Lightning Trainer, what the mapping does
 to their arguments (a call or dict it would leave as it is, unmarked and without a note, is no
 site), which fit calls take a moved ``resume_from_checkpoint``. ``fix`` finds the libcst nodes at
@@ -41,11 +52,24 @@ from lightmigrate.rules.shared.trainer_calls import (
     is_lightning_trainer,
     last_name,
     literal as ast_literal,
+    statements,
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
+from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, from_module, plan_for
+from lightmigrate.rules.shared.trainer_dicts import Builders, block_statements, builders, module_function, returned
+from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 CODE = "LM101"
+# The Trainer arguments whose 1.9 form the mapping changes, as they stand in a dict another
+# file spreads into a Trainer (a file without a Lightning import is read only when it holds one)
+FEED_KEYS = ("gpus", "tpu_cores", "ipus", "num_processes", "auto_select_gpus", "resume_from_checkpoint",
+             "replace_sampler_ddp", "amp_backend", "amp_level", "move_metrics_to_cpu", "multiple_trainloader_mode",
+             "auto_lr_find", "auto_scale_batch_size", "precision", "strategy", "accelerator", "devices",
+             "accumulate_grad_batches", "max_steps", "checkpoint_callback", "weights_summary",
+             "progress_bar_refresh_rate", "process_position", "stochastic_weight_avg", "terminate_on_nan",
+             "log_gpu_memory", "gpu_metrics", "flush_logs_every_n_steps", "prepare_data_per_node",
+             "weights_save_path", "distributed_backend")
 _EMPTY = cst.Module(body=[])
 ALL_ARGS = TRAINER_ARGS | tam.LEGACY_ARGS
 ARGPARSE_METHODS = ("from_argparse_args", "add_argparse_args", "parse_argparser", "default_attributes",
@@ -99,11 +123,22 @@ class _Facts(NodeVisitor):
     literals that may hold Trainer arguments, the other calls the rule acts on, tune() calls
     and argparse options."""
 
-    def __init__(self, imports: LightningImports, text: Text) -> None:
+    def __init__(self, imports: LightningImports, text: Text, subs: Optional[SubclassNames] = None) -> None:
         self.imports = imports
         self.text = text
+        self.subs = subs
         self.scope: List[Place] = [(0, 0)]  # the functions around (their places)
+        # the classes around, innermost last: (the plan of super().__init__ in its __init__:
+        # None when it is not a Trainer; "lightning" when its base is Lightning's Trainer)
+        self.classes: List[object] = []
+        self.functions: List[str] = []
         self.trainer_calls: List[ast.Call] = []
+        self.sub_calls: List[Tuple[ast.Call, Plan]] = []  # calls of project Trainer subclasses
+        self.scope_nodes: List[ast.AST] = []  # the functions around (their nodes)
+        # the ``**value`` arguments of the Trainer calls: (the function around or None, the call,
+        # the value, whether the call is ``super().__init__`` of a Trainer subclass, and
+        # the keywords a project Trainer subclass takes itself, which stay)
+        self.spreads: List[Tuple[Optional[ast.AST], ast.Call, ast.expr, bool, Tuple[str, ...]]] = []
         self.resume: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, target) -> Trainer calls
         self.fits: Dict[Tuple[Place, str], List[ast.Call]] = {}  # (function, receiver) -> fit calls
         self.spread_names: Set[str] = set()
@@ -117,8 +152,36 @@ class _Facts(NodeVisitor):
 
     def _function(self, node) -> None:
         self.scope.append((node.lineno, node.col_offset))
+        self.functions.append(node.name)
+        self.scope_nodes.append(node)
         self.generic_visit(node)
+        self.scope_nodes.pop()
+        self.functions.pop()
         self.scope.pop()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        parent: object = None
+        if any(is_lightning_trainer(b, self.imports) for b in node.bases):
+            parent = "lightning"
+        elif self.subs is not None and self.subs.any():
+            parent = next((p for p in (self.subs.plan(b) for b in node.bases) if p is not None), None)
+        self.classes.append(parent)
+        depth = len(self.functions)
+        self.functions.append("<class>")
+        self.generic_visit(node)
+        del self.functions[depth:]
+        self.classes.pop()
+
+    def _super_init(self, func: ast.expr) -> object:
+        """For ``super().__init__`` in the ``__init__`` of a class deriving from a Trainer: what
+        it calls ("lightning" or the parent's plan), else None."""
+        if not (self.classes and len(self.functions) >= 2 and self.functions[-1] == "__init__"
+                and self.functions[-2] == "<class>" and isinstance(func, ast.Attribute) and func.attr == "__init__"):
+            return None
+        v = func.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
+            return self.classes[-1]
+        return None
 
     visit_FunctionDef = visit_AsyncFunctionDef = _function
 
@@ -140,9 +203,27 @@ class _Facts(NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if is_lightning_trainer(func, self.imports):
-            self.trainer_calls.append(node)
+        target = "lightning" if is_lightning_trainer(func, self.imports) else self._super_init(func)
+        if target is None and self.subs is not None and isinstance(func, (ast.Name, ast.Attribute)):
+            target = self.subs.plan(func)
+        if isinstance(target, Plan) and target.plain:
+            target = "lightning"
+        if target == "lightning" and any(isinstance(a, ast.Starred) for a in node.args) and \
+                self._super_init(func) is not None:
+            # super().__init__(*args, **kwargs) of a Trainer subclass: its callers' positional
+            # arguments become keywords where they are (a subclass without parameters of its own
+            # is called as Lightning's Trainer), so ``*args`` stays, unmarked
+            target = _FORWARDING
+        if isinstance(target, Plan) and target.reaches:
+            self.sub_calls.append((node, target))
+        if target == "lightning" or (isinstance(target, Plan) and target.reaches):
+            if target == "lightning":
+                self.trainer_calls.append(node)
+            super_init = self._super_init(func) is not None
             for k in node.keywords:
+                if k.arg is None:
+                    self.spreads.append((self.scope_nodes[-1] if self.scope_nodes else None, node, k.value, super_init,
+                                         tuple(sorted(target.own)) if isinstance(target, Plan) else ()))
                 if k.arg is None and isinstance(k.value, ast.Name):
                     self.spread_names.add(k.value.id)
                 elif k.arg is None and isinstance(k.value, ast.Dict):
@@ -211,13 +292,33 @@ def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
                 or len(mapped.entries) != len(entries) or any(e.changed for e in mapped.entries))
 
 
-def _call_acts(call: ast.Call, facts: _Facts, handled: bool) -> bool:
-    """Whether the fix changes, marks or reports something at this Lightning Trainer call."""
+_FORWARDING = Plan(frozenset(), False, True)  # super().__init__(*args, **kwargs): see _Facts.visit_Call
+OWN = "\0own"  # the name of an entry a project Trainer subclass takes itself: the mapping leaves it
+
+
+def _with_unknown(data: tuple, spreads: List[str]) -> tuple:
+    """A call site's data with the spreads of unknown contents last (after own, positional_own)."""
+    if len(data) == 3:
+        data = (*data, None, False)
+    return (*data, tuple(spreads))
+
+
+def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan] = None,
+               has_tune: Optional[bool] = None) -> bool:
+    """Whether the fix changes, marks or reports something at this Lightning Trainer call (or
+    at this call of a project Trainer subclass, with its ``plan``)."""
     text = facts.text
     entries: List[tam.Entry] = []
     pos = 0
     for arg in call_args(call):
+        if plan is not None and (arg.keyword in plan.own or (arg.keyword is None and not arg.star
+                                                             and plan.positional_own)):
+            entries.append(tam.Entry(OWN, _ast_value(arg.value, text)))
+            continue
         if arg.star == "*":
+            if plan is not None:  # the subclass's own parameters take them (or its callers' are keywords)
+                entries.append(tam.Entry(OWN, _ast_value(arg.value, text)))
+                continue
             return True  # T0 marker
         if arg.star == "**":
             entries.append(tam.Entry(None, _ast_value(arg.value, text)))
@@ -234,18 +335,225 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool) -> bool:
             return True  # T-meth3 marker
     if handled:
         return True
-    mapped = tam.map_arguments(entries, '"', facts.has_tune, handled)
+    mapped = tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, handled)
+    if plan is not None:
+        return _effect(mapped, entries)
     spread = any(e.name is None for e in mapped.entries)
     if not spread and (not mapped.has_accelerator or (mapped.multi_device and not mapped.has_strategy)):
         return True  # B-1 / T22 note
     return _effect(mapped, entries)
 
 
-def _dict_acts(d: ast.Dict, facts: _Facts) -> bool:
+def _dict_acts(d: ast.Dict, facts: _Facts, has_tune: Optional[bool] = None, own: Tuple[str, ...] = ()) -> bool:
     text = facts.text
     entries = [tam.Entry(None if k is None else ast_literal(k, text), _ast_value(v, text))
                for k, v in zip(d.keys, d.values)]
-    return _effect(tam.map_arguments(entries, '"', facts.has_tune, False), entries)
+    entries = [tam.Entry(OWN, e.value) if e.name in own else e for e in entries]
+    return _effect(tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, False), entries)
+
+
+def _key_entry(stmt: ast.Assign, text: Text) -> tam.Entry:
+    key = stmt.targets[0].slice  # type: ignore[attr-defined]
+    return tam.Entry(key.value, _ast_value(stmt.value, text))
+
+
+def _key_acts(stmt: ast.Assign, facts: _Facts, has_tune: bool) -> bool:
+    entries = [_key_entry(stmt, facts.text)]
+    return _effect(tam.map_arguments(entries, '"', has_tune, False), entries)
+
+
+# What the T-args marker on a spread of unknown contents names.
+UNKNOWN_SPREAD = ("lightmigrate cannot see what `**{}` holds; 2.x rejects the removed 1.x Trainer arguments "
+                  "(gpus, tpu_cores, ipus, num_processes -> accelerator/devices; replace_sampler_ddp -> "
+                  "use_distributed_sampler; resume_from_checkpoint -> fit(ckpt_path=); auto_lr_find, "
+                  "auto_scale_batch_size -> Tuner; auto_select_gpus, amp_backend, amp_level, move_metrics_to_cpu, "
+                  "multiple_trainloader_mode, track_grad_norm, weights_summary, checkpoint_callback, "
+                  "progress_bar_refresh_rate) and reads precision=16 as \"16-mixed\": migrate them where it is filled")
+
+
+class _Flows:
+    """The dicts that reach this file's Trainer calls through names, and those of this file that
+    reach other files' Trainer calls (the index's feeds): the statements that build them, with
+    whether the Trainer they reach is tuned; and the spreads whose contents cannot be followed."""
+
+    def __init__(self, tree: ast.Module, facts: _Facts, feeds: List[Feed], project) -> None:
+        self.dicts: Dict[Place, Tuple[ast.Dict, bool]] = {}
+        self.calls: Dict[Place, Tuple[ast.Call, bool]] = {}
+        self.keys: Dict[Place, Tuple[ast.Assign, bool]] = {}
+        self.unknown: Dict[Place, List[str]] = {}  # Trainer call -> the spreads it cannot follow
+        if not facts.spreads and not feeds:
+            return
+        imported = {a.asname or a.name for s, _ in statements(tree.body) if isinstance(s, ast.ImportFrom)
+                    for a in s.names}
+        local_functions = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+        def from_call(value: ast.expr) -> bool:
+            return isinstance(value, ast.Call) and (
+                (isinstance(value.func, ast.Name) and value.func.id in imported | local_functions)
+                or isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name)
+                and value.func.value.id in imported)
+
+        for scope, call, value, super_init, own in facts.spreads:
+            body = scope.body if scope is not None else tree.body  # type: ignore[attr-defined]
+            known = False
+            if isinstance(value, ast.Dict):
+                known = True
+            elif isinstance(value, ast.Name):
+                found = builders(body, value.id)
+                if not found and scope is not None and not _binds(scope, value.id):
+                    found = builders(tree.body, value.id)
+                self._add(found, facts.has_tune, own, tree, body)
+                known = bool(found) or value.id in imported or any(
+                    from_call(v) for v in _assigned_values(body, value.id)) or (
+                    super_init and scope is not None and _kwarg_name(scope) == value.id)
+            elif from_call(value):
+                known = True
+            elif (facts.argparse_trainer or facts.argparse_options) and (
+                    text_of(facts, value).startswith("vars(") or text_of(facts, value).endswith(".__dict__")):
+                known = True  # the T-meth3 marker says it
+            if not known:
+                self.unknown.setdefault(_place(call), []).append(text_of(facts, value))
+        for feed in feeds:
+            own: Tuple[str, ...] = ()
+            if feed.callee != "lightning":
+                plan = _plan_of(project, feed)
+                if plan is None or not plan.reaches:
+                    continue
+                own = tuple(sorted(plan.own))
+            if feed.kind == "value":
+                self._add(builders(tree.body, feed.name), feed.has_tune, own, tree, tree.body)
+            else:
+                func = module_function(tree, feed.name)
+                if func is not None:
+                    self._add(returned(func), feed.has_tune, own, tree, func.body)  # type: ignore[attr-defined]
+
+    def _add(self, found: Builders, has_tune: bool, own: Tuple[str, ...], tree: ast.Module, body: List[ast.stmt],
+             depth: int = 0) -> None:
+        for d in found.dicts:
+            self.dicts.setdefault(_place(d), (d, has_tune if not own else (has_tune, own)))
+        for c in found.calls:
+            self.calls.setdefault(_place(c), (c, has_tune if not own else (has_tune, own)))
+        for k in found.keys:
+            if k.targets[0].slice.value not in own:  # type: ignore[attr-defined]
+                self.keys.setdefault(_place(k), (k, has_tune))
+        if depth < 2:
+            for name in found.names:  # {**BASE, ...}, dict(BASE, ...): BASE reaches the Trainer too
+                more = builders(body, name) or builders(tree.body, name)
+                self._add(more, has_tune, own, tree, body, depth + 1)
+
+
+def text_of(facts: _Facts, node: ast.AST) -> str:
+    return facts.text.segment(node)
+
+
+def _binds(func: ast.AST, name: str) -> bool:
+    """Whether ``name`` is a parameter of ``func`` or assigned in it."""
+    a = func.args  # type: ignore[attr-defined]
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} | {
+        p.arg for p in (a.vararg, a.kwarg) if p is not None}
+    return name in params or bool(_assigned_values(func.body, name))  # type: ignore[attr-defined]
+
+
+def _assigned_values(body: List[ast.stmt], name: str) -> List[ast.expr]:
+    return [s.value for s in block_statements(body) if isinstance(s, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)]
+
+
+def _kwarg_name(func: ast.AST) -> Optional[str]:
+    kwarg = func.args.kwarg  # type: ignore[attr-defined]
+    return kwarg.arg if kwarg is not None else None
+
+
+def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports):
+    """How the file's ``Trainer.add_argparse_args(parser)`` / ``Trainer.from_argparse_args(args)``
+    become 2.x code (T-meth3): the statements ``parser = Trainer.add_argparse_args(parser)`` with
+    their parser's spelling, the ``from_argparse_args`` calls, the Trainer options the file uses
+    (read from the parsed namespace, written as ``--name`` in a string, given to
+    ``set_defaults``), and those it declares itself; or None when the file has none of these
+    calls, or uses an option whose 1.9 default 2.x reads otherwise (``ARGPARSE_19``), or calls
+    them in a form the rewrite does not take (those keep the T-meth3 marker)."""
+    calls = [c for c, a in facts.other_calls if a == "argparse"]
+    if not calls:
+        return None
+    adds = {id(c): c for c in calls if c.func.attr == "add_argparse_args"}  # type: ignore[attr-defined]
+    froms = [c for c in calls if c.func.attr == "from_argparse_args"]  # type: ignore[attr-defined]
+    if len(adds) + len(froms) != len(calls) or not all(is_lightning_trainer(c.func.value, imports) for c in calls):  # type: ignore[attr-defined]
+        return None
+    add_stmts = []
+    for stmt, _ in statements(source.tree.body):
+        value = getattr(stmt, "value", None)
+        if id(value) not in adds:
+            continue
+        call = adds.pop(id(value))
+        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Name):
+            return None
+        parser = call.args[0].id
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or stmt.targets[0].id != parser:
+                return None
+        elif not isinstance(stmt, ast.Expr):
+            return None
+        add_stmts.append((stmt, parser))
+    if adds or not add_stmts or not froms:
+        # used inside an expression; or the parser is built elsewhere (its options are unknown),
+        # or its namespace is used elsewhere (the options the other file uses are unknown)
+        return None
+    for _, _, value, _, _ in facts.spreads:
+        spelled = text_of(facts, value)
+        if spelled.startswith("vars(") or spelled.endswith(".__dict__"):
+            return None  # Trainer(**vars(args)): every option reaches the Trainer (the T-meth3 marker says so)
+    namespaces = set()
+    for c in froms:
+        if len(c.args) != 1 or not isinstance(c.args[0], ast.Name):
+            return None
+        namespaces.add(c.args[0].id)
+    used, declared = set(), set()
+    trainer_names = set(tam.ARGPARSE_19_ORDER)
+    for node in source.nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and node.value.func.attr in ("parse_args", "parse_known_args"):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    namespaces.add(t.id)
+                elif isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name):
+                    namespaces.add(t.elts[0].id)
+    for node in source.nodes:
+        if isinstance(node, ast.Attribute) and node.attr in trainer_names and isinstance(node.value, ast.Name) \
+                and node.value.id in namespaces:
+            used.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("--") \
+                and node.value[2:].replace("-", "_") in trainer_names:
+            used.add(node.value[2:].replace("-", "_"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "set_defaults":
+                used.update(k.arg for k in node.keywords if k.arg in trainer_names)
+            elif node.func.attr == "add_argument":
+                for a in node.args:
+                    v = a.value if isinstance(a, ast.Constant) else None
+                    if isinstance(v, str) and v.startswith("--") and v[2:].replace("-", "_") in trainer_names:
+                        declared.add(v[2:].replace("-", "_"))
+    if add_stmts and any(n not in tam.ARGPARSE_19 for n in used - declared):
+        return None
+    names = tuple(n for n in tam.ARGPARSE_19_ORDER if n in used | declared)
+    return add_stmts, froms, names, declared
+
+
+def _plan_of(project, feed: Feed) -> Optional[Plan]:
+    """The plan of the project class ``feed.callee`` (called in ``feed.importer``), when it is
+    a Trainer subclass."""
+    info = project.resolve(feed.callee, feed.importer)
+    if info is None:
+        return None
+    if feed.callee_patterns and not from_module(info.path, feed.callee_patterns):
+        return None  # a class of that name from elsewhere (``from transformers import Trainer``)
+    if not feed.callee_patterns and info.path != feed.importer:
+        return None
+    return plan_for(info, project)
+
+
+def _split_data(data) -> Tuple[bool, Tuple[str, ...]]:
+    """(has_tune, the keys a project Trainer subclass takes) of a "dict" or "dictcall" site."""
+    return (data[0], data[1]) if isinstance(data, tuple) else (data, ())
 
 
 def _env_strings(text: Text) -> List[Site]:
@@ -317,6 +625,24 @@ def _callbacks_value(existing: Optional[cst.BaseExpression], additions: List[str
     return existing.with_changes(elements=elements)
 
 
+def _defaults_into_spread(mapped: tam.Mapped, given: Set[Optional[str]], quote: str) -> None:
+    """``accelerator``/``devices`` that the mapping made from a device flag (``gpus=gpus``) of a
+    call that also spreads ``**kwargs`` go into that spread as defaults (``**{"accelerator": ...,
+    **kwargs}``): a 1.x caller may pass ``accelerator=``/``devices=`` through ``kwargs``, which
+    1.9 took along with ``gpus`` (and ``gpus=None`` left alone), and which a second keyword of
+    the same name would make a ``TypeError``."""
+    spreads = [e for e in mapped.entries if e.name is None and e.origin is not None
+               and isinstance(getattr(e.origin, "value", None), cst.Name) and getattr(e.origin, "star", "") == "**"]
+    new = [e for e in mapped.entries if e.changed and e.name in ("accelerator", "devices") and e.name not in given]
+    if len(spreads) != 1 or not new:
+        return
+    spread = spreads[0]
+    items = ", ".join(f"{tam.py_repr(e.name, quote)}: {e.value.code}" for e in new)
+    value = tam.Value(code=f"{{{items}, **{spread.value.code}}}")
+    merged = tam.Entry(None, value, origin=spread.origin, changed=True)
+    mapped.entries = [merged if e is spread else e for e in mapped.entries if not any(e is n for n in new)]
+
+
 class _ResumeValues(cst.CSTVisitor):
     """The resume_from_checkpoint values of the Trainer calls at ``places``, by place."""
 
@@ -346,6 +672,9 @@ class _Transformer(PrunedTransformer):
         self.call_names = frozenset(s.target for s in self.calls.values())
         self.strings = {(s.line, s.col, s.target): s for s in sites if s.action == "env"}
         self.dicts = {(s.line, s.col): s for s in sites if s.action == "dict"}
+        self.keys = {(s.line, s.col): s for s in sites if s.action == "key"}
+        self.argparse_adds = {(s.line, s.col): s for s in sites if s.action == "argparse-add"}
+        self.updates = {(s.line, s.col, s.target) for s in sites if s.action == "dictcall" and s.target == "update"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -382,7 +711,92 @@ class _Transformer(PrunedTransformer):
         return self._push(node)
 
     def leave_SimpleStatementLine(self, original, updated):
-        return self._pop(updated)
+        site = None
+        if self.argparse_adds and len(original.body) == 1:
+            add = self.argparse_adds.get(self.locate(original.body[0]))
+            if add is not None:
+                return self._add_argparse(updated, *add.data)
+        if self.keys and len(original.body) == 1 and isinstance(original.body[0], cst.Assign):
+            site = self.keys.get(self.locate(original.body[0]))
+        if site is None:
+            if (self.updates and len(updated.body) == 1 and isinstance(updated.body[0], cst.Expr)
+                    and isinstance(updated.body[0].value, cst.Call) and not updated.body[0].value.args
+                    and cst_last_name(updated.body[0].value.func) == "update"
+                    and (*self.locate(original.body[0]), "update") in self.updates and not self.pending[-1]):
+                self.pending.pop()
+                return cst.RemoveFromParent()  # every argument of name.update(...) was dropped
+            return self._pop(updated)
+        return self._key_statement(updated, site.data)
+
+    def _add_argparse(self, updated: cst.SimpleStatementLine, parser: str, names: Tuple[str, ...]):
+        """``parser = Trainer.add_argparse_args(parser)`` -> ``parser.add_argument(...)`` for the
+        Trainer options the file uses, as 1.9.5 declared them (T-meth3)."""
+        whys = self.pending.pop()
+        lines = [cst.parse_statement(tam.add_argument_code(parser, n) + "\n") for n in names]
+        if not lines:
+            return add_markers(updated, CODE, whys) if whys else cst.RemoveFromParent()
+        lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
+        if whys:
+            lines[0] = add_markers(lines[0], CODE, whys)
+        self.ctx.report(CODE, "T-meth3: Trainer.add_argparse_args became explicit add_argument calls for the Trainer "
+                        f"options this file uses ({', '.join(names)}); other 1.9 Trainer options are no longer "
+                        f"parsed ({tam.GUIDE})", Kind.NOTE, *self.ctx.position(self.module, updated))
+        return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
+
+    def _from_argparse(self, original: cst.Call, updated: cst.Call, names: Tuple[str, ...], has_tune: bool):
+        """``Trainer.from_argparse_args(args, **kw)`` -> ``Trainer(name=args.name, ..., **kw)``
+        for the Trainer options of the file, mapped to 2.x as LM101 maps any call (T-meth3)."""
+        namespace = code_of(updated.args[0].value)
+        given = {a.keyword.value for a in updated.args[1:] if a.keyword is not None}
+        entries = [tam.Entry(n, tam.Value(code=f"{namespace}.{n}", simple=True), changed=True)
+                   for n in names if n not in given]
+        for a in updated.args[1:]:
+            v = _value(a.value)
+            entries.append(tam.Entry(a.keyword.value if a.keyword is not None else None, v, changed=True))
+        mapped = tam.map_arguments(entries, '"', has_tune, False)
+        self._finish(mapped, original)
+        args = []
+        for i, e in enumerate(mapped.entries):
+            comma = cst.MaybeSentinel.DEFAULT if i == len(mapped.entries) - 1 else cst.Comma(
+                whitespace_after=cst.SimpleWhitespace(" "))
+            value = cst.parse_expression(e.value.code)
+            if e.name is None:
+                args.append(cst.Arg(value=value, star="**", comma=comma))
+            else:
+                args.append(cst.Arg(value=value, keyword=cst.Name(e.name), comma=comma,
+                                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        return cst.Call(func=updated.func.value, args=args)
+
+    def _key_statement(self, updated: cst.SimpleStatementLine, has_tune: bool):
+        """``name["key"] = value`` with the mapping of that one Trainer argument: renamed, given
+        its 2.x value, split in two (gpus -> accelerator, devices) or removed."""
+        assign = updated.body[0]
+        target = assign.targets[0].target
+        key = target.slice[0].slice.value
+        value = _value(assign.value)
+        value.node = assign.value
+        entry = tam.Entry(literal(key), value, origin=assign)
+        mapped = tam.map_arguments([entry], _quote_of([key]), has_tune, False)
+        self._finish(mapped, updated, is_call=False)
+        whys = self.pending.pop()
+        if not any(e.changed for e in mapped.entries) and mapped.entries:
+            return add_markers(updated, CODE, whys) if whys else updated
+        lines = []
+        for e in mapped.entries:
+            new_key = key.with_changes(value=tam.py_repr(e.name, "'" if key.quote == "'" else '"'))
+            new_target = target.with_changes(slice=[target.slice[0].with_changes(
+                slice=target.slice[0].slice.with_changes(value=new_key))])
+            new_assign = assign.with_changes(targets=[assign.targets[0].with_changes(target=new_target)],
+                                             value=_new_value_node(e, None))
+            lines.append(updated.with_changes(body=[new_assign]) if not lines
+                         else cst.SimpleStatementLine(body=[new_assign]))
+        if not lines:
+            if whys:  # nothing left to assign, but something to say: keep the line with its marker
+                return add_markers(updated, CODE, whys)
+            return cst.RemoveFromParent()
+        if whys:
+            lines[0] = add_markers(lines[0], CODE, whys)
+        return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
 
     def visit_If(self, node):
         return self._push(node)
@@ -432,6 +846,11 @@ class _Transformer(PrunedTransformer):
             return updated
         if site.action == "call":
             return self._trainer_call(original, updated, *site.data)
+        if site.action == "argparse-from":
+            return self._from_argparse(original, updated, *site.data)
+        if site.action == "dictcall":
+            has_tune, own = _split_data(site.data)
+            return self._trainer_call(original, updated, has_tune, False, (), own, True)
         if site.action == "ckpt":
             value = self.resume_values[site.data[:2]]
             arg = cst.Arg(value=value, keyword=cst.Name("ckpt_path"),
@@ -470,10 +889,17 @@ class _Transformer(PrunedTransformer):
         return updated
 
     def _trainer_call(self, original: cst.Call, updated: cst.Call, has_tune: bool, handled: bool,
-                      argparse: Tuple[str, ...]) -> cst.Call:
+                      argparse: Tuple[str, ...], own: Optional[Tuple[str, ...]] = None,
+                      positional_own: bool = False, unknown: Tuple[str, ...] = ()) -> cst.Call:
+        for spread in unknown:
+            self._mark([f"T-args: {UNKNOWN_SPREAD.format(spread)} ({tam.GUIDE})"])
         entries: List[tam.Entry] = []
         pos = 0
         for arg in updated.args:
+            if own is not None and ((arg.keyword is not None and arg.keyword.value in own)
+                                    or (arg.keyword is None and not arg.star and positional_own) or arg.star == "*"):
+                entries.append(tam.Entry(OWN, _value(arg.value), origin=arg))
+                continue
             if arg.star == "*":
                 self._mark([f"T0: Trainer arguments are keyword-only in 2.x; `*{code_of(arg.value)}` "
                             f"must become keywords ({tam.GUIDE})"])
@@ -504,9 +930,11 @@ class _Transformer(PrunedTransformer):
                                 f"(e.g. gpus -> accelerator/devices) before building the Trainer ({tam.GUIDE})"])
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
-        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled)
+        quote = _quote_of(a.value for a in updated.args)
+        mapped = tam.map_arguments(entries, quote, has_tune, handled)
+        _defaults_into_spread(mapped, {e.name for e in entries}, quote)
         new_args = self._rebuild_args(mapped, updated)
-        self._finish(mapped, original)
+        self._finish(mapped, original, is_call=own is None)
         if new_args is None:
             return updated
         if handled or any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks:
@@ -553,6 +981,9 @@ class _Transformer(PrunedTransformer):
                 continue
             node = _new_value_node(e, None)
             template: cst.Arg = e.origin
+            if e.name is None:  # a spread that now carries defaults (_defaults_into_spread)
+                out.append(template.with_changes(value=node))
+                continue
             equal = template.equal if template.keyword is not None else cst.AssignEqual(
                 cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
             out.append(template.with_changes(keyword=cst.Name(e.name), equal=equal, value=node, star=""))
@@ -569,6 +1000,7 @@ class _Transformer(PrunedTransformer):
         site = self.dicts.get(self.locate(original)) if self.dicts else None
         if site is None:
             return updated
+        has_tune, own = _split_data(site.data)
         entries: List[tam.Entry] = []
         for el in updated.elements:
             if isinstance(el, cst.StarredDictElement):
@@ -576,10 +1008,11 @@ class _Transformer(PrunedTransformer):
             else:
                 v = _value(el.value)
                 v.node = el.value
-                entries.append(tam.Entry(literal(el.key), v, origin=el))
+                key = literal(el.key)
+                entries.append(tam.Entry(OWN if key in own else key, v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
-        mapped = tam.map_arguments(entries, quote, site.data, False)
+        mapped = tam.map_arguments(entries, quote, has_tune, False)
         self._finish(mapped, original, is_call=False)
         changed = any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
         if not changed:
@@ -623,7 +1056,7 @@ STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 # ("ddp"), a removed strategy class ("strategy-class"). Their target is the called name.
 # The other sites: a dict literal of Trainer arguments ("dict", data: whether the file calls
 # tune()) and a string naming a removed environment variable ("env", target: the string).
-CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class"})
+CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class", "dictcall", "argparse-from"})
 
 
 class TrainerConstructorRule(Rule):
@@ -636,7 +1069,7 @@ class TrainerConstructorRule(Rule):
     safety = Safety.PRESERVING
     description = __doc__ or ""
     triggers = ("Trainer", "trainer", "DDPStrategy", "Strategy(", "PL_INTER_BATCH_PARALLELISM", "PL_RECONCILE_PROCESS",
-                "PL_FAULT_TOLERANT_TRAINING")
+                "PL_FAULT_TOLERANT_TRAINING", *FEED_KEYS)
     coverage = {
         "T0": Handling.REWRITTEN, "T1": Handling.REWRITTEN, "T2": Handling.REWRITTEN, "T3": Handling.MARKED,
         "T4": Handling.REWRITTEN, "T5": Handling.REWRITTEN, "T6": Handling.REWRITTEN, "T7": Handling.REWRITTEN,
@@ -682,16 +1115,29 @@ class TrainerConstructorRule(Rule):
     )
 
     def may_apply(self, text: str) -> bool:
-        # The rule acts only in a file that imports from a Lightning package, whose name holds
-        # "lightning".
-        return "lightning" in text and any(t in text for t in self.triggers)
+        # The rule acts in a file that imports from a Lightning package (whose name holds
+        # "lightning"), in a file that calls a project Trainer subclass (whose name holds
+        # "Trainer"), and in a file holding a dict another file spreads into a Trainer (which
+        # sets one of the arguments the mapping changes).
+        return any(t in text for t in self.triggers) and (
+            "lightning" in text or "Trainer" in text or any(k in text for k in FEED_KEYS))
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
+        feeds: List[Feed] = []
+        if "lightning" not in source.text:
+            # Without a Lightning import the file can only call a project Trainer subclass or
+            # hold a dict another file spreads into a Trainer: settled before any parse.
+            feeds = ctx.project.feeds_into(source.path)
+            if not feeds and not ctx.project.kind_classes(frozenset({"Trainer"})):
+                return []
+        else:
+            feeds = ctx.project.feeds_into(source.path)
         imports = LightningImports(source.tree)
-        if not imports.any():
+        if not imports.any() and not feeds and not ctx.project.kind_classes(frozenset({"Trainer"})):
             return []
         text = Text(source.text)
-        facts = _Facts(imports, text)
+        subs = SubclassNames(source.tree, source.path, ctx.project, imports)
+        facts = _Facts(imports, text, subs)
         facts.visit(source.tree)
         moved, fit_trainers = facts.resume_plans()
         argparse = (("add_argparse_args",) if facts.argparse_trainer
@@ -702,9 +1148,26 @@ class TrainerConstructorRule(Rule):
             if _call_acts(call, facts, handled):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
                                   (facts.has_tune, handled, argparse)))
+        for call, plan in facts.sub_calls:
+            if _call_acts(call, facts, False, plan):
+                sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
+                                  (facts.has_tune, False, argparse, tuple(sorted(plan.own)), plan.positional_own)))
         for (line, col), trainer in fit_trainers.items():
             sites.append(Site(line, col, "fit", "ckpt", (trainer.lineno, trainer.col_offset, last_name(trainer.func))))
         lightning_strategy = "fabric" not in source.text.lower()
+        argparse_plan = _argparse_plan(source, facts, imports)
+        if argparse_plan is not None:
+            add_stmts, from_calls, names, declared = argparse_plan
+            for stmt, parser in add_stmts:
+                sites.append(Site(stmt.lineno, stmt.col_offset, "add_argparse_args", "argparse-add",
+                                  (parser, tuple(n for n in names if n not in declared))))
+            for call in from_calls:
+                sites.append(Site(call.lineno, call.col_offset, "from_argparse_args", "argparse-from",
+                                  (names, facts.has_tune)))
+            handled_calls = {id(s.value) for s, _ in add_stmts} | {id(c) for c in from_calls}
+            facts.other_calls = [(c, a) for c, a in facts.other_calls if id(c) not in handled_calls]
+        if not imports.any():  # only the project's Trainer subclasses and dicts concern such a file
+            facts.other_calls = []
         for call, action in facts.other_calls:
             if action == "ddp":
                 args = call_args(call)
@@ -713,10 +1176,35 @@ class TrainerConstructorRule(Rule):
             elif action == "strategy-class" and not lightning_strategy:
                 continue
             sites.append(Site(call.lineno, call.col_offset, last_name(call.func), action))
-        for d in facts.trainer_dicts():
-            if _dict_acts(d, facts):
-                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", facts.has_tune))
-        sites += _env_strings(text)
+        flows = _Flows(source.tree, facts, feeds, ctx.project)
+        # dict literals recognised by their keys (in a file that imports Lightning), and those
+        # that provably reach a Trainer (with what the Trainer's class takes itself)
+        dicts = {_place(d): (d, facts.has_tune) for d in facts.trainer_dicts()} if imports.any() else {}
+        dicts.update(flows.dicts)
+        for d, data in dicts.values():
+            if _dict_acts(d, facts, *_split_data(data)):
+                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", data))
+        for call, data in flows.calls.values():
+            has_tune, own = _split_data(data)
+            if _call_acts(call, facts, False, Plan(frozenset(own), True, True), has_tune):
+                sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "dictcall", data))
+        for stmt, has_tune in flows.keys.values():
+            if _key_acts(stmt, facts, has_tune):
+                sites.append(Site(stmt.lineno, stmt.col_offset, "key", "key", has_tune))
+        if flows.unknown:
+            sites = [s if s.action != "call" or (s.line, s.col) not in flows.unknown
+                     else Site(s.line, s.col, s.target, s.action, _with_unknown(s.data, flows.unknown[(s.line, s.col)]))
+                     for s in sites]
+            have = {(s.line, s.col) for s in sites if s.action == "call"}
+            for call in facts.trainer_calls + [c for c, _ in facts.sub_calls]:
+                if _place(call) in flows.unknown and _place(call) not in have:
+                    plan = next((p for c, p in facts.sub_calls if c is call), None)
+                    data = (facts.has_tune, False, argparse) if plan is None else (
+                        facts.has_tune, False, argparse, tuple(sorted(plan.own)), plan.positional_own)
+                    sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
+                                      _with_unknown(data, flows.unknown[_place(call)])))
+        if imports.any():
+            sites += _env_strings(text)
         return sorted(sites, key=lambda s: (s.line, s.col))
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:

@@ -311,18 +311,26 @@ def test_find_argparse_facts_go_with_the_trainer_call():
     assert [(s.action, s.data) for s in sites(tuned)] == [("call", (True, False, ("gpus",)))]
 
 
-def test_find_does_not_depend_on_the_other_files_of_the_project():
-    # the rule reads imports and calls of the file itself: a Trainer subclass elsewhere is not a Trainer
+def test_find_sees_a_trainer_subclass_of_another_file_only_through_the_index():
+    # issue 25: a project Trainer subclass (here without __init__: a plain Lightning Trainer call)
     other = {"mytrainer.py": "import pytorch_lightning as pl\n\n\nclass MyTrainer(pl.Trainer):\n    pass\n"}
     text = "import pytorch_lightning as pl\nfrom mytrainer import MyTrainer\nt = MyTrainer(gpus=2)\nu = pl.Trainer(gpus=2)\n"
-    assert sites(text, "train.py", other) == sites(text) == [Site(4, 4, "Trainer", "call", (False, False, ()))]
+    assert sites(text) == [Site(4, 4, "Trainer", "call", (False, False, ()))]
+    assert sites(text, "train.py", other) == [Site(3, 4, "MyTrainer", "call", (False, False, ())),
+                                              Site(4, 4, "Trainer", "call", (False, False, ()))]
+    # a class of the same name that is not a Lightning Trainer is not one
+    hf = {"mytrainer.py": "from transformers import Trainer\n\n\nclass MyTrainer(Trainer):\n    pass\n"}
+    assert sites(text, "train.py", hf) == [Site(4, 4, "Trainer", "call", (False, False, ()))]
 
 
-def test_prefilter_needs_a_lightning_import_in_the_text():
+def test_prefilter_needs_a_lightning_import_or_a_trainer_call_in_the_text():
     assert not RULE.may_apply("def step(trainer):\n    return trainer\n")
     # an import spelled with fullwidth letters is Python's `lightning`, but libcst reads names as
-    # written: the rule left such files alone, and its prefilter still does
-    assert not RULE.may_apply("import pytorch_ｌｉｇｈｔｎｉｎｇ as pl\ntrainer = pl.Trainer(gpus=1)\n")
+    # written: the rule leaves such files alone (it reads a file without a Lightning import only
+    # for a project Trainer subclass, of which there is none here)
+    text = "import pytorch_ｌｉｇｈｔｎｉｎｇ as pl\ntrainer = pl.Trainer(gpus=1)\n"
+    assert sites(text) == []
+    assert transform_text(text, [RULE], "train.py").text == text
 
 
 def test_find_resume_receivers_are_spelled_with_their_parentheses():

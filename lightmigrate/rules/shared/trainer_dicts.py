@@ -1,0 +1,108 @@
+"""Where a dict of Trainer arguments is built, on Python's ``ast`` (for LM101's ``find``).
+
+A dict that reaches ``Trainer(**name)`` is built by statements of one block: ``name = {...}``,
+``name = dict(gpus=1, ...)``, ``name["auto_lr_find"] = True``, ``name.update(precision=16)``.
+:func:`builders` finds them for a name in a block (not inside the functions and classes it
+defines); :func:`returned` follows what a function returns to them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional
+
+
+@dataclass
+class Builders:
+    dicts: List[ast.Dict] = field(default_factory=list)  # literals
+    calls: List[ast.Call] = field(default_factory=list)  # dict(k=v) and name.update(k=v)
+    keys: List[ast.Assign] = field(default_factory=list)  # name["k"] = v, with a string key
+    names: List[str] = field(default_factory=list)  # other names spread into it: {**base}, dict(base)
+
+    def extend(self, other: "Builders") -> None:
+        self.dicts += other.dicts
+        self.calls += other.calls
+        self.keys += other.keys
+        self.names += other.names
+
+    def __bool__(self) -> bool:
+        return bool(self.dicts or self.calls or self.keys)
+
+
+def block_statements(body: List[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``body`` and of the blocks inside it, but not of the functions and
+    classes it defines."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if inner:
+                yield from block_statements(inner)
+        for part in getattr(stmt, "handlers", ()) or getattr(stmt, "cases", ()):
+            yield from block_statements(part.body)
+
+
+def is_dict_call(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
+            and all(not isinstance(a, ast.Starred) for a in node.args))
+
+
+def value_builders(value: ast.expr, out: Builders) -> bool:
+    """Add ``value`` to ``out`` when it is a dict literal or a ``dict(...)`` call (and the names
+    it copies); whether it was."""
+    if isinstance(value, ast.Dict):
+        out.dicts.append(value)
+        out.names += [v.id for k, v in zip(value.keys, value.values) if k is None and isinstance(v, ast.Name)]
+        return True
+    if is_dict_call(value):
+        out.calls.append(value)  # type: ignore[arg-type]
+        out.names += [a.id for a in value.args if isinstance(a, ast.Name)]  # type: ignore[attr-defined]
+        out.names += [k.value.id for k in value.keywords  # type: ignore[attr-defined]
+                      if k.arg is None and isinstance(k.value, ast.Name)]
+        return True
+    return False
+
+
+def builders(body: List[ast.stmt], name: str) -> Builders:
+    """The statements of ``body`` that build the dict ``name``."""
+    out = Builders()
+    for stmt in block_statements(body):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = stmt.value
+            if value is None:
+                continue
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                value_builders(value, out)
+            elif (isinstance(stmt, ast.Assign) and len(targets) == 1 and isinstance(targets[0], ast.Subscript)
+                  and isinstance(targets[0].value, ast.Name) and targets[0].value.id == name
+                  and isinstance(targets[0].slice, ast.Constant) and isinstance(targets[0].slice.value, str)):
+                out.keys.append(stmt)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            f = call.func
+            if (isinstance(f, ast.Attribute) and f.attr == "update" and isinstance(f.value, ast.Name)
+                    and f.value.id == name):
+                if len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Dict):
+                    out.dicts.append(call.args[0])
+                elif not call.args and call.keywords:
+                    out.calls.append(call)
+    return out
+
+
+def returned(func: ast.AST) -> Builders:
+    """The statements of the function ``func`` that build the dict it returns."""
+    out = Builders()
+    for stmt in block_statements(func.body):  # type: ignore[attr-defined]
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            if not value_builders(stmt.value, out) and isinstance(stmt.value, ast.Name):
+                out.extend(builders(func.body, stmt.value.id))  # type: ignore[attr-defined]
+    return out
+
+
+def module_function(tree: ast.Module, name: str) -> Optional[ast.AST]:
+    return next((s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name),
+                None)

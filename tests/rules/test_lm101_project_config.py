@@ -1,0 +1,367 @@
+"""LM101 over the project (issue 25): the project's own Trainer subclasses and the Trainer
+arguments other modules build."""
+
+import textwrap
+
+from lightmigrate.analysis.project import ProjectIndex
+from lightmigrate.engine import transform_text
+from lightmigrate.rules.base import RuleContext, Site, SourceFile
+from lightmigrate.rules.lm101_trainer_constructor import TrainerConstructorRule
+
+RULE = TrainerConstructorRule()
+
+SUBCLASS = textwrap.dedent('''\
+    import pytorch_lightning as pl
+
+
+    class Trainer(pl.Trainer):
+        def __init__(self, gpus=None, replace_sampler_ddp=True, log_every=1, **kwargs):
+            self.log_every = log_every
+            super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, log_every_n_steps=log_every, **kwargs)
+
+
+    class FastTrainer(Trainer):
+        pass
+''')
+SUBCLASS_AFTER = SUBCLASS.replace(
+    "super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, log_every_n_steps=log_every, **kwargs)",
+    'super().__init__(use_distributed_sampler=replace_sampler_ddp, log_every_n_steps=log_every, **{"accelerator": '
+    '"gpu" if gpus not in (None, 0, "0", []) else "cpu", "devices": gpus if gpus not in (None, 0, "0", []) else '
+    '"auto", **kwargs})')
+
+
+def project(files):
+    index = ProjectIndex()
+    for path, text in files.items():
+        index.add_source(text, path)
+    return index
+
+
+def sites(files, path):
+    return RULE.find(SourceFile(path, files[path]), RuleContext(path, project(files)))
+
+
+def migrate(files):
+    """Every file migrated with one index over the originals, then a second run over the result
+    (which must change nothing)."""
+    index = project(files)
+    out = {p: transform_text(t, [RULE], path=p, project=index).text for p, t in files.items()}
+    again_index = project(out)
+    again = {p: transform_text(t, [RULE], path=p, project=again_index).text for p, t in out.items()}
+    assert again == out, "a second run changed the code"
+    for p, t in out.items():
+        compile(t, p, "exec")
+    return out
+
+
+# --- kind 1: the project's Trainer subclass ------------------------------------------------------
+
+def test_subclass_forwarding_is_migrated_and_its_own_parameters_keep_their_names():
+    out = migrate({"pkg/trainer.py": SUBCLASS})
+    assert out["pkg/trainer.py"] == SUBCLASS_AFTER
+
+
+def test_calls_of_the_subclass_in_other_files_migrate_what_reaches_lightning():
+    main = textwrap.dedent('''\
+        from pkg.trainer import Trainer
+        from pkg import trainer as tr
+        from .trainer import FastTrainer as Fast
+
+
+        def run(use_gpu):
+            a = Trainer(gpus=use_gpu, max_epochs=2, auto_lr_find=True, precision=16)
+            b = tr.FastTrainer(use_gpu, amp_backend="native", replace_sampler_ddp=False, num_processes=1)
+            c = Fast(tpu_cores=None, track_grad_norm=-1)
+            return a, b, c
+    ''')
+    files = {"pkg/trainer.py": SUBCLASS, "pkg/main.py": main}
+    found = sites(files, "pkg/main.py")
+    own = ("gpus", "log_every", "replace_sampler_ddp")
+    assert found == [Site(7, 8, "Trainer", "call", (False, False, (), own, True)),
+                     Site(8, 8, "FastTrainer", "call", (False, False, (), own, True)),
+                     Site(9, 8, "Fast", "call", (False, False, (), own, True))]
+    out = migrate(files)
+    assert out["pkg/trainer.py"] == SUBCLASS_AFTER
+    assert out["pkg/main.py"] == main.replace(
+        "Trainer(gpus=use_gpu, max_epochs=2, auto_lr_find=True, precision=16)",
+        'Trainer(gpus=use_gpu, max_epochs=2, precision="16-mixed")').replace(
+        'tr.FastTrainer(use_gpu, amp_backend="native", replace_sampler_ddp=False, num_processes=1)',
+        'tr.FastTrainer(use_gpu, replace_sampler_ddp=False, accelerator="cpu", devices=1)').replace(
+        "Fast(tpu_cores=None, track_grad_norm=-1)", "Fast(track_grad_norm=-1)")
+
+
+def test_a_subclass_without_init_is_called_as_lightnings_trainer():
+    files = {"a/trainers.py": "import pytorch_lightning as pl\n\n\nclass Runner(pl.Trainer):\n    pass\n",
+             "a/run.py": "import a.trainers\n\nt = a.trainers.Runner(gpus=2, replace_sampler_ddp=False)\n"}
+    # no Lightning import in run.py: the prefilter lets it through for `gpus`, find for the index
+    assert RULE.may_apply(files["a/run.py"])
+    assert [(s.line, s.target, s.data) for s in sites(files, "a/run.py")] == [(3, "Runner", (False, False, ()))]
+    assert migrate(files)["a/run.py"].endswith(
+        't = a.trainers.Runner(accelerator="gpu", devices=2, use_distributed_sampler=False)\n')
+
+
+def test_a_subclass_that_keeps_its_kwargs_hands_lightning_nothing_of_the_call():
+    sub = ("import pytorch_lightning as pl\n\n\nclass MyTrainer(pl.Trainer):\n"
+           "    def __init__(self, gpus=0, **options):\n        self.options = options\n"
+           "        super().__init__(max_epochs=1, accelerator=\"cpu\")\n")
+    files = {"t.py": sub, "main.py": "from t import MyTrainer\n\nt = MyTrainer(gpus=1, auto_lr_find=True)\n"}
+    assert sites(files, "main.py") == []
+    assert migrate(files) == files
+
+
+def test_another_frameworks_trainer_subclass_is_left_alone():
+    files = {"t.py": "from transformers import Trainer\n\n\nclass MyTrainer(Trainer):\n    pass\n",
+             "main.py": "from t import MyTrainer\n\nt = MyTrainer(gpus=1)\n"}
+    assert sites(files, "main.py") == []
+
+
+def test_subclass_of_the_subclass_forwards_through_both_inits():
+    sub2 = textwrap.dedent('''\
+        from pkg.trainer import Trainer
+
+
+        class Quiet(Trainer):
+            def __init__(self, quiet=True, **kw):
+                super().__init__(enable_progress_bar=not quiet, **kw)
+    ''')
+    main = "from pkg.quiet import Quiet\n\nt = Quiet(gpus=0, quiet=False, amp_level=None, precision=16)\n"
+    files = {"pkg/trainer.py": SUBCLASS, "pkg/quiet.py": sub2, "pkg/main.py": main}
+    out = migrate(files)
+    assert out["pkg/quiet.py"] == sub2  # enable_progress_bar reaches the project Trainer's **kwargs: 2.x accepts it
+    assert out["pkg/main.py"] == main.replace("amp_level=None, precision=16", 'precision="16-mixed"')
+
+
+# --- kind 2: Trainer arguments built elsewhere ----------------------------------------------------
+
+SETTINGS = textwrap.dedent('''\
+    TRAINER_KWARGS = dict(gpus=0, max_epochs=2, replace_sampler_ddp=False, precision=16)
+    UNUSED = dict(gpus=2, max_epochs=3)
+
+
+    def trainer_config(n_gpus, tune=False):
+        config = {"max_epochs": 1}
+        config["auto_lr_find"] = tune
+        config["gpus"] = n_gpus
+        config['weights_summary'] = None
+        config.update(amp_backend="native", accumulate_grad_batches=None)
+        return config
+''')
+SETTINGS_AFTER = textwrap.dedent('''\
+    TRAINER_KWARGS = dict(max_epochs=2, use_distributed_sampler=False, precision="16-mixed")
+    UNUSED = dict(gpus=2, max_epochs=3)
+
+
+    def trainer_config(n_gpus, tune=False):
+        config = {"max_epochs": 1}
+        config["accelerator"] = "gpu" if n_gpus not in (None, 0, "0", []) else "cpu"
+        config["devices"] = n_gpus if n_gpus not in (None, 0, "0", []) else "auto"
+        config['enable_model_summary'] = False
+        return config
+''')
+TRAIN = textwrap.dedent('''\
+    import pytorch_lightning as pl
+    from .settings import TRAINER_KWARGS
+    from pkg import settings
+
+
+    def main(n):
+        a = pl.Trainer(**TRAINER_KWARGS)
+        config = settings.trainer_config(n)
+        b = pl.Trainer(**config)
+        return a, b
+''')
+
+
+def test_find_sites_of_a_settings_module_come_from_the_index():
+    files = {"pkg/settings.py": SETTINGS, "pkg/train.py": TRAIN}
+    assert [(s.line, s.target, s.action, s.data) for s in sites(files, "pkg/settings.py")] == [
+        (1, "dict", "dictcall", False), (7, "key", "key", False), (8, "key", "key", False),
+        (9, "key", "key", False), (10, "update", "dictcall", False)]
+    assert sites({"pkg/settings.py": SETTINGS}, "pkg/settings.py") == []  # nothing spreads them: not a Trainer's
+    assert sites(files, "pkg/train.py") == []  # both spreads are followed: no marker
+
+
+def test_dicts_of_another_module_are_migrated_where_they_are_set():
+    out = migrate({"pkg/settings.py": SETTINGS, "pkg/train.py": TRAIN})
+    assert out == {"pkg/settings.py": SETTINGS_AFTER, "pkg/train.py": TRAIN}
+
+
+def test_a_tuned_trainer_keeps_its_tuner_flag_marked():
+    tuned = TRAIN.replace("return a, b", "b.tune(model)\n    return a, b")
+    out = migrate({"pkg/settings.py": SETTINGS, "pkg/train.py": tuned})["pkg/settings.py"]
+    assert "# TODO(lightmigrate): LM101 T14: `auto_lr_find` was removed" in out
+    assert 'config["auto_lr_find"] = tune' in out
+
+
+def test_dicts_built_in_the_same_file_by_name():
+    text = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+        BASE = dict(replace_sampler_ddp=False)
+
+
+        def make(n):
+            kwargs = dict(BASE, max_epochs=n)
+            kwargs["resume_from_checkpoint"] = None
+            kwargs["gpus"] = 2
+            return pl.Trainer(**kwargs)
+    ''')
+    out = migrate({"t.py": text})["t.py"]
+    assert out == text.replace("dict(replace_sampler_ddp=False)", "dict(use_distributed_sampler=False)").replace(
+        '    kwargs["resume_from_checkpoint"] = None\n', "").replace(
+        'kwargs["gpus"] = 2', 'kwargs["accelerator"] = "gpu"\n    kwargs["devices"] = 2')
+
+
+def test_spreads_of_unknown_contents_are_marked_with_what_2x_rejects():
+    text = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def make(cfg, **kw):
+            a = pl.Trainer(**cfg)
+            b = pl.Trainer(max_epochs=1, **kw)
+            c = pl.Trainer(**cfg.trainer)
+            return a, b, c
+    ''')
+    found = sites({"t.py": text}, "t.py")
+    assert [(s.line, s.data[-1]) for s in found] == [(5, ("cfg",)), (6, ("kw",)), (7, ("cfg.trainer",))]
+    out = migrate({"t.py": text})["t.py"]
+    assert out.count("# TODO(lightmigrate): LM101 T-args: lightmigrate cannot see what `**") == 3
+    assert "`**cfg.trainer` holds; 2.x rejects the removed 1.x Trainer arguments (gpus, tpu_cores" in out
+
+
+def test_the_subclass_forwarding_its_kwargs_is_not_marked():
+    assert "T-args" not in migrate({"pkg/trainer.py": SUBCLASS})["pkg/trainer.py"]
+
+
+def test_a_dict_spread_into_a_project_trainer_subclass_is_migrated():
+    settings = ("TRAINER = dict(gpus=1, replace_sampler_ddp=False, auto_lr_find=False, num_processes=1)\n"
+                "OTHER = {'gpus': 1, 'amp_level': None}\n\n\ndef more():\n    d = {}\n    d['gpus'] = 1\n"
+                "    d['tpu_cores'] = None\n    return d\n")
+    main = ("from pkg.trainer import Trainer\nfrom pkg.settings import TRAINER, OTHER, more\n\n"
+            "t = Trainer(**TRAINER)\nu = Trainer(**OTHER)\nv = Trainer(**more())\n")
+    files = {"pkg/trainer.py": SUBCLASS, "pkg/settings.py": settings, "pkg/main.py": main}
+    assert [(s.line, s.action, s.data) for s in sites(files, "pkg/settings.py")] == [
+        (1, "dictcall", (False, ("gpus", "log_every", "replace_sampler_ddp"))),
+        (2, "dict", (False, ("gpus", "log_every", "replace_sampler_ddp"))), (8, "key", False)]
+    out = migrate(files)
+    # gpus and replace_sampler_ddp reach the project Trainer's own parameters, which keep their 1.x
+    # names; the rest reaches Lightning through its **kwargs
+    assert out["pkg/settings.py"] == settings.replace(
+        "auto_lr_find=False, num_processes=1", 'accelerator="cpu", devices=1').replace(
+        ", 'amp_level': None", "").replace("    d['tpu_cores'] = None\n", "")
+
+
+# --- kind 2: argparse scripts ----------------------------------------------------------------------
+
+SCRIPT = textwrap.dedent('''\
+    import argparse
+
+    import pytorch_lightning as pl
+
+
+    def main(argv=None):
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int, default=1)
+        parser = pl.Trainer.add_argparse_args(parser)
+        parser.set_defaults(max_epochs=3)
+        args = parser.parse_args(argv)
+        print(args.gpus)
+        return pl.Trainer.from_argparse_args(args, logger=False)
+''')
+SCRIPT_AFTER = SCRIPT.replace(
+    "    parser = pl.Trainer.add_argparse_args(parser)\n",
+    '    parser.add_argument("--gpus", type=lambda x: x if "," in x else int(x), default=None)\n'
+    '    parser.add_argument("--max_epochs", type=int, default=None)\n').replace(
+    "pl.Trainer.from_argparse_args(args, logger=False)",
+    'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", devices=args.gpus if '
+    'args.gpus not in (None, 0, "0", []) else "auto", max_epochs=args.max_epochs, logger=False)')
+
+
+def test_argparse_script_sites():
+    found = sites({"train.py": SCRIPT}, "train.py")
+    assert [(s.line, s.target, s.action, s.data) for s in found] == [
+        (9, "add_argparse_args", "argparse-add", ("parser", ("gpus", "max_epochs"))),
+        (13, "from_argparse_args", "argparse-from", (("gpus", "max_epochs"), False))]
+
+
+def test_argparse_script_declares_the_options_it_uses_and_builds_the_trainer():
+    assert migrate({"train.py": SCRIPT})["train.py"] == SCRIPT_AFTER
+
+
+def test_argparse_parses_the_command_line_as_19_did():
+    import argparse
+
+    namespace: dict = {"argparse": argparse}
+    code = SCRIPT_AFTER.split("def main")[0]
+    exec(code.replace("import pytorch_lightning as pl", ""), namespace)
+    parser = argparse.ArgumentParser()
+    exec("\n".join(line.strip() for line in SCRIPT_AFTER.splitlines() if 'add_argument("--gpus"' in line
+                   or 'add_argument("--max_epochs"' in line), {"parser": parser})
+    # the values 1.9.5's parser gave for these command lines (checked on 1.9.5)
+    assert vars(parser.parse_args(["--gpus", "0,1", "--max_epochs", "4"])) == {"gpus": "0,1", "max_epochs": 4}
+    assert vars(parser.parse_args(["--gpus", "2"])) == {"gpus": 2, "max_epochs": None}
+
+
+def test_argparse_options_the_file_declares_itself_reach_the_trainer():
+    script = SCRIPT.replace('parser.add_argument("--seed", type=int, default=1)',
+                            'parser.add_argument("--precision", type=int, default=16)')
+    out = migrate({"train.py": script})["train.py"]
+    assert 'add_argument("--precision", type=int, default=16)' in out and out.count("--precision") == 1
+    assert "max_epochs=args.max_epochs, precision=args.precision, logger=False)" in out
+
+
+def test_argparse_with_an_option_whose_19_default_2x_reads_otherwise_keeps_its_marker():
+    script = SCRIPT.replace("print(args.gpus)", "print(args.gpus, args.accelerator)")
+    out = migrate({"train.py": script})["train.py"]
+    assert "T-meth3: `Trainer.add_argparse_args` was removed in 2.0" in out
+    assert "pl.Trainer.from_argparse_args(args, logger=False)" in out
+
+
+def test_declared_options_parse_as_19_5_did():
+    import argparse
+
+    from lightmigrate.catalog import trainer_args as tam
+
+    parser = argparse.ArgumentParser()
+    names = ("gpus", "max_epochs", "fast_dev_run", "limit_train_batches", "precision", "auto_lr_find")
+    for name in names:
+        exec(tam.add_argument_code("parser", name), {"parser": parser})
+    # what pytorch-lightning 1.9.5's Trainer.add_argparse_args parser gave (recorded on 1.9.5)
+    recorded = {
+        ("--gpus", "0,1", "--max_epochs", "4"): ("0,1", 4, False, None, 32, False),
+        ("--gpus", "2"): (2, None, False, None, 32, False),
+        ("--fast_dev_run", "0"): (None, None, False, None, 32, False),
+        ("--fast_dev_run",): (None, None, True, None, 32, False),
+        ("--fast_dev_run", "3"): (None, None, 3, None, 32, False),
+        ("--limit_train_batches", "0.5"): (None, None, False, 0.5, 32, False),
+        ("--precision", "bf16"): (None, None, False, None, "bf16", False),
+        ("--auto_lr_find", "yes"): (None, None, False, None, 32, True),
+    }
+    for argv, values in recorded.items():
+        parsed = parser.parse_args(list(argv))
+        assert tuple(getattr(parsed, n) for n in names) == values, argv
+
+
+def test_forwarding_star_args_is_not_marked_and_callers_positionals_become_keywords():
+    sub = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        class MyTrainer(pl.Trainer):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, replace_sampler_ddp=False, **kwargs)
+    ''')
+    main = "from t import MyTrainer\n\ntrainer = MyTrainer(False, gpus=1)\n"
+    out = migrate({"t.py": sub, "main.py": main})
+    assert out["t.py"] == sub.replace("replace_sampler_ddp=False", "use_distributed_sampler=False")
+    assert out["main.py"] == main.replace("MyTrainer(False, gpus=1)",
+                                          'MyTrainer(logger=False, accelerator="gpu", devices=1)')
+
+
+def test_a_dict_spread_into_another_frameworks_trainer_of_the_same_name_is_left_alone():
+    settings = "TRAINER = dict(gpus=1, replace_sampler_ddp=False)\n"
+    hf = "from transformers import Trainer\nfrom pkg.settings import TRAINER\n\nt = Trainer(**TRAINER)\n"
+    files = {"pkg/trainer.py": SUBCLASS, "pkg/settings.py": settings, "pkg/hf.py": hf}
+    assert sites(files, "pkg/settings.py") == []
+    assert sites(files, "pkg/hf.py") == []
