@@ -57,6 +57,7 @@ from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.aliases import ast_alias_bound
 from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.stage_hooks import (
     AstFunction,
@@ -180,23 +181,9 @@ class _ClassMigration(StageHookEditor):
             )
 
     def migrate(self) -> None:
-        self._mark_aliases()
         for stage in STAGES:
             self._migrate_stage(stage)
         self._migrate_predict()
-
-    def _mark_aliases(self) -> None:
-        for i, item in enumerate(self.items):
-            if not isinstance(item, cst.SimpleStatementLine):
-                continue
-            for small in item.body:
-                if isinstance(small, cst.Assign) and any(
-                    isinstance(t.target, cst.Name) and t.target.value in OLD_HOOKS for t in small.targets
-                ):
-                    why = ("epoch-end hook assigned as an attribute; define the matching on_*_epoch_end "
-                           "that calls the shared method with the collected outputs")
-                    self.items[i] = add_marker(item, CODE, why)
-                    self.changed = True
 
     # -- one stage -----------------------------------------------------------------------------
 
@@ -220,6 +207,10 @@ class _ClassMigration(StageHookEditor):
         return None
 
     def _migrate_stage(self, stage: Stage) -> None:
+        alias = self.alias_of(stage.old)
+        if alias is not None:
+            self._migrate_alias(stage, alias)
+            return
         found = self.stage_hook(stage.old, partial(self._blocked, stage))
         if found is None:
             return
@@ -244,7 +235,8 @@ class _ClassMigration(StageHookEditor):
         param = param_names(old)[1]
         old_facts = BodyFacts(body_of(old))
         existing_end = self.get(stage.new)
-        use_helper = _uses_helper(self.index, self.info, stage)
+        # an alias of the hook (``test_epoch_end = validation_epoch_end``) needs it callable
+        use_helper = _uses_helper(self.index, self.info, stage) or self.aliased(stage.old)
         if not use_helper and existing_end is not None:
             use_helper = not self._merge_safe(old, existing_end, param)
         if not use_helper and existing_end is None and self.h.may_inherit(stage.new) and old_facts.has_return:
@@ -261,17 +253,7 @@ class _ClassMigration(StageHookEditor):
             if existing_end is None and self.h.may_inherit(stage.new) else []
         )
         if use_helper:
-            local = fresh_name(param, [])
-            dispatch = [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
-            if existing_end is not None:
-                facts = BodyFacts(body_of(existing_end))
-                local = fresh_name(param, facts.loaded | facts.bound)
-                es = self_name(existing_end)
-                dispatch = [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")]
-                self.set(stage.new, prepend_statements(existing_end, dispatch))
-            else:
-                new = parse_method(f"def {stage.new}({s}):\n    pass")
-                self.insert_before(stage.old, [with_body(new, [*dispatch, *super_tail])])
+            self._dispatch(stage, s, param, buf, helper, existing_end, super_tail, before=stage.old)
             self.set(stage.old, old.with_changes(name=cst.Name(helper)))
             self.renames[stage.old] = helper
             self.fixed(f"{stage.old} kept as {helper}(outputs) and called from {stage.new} "
@@ -292,6 +274,52 @@ class _ClassMigration(StageHookEditor):
         how = "with the outputs collected in self." + buf if needs_buffer else "(outputs was unused)"
         merged_note = f", merged with the existing {stage.new}" if existing_end is not None else ""
         self.fixed(f"{stage.old} -> {stage.new} {how}{merged_note}", stage.old)
+
+    def _dispatch(self, stage: Stage, s: str, param: str, buf: str, helper: str,
+                  existing_end: Optional[cst.FunctionDef], super_tail: List[Statement], before: str) -> None:
+        """``on_*_epoch_end`` hands the collected outputs to ``helper`` first: prepended to the
+        existing hook, or a new hook inserted before ``before``."""
+        if existing_end is not None:
+            facts = BodyFacts(body_of(existing_end))
+            local = fresh_name(param, facts.loaded | facts.bound)
+            es = self_name(existing_end)
+            dispatch = [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")]
+            self.set(stage.new, prepend_statements(existing_end, dispatch))
+        else:
+            local = fresh_name(param, [])
+            dispatch = [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
+            new = parse_method(f"def {stage.new}({s}):\n    pass")
+            self.insert_before(before, [with_body(new, [*dispatch, *super_tail])])
+
+    def _migrate_alias(self, stage: Stage, alias) -> None:
+        """The old hook is bound by an alias (``test_epoch_end = validation_epoch_end``): the
+        alias binds the helper instead (``_test_epoch_end = _validation_epoch_end``, its value
+        following the method's own migration) and ``on_*_epoch_end`` calls it with the collected
+        outputs, as 1.9 called the aliased method."""
+        value = self.get(alias.value)
+        why = self._blocked(stage, value if value is not None else parse_method("def f(self, outputs):\n    pass"))
+        if why:
+            self.items[alias.item] = add_marker(self.items[alias.item], CODE, f"{stage.old} = {alias.value}: {why}")
+            self.changed = True
+            return
+        top = self.h.top_definer(stage.old)
+        buf, helper = _names_for(self.index, top, stage)
+        self._note_callback_order(stage)
+        self.rename_alias(stage.old, helper)
+        if top is not self.info:
+            self.fixed(f"{stage.old} (an alias of {alias.value}) kept as {helper}, called from the inherited "
+                       f"{stage.new}")
+            self._inject_into_own_hooks(stage, buf, helper)
+            return
+        s = "self"
+        param = "outputs"
+        self._add_buffer_hooks(stage, s, buf, before=helper)
+        existing_end = self.get(stage.new)
+        super_tail = (parse_statements(f"super().{stage.new}()")
+                      if existing_end is None and self.h.may_inherit(stage.new) else [])
+        self._dispatch(stage, s, param, buf, helper, existing_end, super_tail, before=helper)
+        self.fixed(f"{stage.old} (an alias of {alias.value}) kept as {helper} and called from {stage.new} "
+                   f"with the outputs collected in self.{buf}")
 
     def _merge_safe(self, old: cst.FunctionDef, existing: cst.FunctionDef, param: str) -> bool:
         a = BodyFacts(body_of(old))
@@ -639,13 +667,14 @@ class Model(pl.LightningModule):
 
 def _class_work(text: str, node: ast.ClassDef, methods: Dict[str, AstFunction],
                 inherited: FrozenSet[str]) -> Tuple[str, ...]:
-    """What ``_ClassMigration`` changes in the class ``node`` of ``text``: "alias" for an old
-    hook assigned in the class body, the old hooks of the stages it migrates, and PREDICT_HOOK."""
+    """What ``_ClassMigration`` changes in the class ``node`` of ``text``: the old hooks of the
+    stages it migrates (defined, bound by an alias, or inherited), and PREDICT_HOOK."""
     work = []
-    if any(isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id in OLD_HOOKS for t in st.targets)
-           for st in node.body) and _indented_body(text, node):
-        work.append("alias")
+    indented = _indented_body(text, node)
     for stage in STAGES:
+        if indented and ast_alias_bound(node, stage.old):
+            work.append(stage.old)  # bound by an alias: migrated as a helper (or marked)
+            continue
         # Below the class that defines the old hook, the hooks that collect its outputs get the
         # collection unless they leave it to super().
         below = [name for name in (stage.start, stage.batch_end, stage.new)

@@ -419,7 +419,8 @@ class M(pl.LightningModule):
     assert findings[0].kind is Kind.MARKER
 
 
-def test_alias_assignment_gets_marker():
+def test_alias_of_a_method_with_the_wrong_signature_gets_marker():
+    # (1.9 called it with the outputs: a TypeError there too)
     out, findings = run_rule(RULE, HEAD + '''\
 class M(pl.LightningModule):
     def on_validation_epoch_end(self):
@@ -427,7 +428,7 @@ class M(pl.LightningModule):
 
     test_epoch_end = on_validation_epoch_end
 ''')
-    assert "TODO(lightmigrate): LM001 epoch-end hook assigned as an attribute" in out
+    assert "TODO(lightmigrate): LM001 test_epoch_end = on_validation_epoch_end: unusual signature" in out
     assert findings[0].kind is Kind.MARKER
 
 
@@ -617,7 +618,8 @@ def test_find_an_old_hook_assigned_in_the_class_body():
 
             validation_epoch_end = test_epoch_end = _shared
         """}
-    assert find_sites("m.py", files) == [Site(4, 0, "Model", "migrate", ("alias",))]
+    assert find_sites("m.py", files) == [
+        Site(4, 0, "Model", "migrate", ("validation_epoch_end", "test_epoch_end"))]
     # a body on the class line itself is left alone by the class walk
     one_line = {"m.py": "import pytorch_lightning as pl\nfrom x import f\n\n\n"
                         "class Model(pl.LightningModule): validation_epoch_end = f\n"}

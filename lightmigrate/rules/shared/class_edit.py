@@ -30,6 +30,7 @@ from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import RuleContext, Site, SourceFile
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 from lightmigrate.rules.shared.method_sites import imports_lightning, imports_lightning_anywhere
+from lightmigrate.rules.shared.aliases import Alias, alias_of, aliased_names, class_aliases, rename_alias_target, retarget_aliases
 
 LIGHTNING_HOOK_HINTS = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
@@ -165,9 +166,47 @@ class ClassEditor:
             for i, item in enumerate(self.items):
                 if isinstance(item, cst.FunctionDef) and item.name.value not in self.keep_calls:
                     self.items[i] = transform(item, CallRenamer(self_name(item), self.renames))  # type: ignore[assignment]
+        if self.changed:
+            self._keep_aliases_valid()
         if not self.changed:
             return self.cls
         return self.cls.with_changes(body=self.cls.body.with_changes(body=self.items))
+
+    # -- class-body aliases (``test_epoch_end = validation_epoch_end``) ------------------------
+
+    def alias_of(self, name: str) -> Optional[Alias]:
+        """The alias statement that finally binds ``name`` in the class body (None when a
+        ``def`` or nothing does)."""
+        return alias_of(self.items, name)
+
+    def aliased(self, name: str) -> bool:
+        """Whether an alias of the class body points at ``name``."""
+        return name in aliased_names(self.items)
+
+    def rename_alias(self, name: str, new: str) -> None:
+        """``name = f`` binds ``new`` instead; ``self.name(...)``/``super().name(...)`` calls
+        follow, as for a renamed method."""
+        alias = self.alias_of(name)
+        assert alias is not None
+        rename_alias_target(self.items, alias, name, new)
+        self.renames[name] = new
+        self.changed = True
+
+    def _keep_aliases_valid(self) -> None:
+        """After the rule's changes: an alias of a method the rule renamed points at the new
+        name (the method's 1.x body, as the renamed calls do); an alias of a method the class
+        no longer binds gets a marker."""
+        original = [item.name.value for item in getattr(self.original.body, "body", ())
+                    if isinstance(item, cst.FunctionDef)]
+        retarget_aliases(self.items, self.renames, original)
+        bound = {item.name.value for item in self.items if isinstance(item, cst.FunctionDef)}
+        for a in class_aliases(self.items):
+            bound.update(a.targets)
+        for a in class_aliases(self.items):
+            if a.value in original and a.value not in bound:
+                why = (f"`{', '.join(a.targets)} = {a.value}`: this rule replaced {a.value}; point the alias "
+                       "at its 2.x equivalent by hand")
+                self.items[a.item] = add_marker(self.items[a.item], self.code, why)
 
     def find(self, name: str) -> Optional[int]:
         found = None
@@ -194,8 +233,12 @@ class ClassEditor:
             self.items[i] = nxt.with_changes(leading_lines=[*spacing, *own])
 
     def insert_before(self, name: str, funcs: Sequence[cst.FunctionDef]) -> None:
+        """Insert ``funcs`` before the ``def`` of ``name`` (or the alias that binds it)."""
         i = self.find(name)
-        assert i is not None
+        if i is None:
+            alias = self.alias_of(name)
+            assert alias is not None
+            i = alias.item
         insert_before(self.items, i, funcs)
 
     def rename(self, old: str, new: str) -> None:
