@@ -234,7 +234,7 @@ class _ClassMigration(StageHookEditor):
         s = self_name(old)
         param = param_names(old)[1]
         old_facts = BodyFacts(body_of(old))
-        existing_end = self.get(stage.new)
+        existing_end = self.editable(stage.new)
         # an alias of the hook (``test_epoch_end = validation_epoch_end``) needs it callable
         use_helper = _uses_helper(self.index, self.info, stage) or self.aliased(stage.old)
         if not use_helper and existing_end is not None:
@@ -314,7 +314,7 @@ class _ClassMigration(StageHookEditor):
         s = "self"
         param = "outputs"
         self._add_buffer_hooks(stage, s, buf, before=helper)
-        existing_end = self.get(stage.new)
+        existing_end = self.editable(stage.new)
         super_tail = (parse_statements(f"super().{stage.new}()")
                       if existing_end is None and self.h.may_inherit(stage.new) else [])
         self._dispatch(stage, s, param, buf, helper, existing_end, super_tail, before=helper)
@@ -350,7 +350,7 @@ class _ClassMigration(StageHookEditor):
 
     def _add_buffer_hooks(self, stage: Stage, s: str, buf: str, before: str) -> None:
         new_funcs = []
-        start = self.get(stage.start)
+        start = self.editable(stage.start)
         if start is not None:
             self.set(stage.start, self._with_reset(stage, start, buf))
         else:
@@ -359,7 +359,7 @@ class _ClassMigration(StageHookEditor):
             if self.h.may_inherit(stage.start):
                 func = append_statements(func, parse_statements(f"super().{stage.start}()"))
             new_funcs.append(func)
-        end = self.get(stage.batch_end)
+        end = self.editable(stage.batch_end)
         if end is not None:
             self.set(stage.batch_end, self._with_collect(stage, end, buf))
         else:
@@ -398,6 +398,8 @@ class _ClassMigration(StageHookEditor):
             func = self.get(name)
             if func is None or calls_super(func, name):
                 continue
+            func = self.editable(name)
+            assert func is not None
             if name == stage.start:
                 func = self._with_reset(stage, func, buf)
             elif name == stage.batch_end:

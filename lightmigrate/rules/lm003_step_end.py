@@ -319,7 +319,7 @@ class _StepEndMigration(StageHookEditor):
     def _move_to_batch_end(self, stage: Stage, end: cst.FunctionDef) -> None:
         s, p = param_names(end)
         stmts, _ = _strip_final_return(split_docstring(body_of(end))[1])
-        existing = self.get(stage.batch_end)
+        existing = self.editable(stage.batch_end)
         if existing is not None:
             out_name = param_names(existing)[1]
             bind = [] if out_name == p else parse_statements(f"{p} = {out_name}")

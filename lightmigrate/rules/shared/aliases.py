@@ -118,6 +118,11 @@ def rename_alias_target(items: List[cst.CSTNode], alias: Alias, old: str, new: s
     _edit_alias(items, alias, [new if t == old else t for t in alias.targets], alias.value)
 
 
+def retarget_alias(items: List[cst.CSTNode], alias: Alias, value: str) -> None:
+    """``x = f`` becomes ``x = value``."""
+    _edit_alias(items, alias, alias.targets, value)
+
+
 def retarget_aliases(items: List[cst.CSTNode], renames: Dict[str, str], defined: Iterable[str]) -> List[str]:
     """Point every alias whose value is a key of ``renames`` (and one of the ``defined`` names,
     the class's own methods: a module-level function of that name is another thing) at the
@@ -134,3 +139,16 @@ def retarget_aliases(items: List[cst.CSTNode], renames: Dict[str, str], defined:
 def def_names_before(items: Sequence[cst.CSTNode], index: int) -> Set[str]:
     """The names ``def`` binds in the class body before ``items[index]``."""
     return {item.name.value for item in items[:index] if isinstance(item, cst.FunctionDef)}
+
+
+def forward_args(func: cst.FunctionDef) -> str:
+    """How a method passes its own parameters (after the first) on to another method with the
+    same signature: ``a, b, *args, k=k, **kwargs``."""
+    params = func.params
+    parts = [p.name.value for p in [*params.posonly_params, *params.params][1:]]
+    if isinstance(params.star_arg, cst.Param):
+        parts.append("*" + params.star_arg.name.value)
+    parts.extend(f"{p.name.value}={p.name.value}" for p in params.kwonly_params)
+    if params.star_kwarg is not None:
+        parts.append("**" + params.star_kwarg.name.value)
+    return ", ".join(parts)

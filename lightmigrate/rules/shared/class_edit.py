@@ -22,6 +22,7 @@ from lightmigrate.cst.helpers import (
     fresh_name,
     insert_before,
     leading_blank_count,
+    parse_method,
     self_name,
     super_call_attr,
 )
@@ -30,7 +31,16 @@ from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import RuleContext, Site, SourceFile
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 from lightmigrate.rules.shared.method_sites import imports_lightning, imports_lightning_anywhere
-from lightmigrate.rules.shared.aliases import Alias, alias_of, aliased_names, class_aliases, rename_alias_target, retarget_aliases
+from lightmigrate.rules.shared.aliases import (
+    Alias,
+    alias_of,
+    aliased_names,
+    class_aliases,
+    forward_args,
+    rename_alias_target,
+    retarget_alias as _retarget_one,
+    retarget_aliases,
+)
 
 LIGHTNING_HOOK_HINTS = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
@@ -191,6 +201,56 @@ class ClassEditor:
         rename_alias_target(self.items, alias, name, new)
         self.renames[name] = new
         self.changed = True
+
+    def editable(self, name: str) -> Optional[cst.FunctionDef]:
+        """The method ``name``, ready for the rule to change in place (None when the class does
+        not bind it). A change must not reach an alias:
+
+        - ``def on_validation_epoch_end`` that an alias binds too (``on_test_epoch_end =
+          on_validation_epoch_end``): the user's method moves to a private name the alias now
+          binds, and ``on_validation_epoch_end`` becomes a method that calls it;
+        - ``on_test_epoch_end = f`` itself: the alias binds a private name instead
+          (``_on_test_epoch_end = f``), and a method ``on_test_epoch_end`` calling it follows.
+
+        The rule then changes that calling method, and the aliases keep the 1.x functions."""
+        func = self.get(name)
+        alias = self.alias_of(name)
+        if func is None and alias is None:
+            return None
+        if alias is None and not self.aliased(name):
+            return func
+        assert func is not None or alias is not None
+        private = fresh_name("_" + name, taken_names(self.index, self.info) | {
+            item.name.value for item in self.items if isinstance(item, cst.FunctionDef)} | {
+            t for a in class_aliases(self.items) for t in a.targets})
+        if alias is not None:  # ``name = value``
+            value = self.get(alias.value)
+            params = value.params if value is not None else parse_method(
+                "def f(self, *args, **kwargs):\n    pass").params
+            rename_alias_target(self.items, alias, name, private)
+            signature = parse_method("def f():\n    pass").with_changes(params=params)
+            s = self_name(signature)
+            thin = parse_method(f"def {name}():\n    return {s}.{private}({forward_args(signature)})\n")
+            thin = thin.with_changes(params=params)
+            at = alias.item + 1
+            if at < len(self.items):
+                insert_before(self.items, at, [thin])
+            else:
+                self.items.append(thin.with_changes(leading_lines=blank_lines(1)))
+        else:
+            assert func is not None
+            s = self_name(func)
+            thin = parse_method(f"def {name}():\n    return {s}.{private}({forward_args(func)})\n")
+            thin = thin.with_changes(params=func.params)
+            i = self.find(name)
+            assert i is not None
+            self.items[i] = func.with_changes(name=cst.Name(private))
+            insert_before(self.items, i, [thin])
+            for a in class_aliases(self.items):
+                if a.value == name:
+                    _retarget_one(self.items, a, private)
+        self.changed = True
+        return self.get(name)
 
     def _keep_aliases_valid(self) -> None:
         """After the rule's changes: an alias of a method the rule renamed points at the new
