@@ -659,3 +659,147 @@ class B(pl.LightningModule):
     sites = find_sites("model.py", {"model.py": text})
     assert [(s.target, s.data) for s in sites] == [("A", ("test_epoch_end",))]
     assert RULE.find(SourceFile("x.py", HEAD + "class B(pl.LightningModule):\n    pass\n"), RuleContext("x.py")) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Class-body aliases (issue 21 kind 3): they follow the migration instead of naming a method
+# that no longer exists (NameError when the class is defined)
+
+
+def test_alias_of_the_validation_epoch_end_becomes_the_test_stage():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    test_epoch_end = validation_epoch_end
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+
+    def on_validation_epoch_end(self):
+        outputs = self.validation_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._validation_epoch_end(outputs)
+
+    def _validation_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    def on_test_epoch_start(self):
+        loaders = self.trainer.test_dataloaders
+        self.test_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.test_step_outputs[dataloader_idx].append(outputs)
+
+    def on_test_epoch_end(self):
+        outputs = self.test_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._test_epoch_end(outputs)
+
+    _test_epoch_end = _validation_epoch_end
+''',
+    )
+
+
+def test_aliases_of_a_shared_method_for_two_stages():
+    out, findings = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def _shared_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    validation_epoch_end = test_epoch_end = _shared_end
+''')
+    assert "    _validation_epoch_end = _test_epoch_end = _shared_end\n" in out
+    assert "self._validation_epoch_end(outputs)" in out and "self._test_epoch_end(outputs)" in out
+    assert "TODO(lightmigrate)" not in out
+    again, _ = run_rule(RULE, out)
+    assert again == out
+
+
+def test_aliases_of_hooks_the_rule_extends_keep_the_1x_function():
+    # on_test_batch_end / on_test_epoch_end must not collect into (or read) the validation buffer
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        self.seen += 1
+
+    on_test_batch_end = on_validation_batch_end
+
+    def on_validation_epoch_end(self):
+        self.log("seen", float(self.seen))
+
+    on_test_epoch_end = on_validation_epoch_end
+
+    def validation_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+        return self._on_validation_batch_end(outputs, batch, batch_idx, dataloader_idx)
+
+    def _on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        self.seen += 1
+
+    on_test_batch_end = _on_validation_batch_end
+
+    def _on_validation_epoch_end(self):
+        self.log("seen", float(self.seen))
+
+    on_test_epoch_end = _on_validation_epoch_end
+
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_epoch_end(self):
+        outputs = self.validation_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self.log("n", float(len(outputs)))
+        return self._on_validation_epoch_end()
+''',
+    )
+
+
+def test_find_an_alias_bound_stage_and_a_subclass_alias():
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class Model(pl.LightningModule):
+            def validation_epoch_end(self, outputs):
+                pass
+
+            test_epoch_end = validation_epoch_end
+        """, "sub.py": """\
+        from m import Model
+
+
+        class Sub(Model):
+            def _end(self, outputs):
+                pass
+
+            test_epoch_end = _end
+        """}
+    assert find_sites("m.py", files) == [
+        Site(4, 0, "Model", "migrate", ("validation_epoch_end", "test_epoch_end"))]
+    assert find_sites("sub.py", files) == [Site(4, 0, "Sub", "migrate", ("test_epoch_end",))]
+    out, _ = run_rule(RULE, textwrap.dedent(files["sub.py"]), path="sub.py",
+                      project_files={"m.py": textwrap.dedent(files["m.py"])})
+    assert "    _test_epoch_end = _end\n" in out  # overrides the helper the base calls

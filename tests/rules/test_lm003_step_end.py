@@ -327,3 +327,93 @@ class B(pl.LightningModule):
 '''
     sites = find_sites("model.py", {"model.py": text})
     assert [(s.target, s.action, s.data) for s in sites] == [("A", "migrate", ("validation_step_end", "test_step_end"))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Class-body aliases (issue 21 kind 3)
+
+
+def test_aliased_step_and_step_end_give_the_test_stage_its_own_wrapper():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"pred": self(batch), "target": batch}
+
+    test_step = validation_step
+
+    def validation_step_end(self, out):
+        return ((out["pred"] - out["target"]) ** 2).mean()
+
+    test_step_end = validation_step_end
+''',
+        '''\
+class M(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        outputs = self._validation_step(batch, batch_idx)
+        result = self._validation_step_end(outputs)
+        return outputs if result is None else result
+
+    def _validation_step(self, batch, batch_idx):
+        return {"pred": self(batch), "target": batch}
+
+    def test_step(self, batch, batch_idx):
+        outputs = self._test_step(batch, batch_idx)
+        result = self._test_step_end(outputs)
+        return outputs if result is None else result
+
+    _test_step = _validation_step
+
+    def _validation_step_end(self, out):
+        return ((out["pred"] - out["target"]) ** 2).mean()
+
+    _test_step_end = _validation_step_end
+''',
+    )
+
+
+def test_an_aliased_side_effect_hook_is_inlined_not_moved():
+    # moving validation_step_end to on_validation_batch_end would leave the alias naming nothing
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch
+
+    def validation_step_end(self, out):
+        self.log("v", out.sum())
+
+    test_step_end = validation_step_end
+''')
+    assert "    _test_step_end = _validation_step_end\n" in out
+    assert "def test_step(self, *args, **kwargs):" in out
+    assert "on_validation_batch_end" not in out
+    compile(out, "<out>", "exec")
+
+
+def test_alias_of_the_step_follows_the_wrapped_body():
+    # in 1.x test_step ran the raw validation step (no validation_step_end): so it does after
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"x": batch}
+
+    test_step = validation_step
+
+    def validation_step_end(self, out):
+        return out["x"].sum()
+''')
+    assert "    test_step = _validation_step\n" in out
+
+
+def test_find_an_alias_bound_step_end():
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class Model(pl.LightningModule):
+            def _end(self, out):
+                return out
+
+            test_step_end = _end
+        """}
+    assert find_sites("m.py", files) == [Site(4, 0, "Model", "migrate", ("test_step_end",))]
