@@ -56,7 +56,8 @@ from lightmigrate.cst.helpers import (
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.class_edit import ast_class_defs, calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.mro import mixin_shadowing
 from lightmigrate.rules.shared.aliases import ast_alias_bound
 from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.stage_hooks import (
@@ -239,7 +240,7 @@ class _ClassMigration(StageHookEditor):
         use_helper = _uses_helper(self.index, self.info, stage) or self.aliased(stage.old)
         if not use_helper and existing_end is not None:
             use_helper = not self._merge_safe(old, existing_end, param)
-        if not use_helper and existing_end is None and self.h.may_inherit(stage.new) and old_facts.has_return:
+        if not use_helper and existing_end is None and self.inherits_hook(stage.new) and old_facts.has_return:
             use_helper = True
         needs_buffer = use_helper or old_facts.uses(param)
 
@@ -250,7 +251,7 @@ class _ClassMigration(StageHookEditor):
 
         super_tail = (
             parse_statements(f"super().{stage.new}()")
-            if existing_end is None and self.h.may_inherit(stage.new) else []
+            if existing_end is None and self.inherits_hook(stage.new) else []
         )
         if use_helper:
             self._dispatch(stage, s, param, buf, helper, existing_end, super_tail, before=stage.old)
@@ -316,7 +317,7 @@ class _ClassMigration(StageHookEditor):
         self._add_buffer_hooks(stage, s, buf, before=helper)
         existing_end = self.editable(stage.new)
         super_tail = (parse_statements(f"super().{stage.new}()")
-                      if existing_end is None and self.h.may_inherit(stage.new) else [])
+                      if existing_end is None and self.inherits_hook(stage.new) else [])
         self._dispatch(stage, s, param, buf, helper, existing_end, super_tail, before=helper)
         self.fixed(f"{stage.old} (an alias of {alias.value}) kept as {helper} and called from {stage.new} "
                    f"with the outputs collected in self.{buf}")
@@ -356,7 +357,7 @@ class _ClassMigration(StageHookEditor):
         else:
             func = parse_method(f"def {stage.start}({s}):\n    pass")
             func = with_body(func, _reset(stage, s, buf, "loaders"))
-            if self.h.may_inherit(stage.start):
+            if self.inherits_hook(stage.start):
                 func = append_statements(func, parse_statements(f"super().{stage.start}()"))
             new_funcs.append(func)
         end = self.editable(stage.batch_end)
@@ -367,7 +368,7 @@ class _ClassMigration(StageHookEditor):
                    else f"{s}, outputs, batch, batch_idx, dataloader_idx=0")
             func = parse_method(f"def {stage.batch_end}({sig}):\n    pass")
             func = with_body(func, _collect(stage, s, buf, "outputs", "dataloader_idx"))
-            if self.h.may_inherit(stage.batch_end):
+            if self.inherits_hook(stage.batch_end):
                 args = sig.split(", ", 1)[1].replace("=0", "")
                 func = append_statements(func, parse_statements(f"super().{stage.batch_end}({args})"))
             new_funcs.append(func)
@@ -510,7 +511,8 @@ class EpochEndRule(Rule):
     guide = (f"{GUIDE} (1.9 advanced rows: 'used training_epoch_end', 'used validation_epoch_end', "
              "'used test_epoch_end', 'used on_predict_epoch_end with results'; PRs 16520, 16655)")
     safety = Safety.PRESERVING
-    triggers = ("_epoch_end",)
+    # ("_epoch_start" and "_batch_end": a mixin's hook that shadows the buffer hooks, issue 21)
+    triggers = ("_epoch_end", "_epoch_start", "_batch_end")
     description = (
         "Lightning 2.0 removed `training_epoch_end`, `validation_epoch_end` and `test_epoch_end` "
         "(fit/validate/test raise NotImplementedError while they exist) and calls "
@@ -660,11 +662,117 @@ class Model(pl.LightningModule):
             work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info))
             if work:
                 sites.append(found.site("migrate", work))
-        return sites
+        return sites + _mixin_sites(source, ctx)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
-        only = frozenset(site.target for site in sites)
-        return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS, only=only)
+        only = frozenset(site.target for site in sites if site.action != "mixin")
+        if only:
+            module = migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS, only=only)
+        mixins = {site.target: site for site in sites if site.action == "mixin"}
+        if mixins:
+            module = transform(module, _MixinHooks(module, ctx, mixins))  # type: ignore[assignment]
+        return module
+
+
+# ---------------------------------------------------------------------------------------------
+# Mixins that shadow the buffer hooks (issue 21 kind 2)
+
+BUFFER_HOOKS = {h: stage for stage in STAGES for h in (stage.start, stage.batch_end, stage.new)}
+# what Lightning 2.x passes to each buffer hook after ``self`` (at most)
+_HOOK_ARITY = {h: (0 if h in (stage.start, stage.new) else 3 if stage is TRAIN else 4)
+               for h, stage in BUFFER_HOOKS.items()}
+
+
+def _mixin_sites(source: SourceFile, ctx: RuleContext) -> List[Site]:
+    """One site (action "mixin") per class of ``source`` whose hook (``on_validation_batch_end``
+    ...) comes before, in some LightningModule's MRO, the class whose epoch-end hook this rule
+    migrates, and does not call ``super()``: the buffer hooks written there would never run
+    (``class Model(LoggingMixin, Base)``). Its data: ``(hook, owner, subclass, super_args, why)``
+    per hook, ``super_args`` the arguments ``super().hook(...)`` passes on, ``why`` (None: add
+    that call first in the hook) the reason it cannot be added faithfully."""
+    index = ctx.project
+    if not index.has_path(ctx.path):
+        index.add_source(source.text, ctx.path, tree=source.tree)
+    candidates = [c for c in index.classes_in(ctx.path)
+                  if any(h in c.methods and h not in c.super_calls.get(h, ()) for h in BUFFER_HOOKS)]
+    if not candidates:
+        return []
+    sites = []
+    for node in ast_class_defs(source.tree):
+        info = index.resolve(node.name, ctx.path)
+        if info is None or info not in candidates or not _indented_body(source.text, node):
+            continue
+        methods = class_methods(node)
+        inherited = inherited_methods(index, info)
+        work = []
+        for hook, stage in BUFFER_HOOKS.items():
+            func = methods.get(hook)
+            if func is None or ast_calls_super(func, hook) or stage.old in info.methods or stage.old in inherited:
+                continue  # (a class that has the old hook is the stage migration's)
+            shadow = mixin_shadowing(index, info, hook, stage.old)
+            if shadow is None:
+                continue
+            args = _super_args(func, _HOOK_ARITY[hook])
+            why = shadow.why or (None if args is not None else
+                                 f"its signature does not take what 2.x passes to {hook}")
+            work.append((hook, shadow.owner, shadow.subclass, args, why))
+        if work:
+            sites.append(Site(node.lineno, node.col_offset, info.name, "mixin", tuple(work)))
+    return sites
+
+
+def _super_args(func: AstFunction, arity: int) -> Optional[str]:
+    """The arguments a call ``super().hook(...)`` at the start of ``func`` passes on: its first
+    ``arity`` parameters after ``self`` (then ``*args``/``**kwargs`` when it has fewer); None
+    when its signature cannot take what Lightning passes."""
+    a = func.args
+    names = [p.arg for p in (*a.posonlyargs, *a.args)][1:]
+    required = len(names) - len(a.defaults)
+    if required > arity:
+        return None
+    if len(names) >= arity:
+        return ", ".join(names[:arity])
+    if a.vararg is None:
+        return None
+    return ", ".join([*names, "*" + a.vararg.arg, *(["**" + a.kwarg.arg] if a.kwarg else [])])
+
+
+class _MixinHooks(PrunedTransformer):
+    """Carries out the "mixin" sites: ``super().hook(...)`` first in the mixin's hook, so the
+    buffer hook of the class after it runs first, as the epoch-end body ran before the module's
+    hooks in 1.x; a marker where that call would run code 1.x skipped."""
+
+    def __init__(self, module: cst.Module, ctx: RuleContext, sites: Dict[str, Site]) -> None:
+        self.module = module
+        self.ctx = ctx
+        self.sites = sites
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        site = self.sites.get(original.name.value)
+        if site is None or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        work = {hook: rest for hook, *rest in site.data}  # type: ignore[union-attr]
+        items = list(updated.body.body)
+        last = {item.name.value: i for i, item in enumerate(items) if isinstance(item, cst.FunctionDef)}
+        originals = {item.name.value: item for item in getattr(original.body, "body", ())
+                     if isinstance(item, cst.FunctionDef)}
+        for hook, (owner, subclass, args, why) in work.items():
+            i = last.get(hook)
+            if i is None:
+                continue
+            func = items[i]
+            line, col = self.ctx.position(self.module, originals.get(hook, original))
+            stage = BUFFER_HOOKS[hook]
+            if why is None:
+                items[i] = prepend_statements(func, parse_statements(f"super().{hook}({args})"))
+                self.ctx.report(CODE, f"{original.name.value}.{hook} now calls super() first: in {subclass} it "
+                                      f"comes before {owner}, whose {hook} does the work of {stage.old}",
+                                Kind.FIXED, line, col)
+            else:
+                items[i] = add_marker(func, CODE, f"in {subclass} this {hook} comes before {owner}'s, which "
+                                                  f"does the work of {stage.old}, and does not call super(); "
+                                                  f"{why}: call both by hand")
+        return updated.with_changes(body=updated.body.with_changes(body=items))
 
 
 def _class_work(text: str, node: ast.ClassDef, methods: Dict[str, AstFunction],

@@ -52,6 +52,7 @@ from lightmigrate.cst.helpers import (
 from lightmigrate.analysis.project import ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.aliases import ast_alias_bound
+from lightmigrate.rules.shared.mro import shadowed_by
 from lightmigrate.rules.shared.class_edit import hook_classes, migrate_classes, taken_names
 from lightmigrate.rules.shared.stage_hooks import StageHookEditor, class_methods, inherited_methods, stage_changes
 from lightmigrate.cst.walk import walk
@@ -299,6 +300,9 @@ class _StepEndMigration(StageHookEditor):
             return "an alias in the class body binds it"
         if any({stage.end, stage.batch_end} & d.methods for d in self.h.descendants):
             return f"subclasses override {stage.end} or {stage.batch_end}"
+        shadow = shadowed_by(self.index, self.info, stage.batch_end)
+        if shadow is not None:
+            return f"{shadow}.{stage.batch_end} comes before this class in a subclass's MRO"
         why = _not_side_effect_only(end, param_names(end)[1], stage.training)
         if why:
             return why
@@ -312,7 +316,7 @@ class _StepEndMigration(StageHookEditor):
             a, b = BodyFacts(stmts), BodyFacts(body_of(existing))
             if a.has_scope_decl or b.has_scope_decl or (a.bound & (b.loaded - b.bound)) or (b.bound & (a.loaded - a.bound)):
                 return f"its local names clash with the existing {stage.batch_end}"
-        elif early_returns and self.h.may_inherit(stage.batch_end):
+        elif early_returns and self.inherits_hook(stage.batch_end):
             return "an early return would skip the inherited batch-end hook"
         return None
 
@@ -336,7 +340,7 @@ class _StepEndMigration(StageHookEditor):
             args = ", ".join(fresh_name(a.split("=")[0], taken) + ("=0" if "=" in a else "") for a in args.split(", "))
         new = parse_method(f"def {stage.batch_end}({s}, {p}, {args}):\n    pass")
         new = with_body(new, stmts)
-        if self.h.may_inherit(stage.batch_end):
+        if self.inherits_hook(stage.batch_end):
             passed = ", ".join([p, *(a.split("=")[0] for a in args.split(", "))])
             new = append_statements(new, parse_statements(f"super().{stage.batch_end}({passed})"))
         new = new.with_changes(leading_lines=end.leading_lines, decorators=end.decorators)
