@@ -417,3 +417,59 @@ def test_find_an_alias_bound_step_end():
             test_step_end = _end
         """}
     assert find_sites("m.py", files) == [Site(4, 0, "Model", "migrate", ("test_step_end",))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Mixins earlier in the MRO (issue 21 kind 2)
+
+
+def test_a_side_effect_hook_is_inlined_when_a_mixin_would_shadow_the_batch_end_hook():
+    src = '''\
+class CountingMixin:
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        self.seen += 1
+
+
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def validation_step_end(self, out):
+        self.log("v", out)
+
+
+class Model(CountingMixin, Base):
+    pass
+'''
+    out, findings = run_rule(RULE, HEAD + src)
+    assert "def on_validation_batch_end(self, out," not in out  # not moved there: the mixin's would win
+    assert "        result = self._validation_step_end(outputs)\n" in out
+    assert any("CountingMixin.on_validation_batch_end comes before this class" in f.message for f in findings)
+    again, _ = run_rule(RULE, out)
+    assert again == out
+    # without the subclass, the hook moves as before
+    alone, _ = run_rule(RULE, HEAD + src.split("\n\nclass Model")[0] + "\n")
+    assert "    def on_validation_batch_end(self, out, batch, batch_idx, dataloader_idx=0):\n" in alone
+
+
+def test_a_moved_hook_calls_super_when_a_later_class_of_the_mro_defines_it():
+    out, _ = run_rule(RULE, HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def validation_step_end(self, out):
+        self.log("v", out)
+
+
+class Counting(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        self.seen += 1
+
+
+class Model(Base, Counting):
+    pass
+''')
+    assert ("    def on_validation_batch_end(self, out, batch, batch_idx, dataloader_idx=0):\n"
+            "        self.log(\"v\", out)\n"
+            "        super().on_validation_batch_end(out, batch, batch_idx, dataloader_idx)\n") in out
