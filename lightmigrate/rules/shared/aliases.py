@@ -152,3 +152,31 @@ def forward_args(func: cst.FunctionDef) -> str:
     if params.star_kwarg is not None:
         parts.append("**" + params.star_kwarg.name.value)
     return ", ".join(parts)
+
+
+def keep_aliases_valid(items: List[cst.CSTNode], renames: Dict[str, str], original: Iterable[str],
+                       code: str, reshaped: Optional[Dict[str, str]] = None) -> None:
+    """After a rule's changes to a class body (``items``, changed in place): an alias of a
+    method the rule renamed (``renames``: old -> new, for methods whose calls keep their shape)
+    points at the new name, as the renamed calls do; so does an alias of a method renamed with
+    other parameters (``reshaped``), with a marker (its callers pass the old ones); an alias of
+    one of the ``original`` methods that the class no longer binds gets a marker (a
+    ``NameError`` otherwise)."""
+    from lightmigrate.cst.helpers import add_marker  # (helpers imports nothing from here)
+
+    original = list(original)
+    retarget_aliases(items, renames, original)
+    for name in retarget_aliases(items, reshaped or {}, original):
+        for a in class_aliases(items):
+            if a.value == (reshaped or {})[name]:
+                why = (f"`{', '.join(a.targets)} = {a.value}`: {name} became {a.value}, which takes other "
+                       "parameters; check the callers of the alias")
+                items[a.item] = add_marker(items[a.item], code, why)
+    bound = {item.name.value for item in items if isinstance(item, cst.FunctionDef)}
+    for a in class_aliases(items):
+        bound.update(a.targets)
+    for a in class_aliases(items):
+        if a.value in original and a.value not in bound:
+            why = (f"`{', '.join(a.targets)} = {a.value}`: {a.value} was renamed or replaced; point the alias "
+                   "at its 2.x equivalent by hand")
+            items[a.item] = add_marker(items[a.item], code, why)

@@ -37,6 +37,7 @@ from lightmigrate.rules.shared.aliases import (
     aliased_names,
     class_aliases,
     forward_args,
+    keep_aliases_valid,
     rename_alias_target,
     retarget_alias as _retarget_one,
     retarget_aliases,
@@ -253,20 +254,9 @@ class ClassEditor:
         return self.get(name)
 
     def _keep_aliases_valid(self) -> None:
-        """After the rule's changes: an alias of a method the rule renamed points at the new
-        name (the method's 1.x body, as the renamed calls do); an alias of a method the class
-        no longer binds gets a marker."""
         original = [item.name.value for item in getattr(self.original.body, "body", ())
                     if isinstance(item, cst.FunctionDef)]
-        retarget_aliases(self.items, self.renames, original)
-        bound = {item.name.value for item in self.items if isinstance(item, cst.FunctionDef)}
-        for a in class_aliases(self.items):
-            bound.update(a.targets)
-        for a in class_aliases(self.items):
-            if a.value in original and a.value not in bound:
-                why = (f"`{', '.join(a.targets)} = {a.value}`: this rule replaced {a.value}; point the alias "
-                       "at its 2.x equivalent by hand")
-                self.items[a.item] = add_marker(self.items[a.item], self.code, why)
+        keep_aliases_valid(self.items, self.renames, original, self.code)
 
     def find(self, name: str) -> Optional[int]:
         found = None
