@@ -79,7 +79,7 @@ def _lightning_classes(index: ProjectIndex, info: ClassInfo) -> List[ClassInfo]:
 
 
 def _after(order: List[Entry], info: ClassInfo) -> List[Entry]:
-    return order[order.index(info) + 1:]
+    return order[order.index(info) + 1:] if info in order else []
 
 
 def _next_definer(after: List[Entry], name: str) -> Tuple[Optional[Entry], bool]:
@@ -118,7 +118,7 @@ def shadowed_by(index: ProjectIndex, info: ClassInfo, name: str) -> Optional[str
         order = linearize(index, c, memo)
         if order is None:
             return c.name
-        for e in order[:order.index(info)]:
+        for e in order[:order.index(info)] if info in order else ():
             if isinstance(e, ClassInfo) and name in e.methods:
                 return e.name
     return None
