@@ -38,10 +38,12 @@ from lightmigrate.cst.helpers import (
     Statement,
     add_marker,
     append_statements,
+    blank_lines,
     body_of,
     drop_docstring,
     fresh_name,
     has_star_params,
+    insert_before,
     keep_only_params,
     param_names,
     parse_method,
@@ -57,7 +59,7 @@ from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import ast_class_defs, calls_super, hook_classes, migrate_classes, taken_names
-from lightmigrate.rules.shared.mro import mixin_shadowing
+from lightmigrate.rules.shared.mro import injection_covers, injection_point, mixin_shadowing
 from lightmigrate.rules.shared.aliases import ast_alias_bound
 from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.stage_hooks import (
@@ -151,7 +153,7 @@ def _uses_helper(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
     """Whether the family of ``top`` needs the old hook kept as a callable helper."""
     hooks = {stage.old, stage.new, stage.start, stage.batch_end}
     for c in index.descendants(top):
-        if hooks & c.methods:
+        if hooks & c.methods or injection_point(index, c, stage.new, stage.old):
             return True
     return any(stage.old in c.self_calls for c in [top, *index.descendants(top)])
 
@@ -414,6 +416,59 @@ class _ClassMigration(StageHookEditor):
                 )
             self.set(name, func)
             self.fixed(f"{name} overrides the hook that collects outputs for {stage.old}; collection added", name)
+        self._inject_before_mixins(stage, buf, helper)
+
+    def _inject_before_mixins(self, stage: Stage, buf: str, helper: str) -> None:
+        """A mixin this class lists before the owner of the buffer shadows one of its hooks and
+        cannot call super() faithfully (``injection_point``): this class does the work in its own
+        hook, then hands on to the mixin's with super(), which ends the chain as in 1.x."""
+        added = 0  # new hooks go before the class's first method, in stage order
+        for name in (stage.start, stage.batch_end, stage.new):
+            mixin = injection_point(self.index, self.info, name, stage.old)
+            if mixin is None:
+                continue
+            func = self.get(name)
+            if func is not None and not calls_super(func, name):
+                continue  # (done above)
+            if func is None:
+                s = "self"
+                if name == stage.start:
+                    func = with_body(parse_method(f"def {name}({s}):\n    pass"), _reset(stage, s, buf, "loaders"))
+                    tail = f"super().{name}()"
+                elif name == stage.batch_end:
+                    sig = ("outputs, batch, batch_idx" if stage.loaders is None
+                           else "outputs, batch, batch_idx, dataloader_idx=0")
+                    func = with_body(parse_method(f"def {name}({s}, {sig}):\n    pass"),
+                                     _collect(stage, s, buf, "outputs", "dataloader_idx"))
+                    tail = f"super().{name}({sig.replace('=0', '')})"
+                else:
+                    func = with_body(parse_method(f"def {name}({s}):\n    pass"),
+                                     [*_gather(stage, s, buf, "outputs"), *parse_statements(f"{s}.{helper}(outputs)")])
+                    tail = f"super().{name}()"
+                func = append_statements(func, parse_statements(tail))
+                defs = [i for i, item in enumerate(self.items) if isinstance(item, cst.FunctionDef)]
+                if len(defs) > added:
+                    insert_before(self.items, defs[added], [func])
+                else:
+                    self.items.append(func.with_changes(leading_lines=blank_lines(1)))
+                added += 1
+                self.changed = True
+            else:
+                func = self.editable(name)
+                assert func is not None
+                if name == stage.start:
+                    func = self._with_reset(stage, func, buf)
+                elif name == stage.batch_end:
+                    func = self._with_collect(stage, func, buf)
+                else:
+                    facts = BodyFacts(body_of(func))
+                    local = fresh_name("outputs", facts.loaded | facts.bound)
+                    es = self_name(func)
+                    func = prepend_statements(
+                        func, [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")])
+                self.set(name, func)
+            self.fixed(f"{mixin}.{name} comes first in the MRO and ends the chain without super(): "
+                       f"the work for {stage.old} is done in {self.info.name}.{name}, which then calls it")
 
     # -- predict -------------------------------------------------------------------------------
 
@@ -523,7 +578,10 @@ class EpochEndRule(Rule):
         "otherwise, reset at every epoch start so sanity-check outputs never reach epoch 0; "
         "predictions one list per dataloader. Existing hooks are merged, inheritance and "
         "super() calls keep their 1.9 dispatch, and buffer names never collide with existing "
-        "attributes. Multi-optimizer and TBPTT training outputs get a marker."
+        "attributes. A mixin earlier in a subclass's MRO whose hooks would shadow the buffer hooks "
+        "calls super() first (or, where that would run code 1.9 skipped, the subclass does the work "
+        "before calling the mixin's hook); class-body aliases such as `test_epoch_end = "
+        "validation_epoch_end` follow the migration. Multi-optimizer and TBPTT training outputs get a marker."
     )
 
     examples = (
@@ -659,7 +717,8 @@ class Model(pl.LightningModule):
                 if HOOKS & methods.keys():
                     sites.append(found.site("mark"))
                 continue
-            work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info))
+            work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info),
+                               ctx.project, found.info)
             if work:
                 sites.append(found.site("migrate", work))
         return sites + _mixin_sites(source, ctx)
@@ -710,8 +769,8 @@ def _mixin_sites(source: SourceFile, ctx: RuleContext) -> List[Site]:
             if func is None or ast_calls_super(func, hook) or stage.old in info.methods or stage.old in inherited:
                 continue  # (a class that has the old hook is the stage migration's)
             shadow = mixin_shadowing(index, info, hook, stage.old)
-            if shadow is None:
-                continue
+            if shadow is None or (shadow.why is not None and injection_covers(index, info, hook, stage.old)):
+                continue  # (covered: the classes that list this mixin do the work)
             args = _super_args(func, _HOOK_ARITY[hook])
             why = shadow.why or (None if args is not None else
                                  f"its signature does not take what 2.x passes to {hook}")
@@ -776,7 +835,8 @@ class _MixinHooks(PrunedTransformer):
 
 
 def _class_work(text: str, node: ast.ClassDef, methods: Dict[str, AstFunction],
-                inherited: FrozenSet[str]) -> Tuple[str, ...]:
+                inherited: FrozenSet[str], index: Optional[ProjectIndex] = None,
+                info: Optional[ClassInfo] = None) -> Tuple[str, ...]:
     """What ``_ClassMigration`` changes in the class ``node`` of ``text``: the old hooks of the
     stages it migrates (defined, bound by an alias, or inherited), and PREDICT_HOOK."""
     work = []
@@ -791,6 +851,10 @@ def _class_work(text: str, node: ast.ClassDef, methods: Dict[str, AstFunction],
                  if name in methods and not ast_calls_super(methods[name], name)]
         if stage_changes(methods, inherited, stage.old, below):
             work.append(stage.old)
+        elif (index is not None and info is not None and stage.old in inherited and indented
+              and any(injection_point(index, info, name, stage.old)
+                      for name in (stage.start, stage.batch_end, stage.new))):
+            work.append(stage.old)  # a mixin it lists shadows the buffer hooks: it does the work
     predict = methods.get(PREDICT_HOOK)
     if predict is not None and _takes_results(predict):
         work.append(PREDICT_HOOK)

@@ -162,3 +162,50 @@ def mixin_shadowing(index: ProjectIndex, mixin: ClassInfo, name: str, old_hook: 
     if found is None:
         return None
     return Shadowing(found[0], found[1], why or None)
+
+
+def injection_point(index: ProjectIndex, info: ClassInfo, name: str, old_hook: str) -> Optional[str]:
+    """When ``info`` inherits ``old_hook`` and lists among its bases a mixin whose hook ``name``
+    shadows the one written for ``old_hook`` and cannot call ``super()`` faithfully
+    (:func:`mixin_shadowing` gives a reason): the mixin's name. The rule then writes the work
+    into ``info`` itself, before the mixin in its MRO, and passes on to the mixin with
+    ``super()``: the mixin's hook stops the chain there, as it did in 1.x. None otherwise."""
+    if old_hook in info.methods:
+        return None
+    order = linearize(index, info)
+    if order is None:
+        return None
+    definers = [i for i, e in enumerate(order) if isinstance(e, ClassInfo) and old_hook in e.methods]
+    if not definers:
+        return None
+    for i, e in enumerate(order[1:definers[0]], start=1):
+        if not isinstance(e, ClassInfo):
+            return None
+        if name not in e.methods:
+            continue
+        # the first class after ``info`` that defines ``name``: one of its own bases?
+        direct = [index.resolve(b.rsplit(".", 1)[-1], info.path) for b in info.bases]
+        if e not in direct or name in e.super_calls.get(name, ()) or old_hook in e.methods:
+            return None
+        shadow = mixin_shadowing(index, e, name, old_hook)
+        return e.name if shadow is not None and shadow.why is not None else None
+    return None
+
+
+def injection_covers(index: ProjectIndex, mixin: ClassInfo, name: str, old_hook: str) -> bool:
+    """Whether every LightningModule in whose MRO ``mixin`` comes before a class defining
+    ``old_hook`` gets the work from a class that lists ``mixin`` (:func:`injection_point`), so
+    the mixin itself needs no marker."""
+    memo: Dict[Tuple[str, str], Optional[List[Entry]]] = {}
+    for c in _lightning_classes(index, mixin):
+        order = linearize(index, c, memo)
+        if order is None or mixin not in order:
+            return False
+        after = _after(order, mixin)
+        if not any(isinstance(e, ClassInfo) and old_hook in e.methods for e in after):
+            continue
+        listing = [e for e in order[:order.index(mixin)] if isinstance(e, ClassInfo)
+                   and mixin in [index.resolve(b.rsplit(".", 1)[-1], e.path) for b in e.bases]]
+        if not listing or injection_point(index, listing[-1], name, old_hook) != mixin.name:
+            return False
+    return True
