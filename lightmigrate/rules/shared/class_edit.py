@@ -27,10 +27,6 @@ from lightmigrate.cst.helpers import (
     super_call_attr,
 )
 from lightmigrate.output.findings import Kind
-from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
-from lightmigrate.rules.base import RuleContext, Site, SourceFile
-from lightmigrate.cst.walk import transform, PrunedTransformer, walk
-from lightmigrate.rules.shared.method_sites import imports_lightning, imports_lightning_anywhere
 from lightmigrate.rules.shared.aliases import (
     Alias,
     alias_of,
@@ -42,6 +38,10 @@ from lightmigrate.rules.shared.aliases import (
     retarget_alias as _retarget_one,
     retarget_aliases,
 )
+from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
+from lightmigrate.rules.base import RuleContext, Site, SourceFile
+from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.rules.shared.method_sites import imports_lightning, imports_lightning_anywhere
 
 LIGHTNING_HOOK_HINTS = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers"}
