@@ -38,10 +38,12 @@ from lightmigrate.cst.helpers import (
     Statement,
     add_marker,
     append_statements,
+    blank_lines,
     body_of,
     drop_docstring,
     fresh_name,
     has_star_params,
+    insert_before,
     keep_only_params,
     param_names,
     parse_method,
@@ -56,7 +58,9 @@ from lightmigrate.cst.helpers import (
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.class_edit import ast_class_defs, calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.mro import injection_covers, injection_point, mixin_shadowing
+from lightmigrate.rules.shared.aliases import ast_alias_bound
 from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.stage_hooks import (
     AstFunction,
@@ -149,7 +153,7 @@ def _uses_helper(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
     """Whether the family of ``top`` needs the old hook kept as a callable helper."""
     hooks = {stage.old, stage.new, stage.start, stage.batch_end}
     for c in index.descendants(top):
-        if hooks & c.methods:
+        if hooks & c.methods or injection_point(index, c, stage.new, stage.old):
             return True
     return any(stage.old in c.self_calls for c in [top, *index.descendants(top)])
 
@@ -180,23 +184,9 @@ class _ClassMigration(StageHookEditor):
             )
 
     def migrate(self) -> None:
-        self._mark_aliases()
         for stage in STAGES:
             self._migrate_stage(stage)
         self._migrate_predict()
-
-    def _mark_aliases(self) -> None:
-        for i, item in enumerate(self.items):
-            if not isinstance(item, cst.SimpleStatementLine):
-                continue
-            for small in item.body:
-                if isinstance(small, cst.Assign) and any(
-                    isinstance(t.target, cst.Name) and t.target.value in OLD_HOOKS for t in small.targets
-                ):
-                    why = ("epoch-end hook assigned as an attribute; define the matching on_*_epoch_end "
-                           "that calls the shared method with the collected outputs")
-                    self.items[i] = add_marker(item, CODE, why)
-                    self.changed = True
 
     # -- one stage -----------------------------------------------------------------------------
 
@@ -220,6 +210,10 @@ class _ClassMigration(StageHookEditor):
         return None
 
     def _migrate_stage(self, stage: Stage) -> None:
+        alias = self.alias_of(stage.old)
+        if alias is not None:
+            self._migrate_alias(stage, alias)
+            return
         found = self.stage_hook(stage.old, partial(self._blocked, stage))
         if found is None:
             return
@@ -243,11 +237,12 @@ class _ClassMigration(StageHookEditor):
         s = self_name(old)
         param = param_names(old)[1]
         old_facts = BodyFacts(body_of(old))
-        existing_end = self.get(stage.new)
-        use_helper = _uses_helper(self.index, self.info, stage)
+        existing_end = self.editable(stage.new)
+        # an alias of the hook (``test_epoch_end = validation_epoch_end``) needs it callable
+        use_helper = _uses_helper(self.index, self.info, stage) or self.aliased(stage.old)
         if not use_helper and existing_end is not None:
             use_helper = not self._merge_safe(old, existing_end, param)
-        if not use_helper and existing_end is None and self.h.may_inherit(stage.new) and old_facts.has_return:
+        if not use_helper and existing_end is None and self.inherits_hook(stage.new) and old_facts.has_return:
             use_helper = True
         needs_buffer = use_helper or old_facts.uses(param)
 
@@ -258,20 +253,10 @@ class _ClassMigration(StageHookEditor):
 
         super_tail = (
             parse_statements(f"super().{stage.new}()")
-            if existing_end is None and self.h.may_inherit(stage.new) else []
+            if existing_end is None and self.inherits_hook(stage.new) else []
         )
         if use_helper:
-            local = fresh_name(param, [])
-            dispatch = [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
-            if existing_end is not None:
-                facts = BodyFacts(body_of(existing_end))
-                local = fresh_name(param, facts.loaded | facts.bound)
-                es = self_name(existing_end)
-                dispatch = [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")]
-                self.set(stage.new, prepend_statements(existing_end, dispatch))
-            else:
-                new = parse_method(f"def {stage.new}({s}):\n    pass")
-                self.insert_before(stage.old, [with_body(new, [*dispatch, *super_tail])])
+            self._dispatch(stage, s, param, buf, helper, existing_end, super_tail, before=stage.old)
             self.set(stage.old, old.with_changes(name=cst.Name(helper)))
             self.renames[stage.old] = helper
             self.fixed(f"{stage.old} kept as {helper}(outputs) and called from {stage.new} "
@@ -292,6 +277,52 @@ class _ClassMigration(StageHookEditor):
         how = "with the outputs collected in self." + buf if needs_buffer else "(outputs was unused)"
         merged_note = f", merged with the existing {stage.new}" if existing_end is not None else ""
         self.fixed(f"{stage.old} -> {stage.new} {how}{merged_note}", stage.old)
+
+    def _dispatch(self, stage: Stage, s: str, param: str, buf: str, helper: str,
+                  existing_end: Optional[cst.FunctionDef], super_tail: List[Statement], before: str) -> None:
+        """``on_*_epoch_end`` hands the collected outputs to ``helper`` first: prepended to the
+        existing hook, or a new hook inserted before ``before``."""
+        if existing_end is not None:
+            facts = BodyFacts(body_of(existing_end))
+            local = fresh_name(param, facts.loaded | facts.bound)
+            es = self_name(existing_end)
+            dispatch = [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")]
+            self.set(stage.new, prepend_statements(existing_end, dispatch))
+        else:
+            local = fresh_name(param, [])
+            dispatch = [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
+            new = parse_method(f"def {stage.new}({s}):\n    pass")
+            self.insert_before(before, [with_body(new, [*dispatch, *super_tail])])
+
+    def _migrate_alias(self, stage: Stage, alias) -> None:
+        """The old hook is bound by an alias (``test_epoch_end = validation_epoch_end``): the
+        alias binds the helper instead (``_test_epoch_end = _validation_epoch_end``, its value
+        following the method's own migration) and ``on_*_epoch_end`` calls it with the collected
+        outputs, as 1.9 called the aliased method."""
+        value = self.get(alias.value)
+        why = self._blocked(stage, value if value is not None else parse_method("def f(self, outputs):\n    pass"))
+        if why:
+            self.items[alias.item] = add_marker(self.items[alias.item], CODE, f"{stage.old} = {alias.value}: {why}")
+            self.changed = True
+            return
+        top = self.h.top_definer(stage.old)
+        buf, helper = _names_for(self.index, top, stage)
+        self._note_callback_order(stage)
+        self.rename_alias(stage.old, helper)
+        if top is not self.info:
+            self.fixed(f"{stage.old} (an alias of {alias.value}) kept as {helper}, called from the inherited "
+                       f"{stage.new}")
+            self._inject_into_own_hooks(stage, buf, helper)
+            return
+        s = "self"
+        param = "outputs"
+        self._add_buffer_hooks(stage, s, buf, before=helper)
+        existing_end = self.editable(stage.new)
+        super_tail = (parse_statements(f"super().{stage.new}()")
+                      if existing_end is None and self.inherits_hook(stage.new) else [])
+        self._dispatch(stage, s, param, buf, helper, existing_end, super_tail, before=helper)
+        self.fixed(f"{stage.old} (an alias of {alias.value}) kept as {helper} and called from {stage.new} "
+                   f"with the outputs collected in self.{buf}")
 
     def _merge_safe(self, old: cst.FunctionDef, existing: cst.FunctionDef, param: str) -> bool:
         a = BodyFacts(body_of(old))
@@ -322,16 +353,16 @@ class _ClassMigration(StageHookEditor):
 
     def _add_buffer_hooks(self, stage: Stage, s: str, buf: str, before: str) -> None:
         new_funcs = []
-        start = self.get(stage.start)
+        start = self.editable(stage.start)
         if start is not None:
             self.set(stage.start, self._with_reset(stage, start, buf))
         else:
             func = parse_method(f"def {stage.start}({s}):\n    pass")
             func = with_body(func, _reset(stage, s, buf, "loaders"))
-            if self.h.may_inherit(stage.start):
+            if self.inherits_hook(stage.start):
                 func = append_statements(func, parse_statements(f"super().{stage.start}()"))
             new_funcs.append(func)
-        end = self.get(stage.batch_end)
+        end = self.editable(stage.batch_end)
         if end is not None:
             self.set(stage.batch_end, self._with_collect(stage, end, buf))
         else:
@@ -339,7 +370,7 @@ class _ClassMigration(StageHookEditor):
                    else f"{s}, outputs, batch, batch_idx, dataloader_idx=0")
             func = parse_method(f"def {stage.batch_end}({sig}):\n    pass")
             func = with_body(func, _collect(stage, s, buf, "outputs", "dataloader_idx"))
-            if self.h.may_inherit(stage.batch_end):
+            if self.inherits_hook(stage.batch_end):
                 args = sig.split(", ", 1)[1].replace("=0", "")
                 func = append_statements(func, parse_statements(f"super().{stage.batch_end}({args})"))
             new_funcs.append(func)
@@ -370,6 +401,8 @@ class _ClassMigration(StageHookEditor):
             func = self.get(name)
             if func is None or calls_super(func, name):
                 continue
+            func = self.editable(name)
+            assert func is not None
             if name == stage.start:
                 func = self._with_reset(stage, func, buf)
             elif name == stage.batch_end:
@@ -383,6 +416,59 @@ class _ClassMigration(StageHookEditor):
                 )
             self.set(name, func)
             self.fixed(f"{name} overrides the hook that collects outputs for {stage.old}; collection added", name)
+        self._inject_before_mixins(stage, buf, helper)
+
+    def _inject_before_mixins(self, stage: Stage, buf: str, helper: str) -> None:
+        """A mixin this class lists before the owner of the buffer shadows one of its hooks and
+        cannot call super() faithfully (``injection_point``): this class does the work in its own
+        hook, then hands on to the mixin's with super(), which ends the chain as in 1.x."""
+        added = 0  # new hooks go before the class's first method, in stage order
+        for name in (stage.start, stage.batch_end, stage.new):
+            mixin = injection_point(self.index, self.info, name, stage.old)
+            if mixin is None:
+                continue
+            func = self.get(name)
+            if func is not None and not calls_super(func, name):
+                continue  # (done above)
+            if func is None:
+                s = "self"
+                if name == stage.start:
+                    func = with_body(parse_method(f"def {name}({s}):\n    pass"), _reset(stage, s, buf, "loaders"))
+                    tail = f"super().{name}()"
+                elif name == stage.batch_end:
+                    sig = ("outputs, batch, batch_idx" if stage.loaders is None
+                           else "outputs, batch, batch_idx, dataloader_idx=0")
+                    func = with_body(parse_method(f"def {name}({s}, {sig}):\n    pass"),
+                                     _collect(stage, s, buf, "outputs", "dataloader_idx"))
+                    tail = f"super().{name}({sig.replace('=0', '')})"
+                else:
+                    func = with_body(parse_method(f"def {name}({s}):\n    pass"),
+                                     [*_gather(stage, s, buf, "outputs"), *parse_statements(f"{s}.{helper}(outputs)")])
+                    tail = f"super().{name}()"
+                func = append_statements(func, parse_statements(tail))
+                defs = [i for i, item in enumerate(self.items) if isinstance(item, cst.FunctionDef)]
+                if len(defs) > added:
+                    insert_before(self.items, defs[added], [func])
+                else:
+                    self.items.append(func.with_changes(leading_lines=blank_lines(1)))
+                added += 1
+                self.changed = True
+            else:
+                func = self.editable(name)
+                assert func is not None
+                if name == stage.start:
+                    func = self._with_reset(stage, func, buf)
+                elif name == stage.batch_end:
+                    func = self._with_collect(stage, func, buf)
+                else:
+                    facts = BodyFacts(body_of(func))
+                    local = fresh_name("outputs", facts.loaded | facts.bound)
+                    es = self_name(func)
+                    func = prepend_statements(
+                        func, [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")])
+                self.set(name, func)
+            self.fixed(f"{mixin}.{name} comes first in the MRO and ends the chain without super(): "
+                       f"the work for {stage.old} is done in {self.info.name}.{name}, which then calls it")
 
     # -- predict -------------------------------------------------------------------------------
 
@@ -480,7 +566,8 @@ class EpochEndRule(Rule):
     guide = (f"{GUIDE} (1.9 advanced rows: 'used training_epoch_end', 'used validation_epoch_end', "
              "'used test_epoch_end', 'used on_predict_epoch_end with results'; PRs 16520, 16655)")
     safety = Safety.PRESERVING
-    triggers = ("_epoch_end",)
+    # ("_epoch_start" and "_batch_end": a mixin's hook that shadows the buffer hooks, issue 21)
+    triggers = ("_epoch_end", "_epoch_start", "_batch_end")
     description = (
         "Lightning 2.0 removed `training_epoch_end`, `validation_epoch_end` and `test_epoch_end` "
         "(fit/validate/test raise NotImplementedError while they exist) and calls "
@@ -491,7 +578,10 @@ class EpochEndRule(Rule):
         "otherwise, reset at every epoch start so sanity-check outputs never reach epoch 0; "
         "predictions one list per dataloader. Existing hooks are merged, inheritance and "
         "super() calls keep their 1.9 dispatch, and buffer names never collide with existing "
-        "attributes. Multi-optimizer and TBPTT training outputs get a marker."
+        "attributes. A mixin earlier in a subclass's MRO whose hooks would shadow the buffer hooks "
+        "calls super() first (or, where that would run code 1.9 skipped, the subclass does the work "
+        "before calling the mixin's hook); class-body aliases such as `test_epoch_end = "
+        "validation_epoch_end` follow the migration. Multi-optimizer and TBPTT training outputs get a marker."
     )
 
     examples = (
@@ -627,31 +717,144 @@ class Model(pl.LightningModule):
                 if HOOKS & methods.keys():
                     sites.append(found.site("mark"))
                 continue
-            work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info))
+            work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info),
+                               ctx.project, found.info)
             if work:
                 sites.append(found.site("migrate", work))
-        return sites
+        return sites + _mixin_sites(source, ctx)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
-        only = frozenset(site.target for site in sites)
-        return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS, only=only)
+        only = frozenset(site.target for site in sites if site.action != "mixin")
+        if only:
+            module = migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS, only=only)
+        mixins = {site.target: site for site in sites if site.action == "mixin"}
+        if mixins:
+            module = transform(module, _MixinHooks(module, ctx, mixins))  # type: ignore[assignment]
+        return module
+
+
+# ---------------------------------------------------------------------------------------------
+# Mixins that shadow the buffer hooks (issue 21 kind 2)
+
+BUFFER_HOOKS = {h: stage for stage in STAGES for h in (stage.start, stage.batch_end, stage.new)}
+# what Lightning 2.x passes to each buffer hook after ``self`` (at most)
+_HOOK_ARITY = {h: (0 if h in (stage.start, stage.new) else 3 if stage is TRAIN else 4)
+               for h, stage in BUFFER_HOOKS.items()}
+
+
+def _mixin_sites(source: SourceFile, ctx: RuleContext) -> List[Site]:
+    """One site (action "mixin") per class of ``source`` whose hook (``on_validation_batch_end``
+    ...) comes before, in some LightningModule's MRO, the class whose epoch-end hook this rule
+    migrates, and does not call ``super()``: the buffer hooks written there would never run
+    (``class Model(LoggingMixin, Base)``). Its data: ``(hook, owner, subclass, super_args, why)``
+    per hook, ``super_args`` the arguments ``super().hook(...)`` passes on, ``why`` (None: add
+    that call first in the hook) the reason it cannot be added faithfully."""
+    index = ctx.project
+    if not index.has_path(ctx.path):
+        index.add_source(source.text, ctx.path, tree=source.tree)
+    candidates = [c for c in index.classes_in(ctx.path)
+                  if any(h in c.methods and h not in c.super_calls.get(h, ()) for h in BUFFER_HOOKS)]
+    if not candidates:
+        return []
+    sites = []
+    for node in ast_class_defs(source.tree):
+        info = index.resolve(node.name, ctx.path)
+        if info is None or info not in candidates or not _indented_body(source.text, node):
+            continue
+        methods = class_methods(node)
+        inherited = inherited_methods(index, info)
+        work = []
+        for hook, stage in BUFFER_HOOKS.items():
+            func = methods.get(hook)
+            if func is None or ast_calls_super(func, hook) or stage.old in info.methods or stage.old in inherited:
+                continue  # (a class that has the old hook is the stage migration's)
+            shadow = mixin_shadowing(index, info, hook, stage.old)
+            if shadow is None or (shadow.why is not None and injection_covers(index, info, hook, stage.old)):
+                continue  # (covered: the classes that list this mixin do the work)
+            args = _super_args(func, _HOOK_ARITY[hook])
+            why = shadow.why or (None if args is not None else
+                                 f"its signature does not take what 2.x passes to {hook}")
+            work.append((hook, shadow.owner, shadow.subclass, args, why))
+        if work:
+            sites.append(Site(node.lineno, node.col_offset, info.name, "mixin", tuple(work)))
+    return sites
+
+
+def _super_args(func: AstFunction, arity: int) -> Optional[str]:
+    """The arguments a call ``super().hook(...)`` at the start of ``func`` passes on: its first
+    ``arity`` parameters after ``self`` (then ``*args``/``**kwargs`` when it has fewer); None
+    when its signature cannot take what Lightning passes."""
+    a = func.args
+    names = [p.arg for p in (*a.posonlyargs, *a.args)][1:]
+    required = len(names) - len(a.defaults)
+    if required > arity:
+        return None
+    if len(names) >= arity:
+        return ", ".join(names[:arity])
+    if a.vararg is None:
+        return None
+    return ", ".join([*names, "*" + a.vararg.arg, *(["**" + a.kwarg.arg] if a.kwarg else [])])
+
+
+class _MixinHooks(PrunedTransformer):
+    """Carries out the "mixin" sites: ``super().hook(...)`` first in the mixin's hook, so the
+    buffer hook of the class after it runs first, as the epoch-end body ran before the module's
+    hooks in 1.x; a marker where that call would run code 1.x skipped."""
+
+    def __init__(self, module: cst.Module, ctx: RuleContext, sites: Dict[str, Site]) -> None:
+        self.module = module
+        self.ctx = ctx
+        self.sites = sites
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        site = self.sites.get(original.name.value)
+        if site is None or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        work = {hook: rest for hook, *rest in site.data}  # type: ignore[union-attr]
+        items = list(updated.body.body)
+        last = {item.name.value: i for i, item in enumerate(items) if isinstance(item, cst.FunctionDef)}
+        originals = {item.name.value: item for item in getattr(original.body, "body", ())
+                     if isinstance(item, cst.FunctionDef)}
+        for hook, (owner, subclass, args, why) in work.items():
+            i = last.get(hook)
+            if i is None:
+                continue
+            func = items[i]
+            line, col = self.ctx.position(self.module, originals.get(hook, original))
+            stage = BUFFER_HOOKS[hook]
+            if why is None:
+                items[i] = prepend_statements(func, parse_statements(f"super().{hook}({args})"))
+                self.ctx.report(CODE, f"{original.name.value}.{hook} now calls super() first: in {subclass} it "
+                                      f"comes before {owner}, whose {hook} does the work of {stage.old}",
+                                Kind.FIXED, line, col)
+            else:
+                items[i] = add_marker(func, CODE, f"in {subclass} this {hook} comes before {owner}'s, which "
+                                                  f"does the work of {stage.old}, and does not call super(); "
+                                                  f"{why}: call both by hand")
+        return updated.with_changes(body=updated.body.with_changes(body=items))
 
 
 def _class_work(text: str, node: ast.ClassDef, methods: Dict[str, AstFunction],
-                inherited: FrozenSet[str]) -> Tuple[str, ...]:
-    """What ``_ClassMigration`` changes in the class ``node`` of ``text``: "alias" for an old
-    hook assigned in the class body, the old hooks of the stages it migrates, and PREDICT_HOOK."""
+                inherited: FrozenSet[str], index: Optional[ProjectIndex] = None,
+                info: Optional[ClassInfo] = None) -> Tuple[str, ...]:
+    """What ``_ClassMigration`` changes in the class ``node`` of ``text``: the old hooks of the
+    stages it migrates (defined, bound by an alias, or inherited), and PREDICT_HOOK."""
     work = []
-    if any(isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id in OLD_HOOKS for t in st.targets)
-           for st in node.body) and _indented_body(text, node):
-        work.append("alias")
+    indented = _indented_body(text, node)
     for stage in STAGES:
+        if indented and ast_alias_bound(node, stage.old):
+            work.append(stage.old)  # bound by an alias: migrated as a helper (or marked)
+            continue
         # Below the class that defines the old hook, the hooks that collect its outputs get the
         # collection unless they leave it to super().
         below = [name for name in (stage.start, stage.batch_end, stage.new)
                  if name in methods and not ast_calls_super(methods[name], name)]
         if stage_changes(methods, inherited, stage.old, below):
             work.append(stage.old)
+        elif (index is not None and info is not None and stage.old in inherited and indented
+              and any(injection_point(index, info, name, stage.old)
+                      for name in (stage.start, stage.batch_end, stage.new))):
+            work.append(stage.old)  # a mixin it lists shadows the buffer hooks: it does the work
     predict = methods.get(PREDICT_HOOK)
     if predict is not None and _takes_results(predict):
         work.append(PREDICT_HOOK)

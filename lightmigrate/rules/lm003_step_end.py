@@ -31,6 +31,7 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from lightmigrate.cst.helpers import (
+    add_marker,
     code_of,
     BodyFacts,
     Statement,
@@ -50,6 +51,8 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.analysis.project import ClassInfo
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.aliases import ast_alias_bound
+from lightmigrate.rules.shared.mro import shadowed_by
 from lightmigrate.rules.shared.class_edit import hook_classes, migrate_classes, taken_names
 from lightmigrate.rules.shared.stage_hooks import StageHookEditor, class_methods, inherited_methods, stage_changes
 from lightmigrate.cst.walk import walk
@@ -250,12 +253,25 @@ class _StepEndMigration(StageHookEditor):
         return None
 
     def _migrate_stage(self, stage: Stage) -> None:
-        found = self.stage_hook(stage.end, partial(self._blocked, stage))
-        if found is None:
-            return
-        end, top = found
+        alias = self.alias_of(stage.end)
+        if alias is not None:
+            # ``test_step_end = validation_step_end``: the alias binds the end helper, which the
+            # step wrapper calls, as 1.9 called the aliased method
+            value = self.get(alias.value)
+            why = self._blocked(stage, value if value is not None else parse_method("def f(self, out):\n    pass"))
+            if why:
+                self.items[alias.item] = add_marker(self.items[alias.item], CODE, f"{stage.end} = {alias.value}: {why}")
+                self.changed = True
+                return
+            end, top = None, self.h.top_definer(stage.end)
+            why_inline: Optional[str] = f"it is an alias of {alias.value}"
+        else:
+            found = self.stage_hook(stage.end, partial(self._blocked, stage))
+            if found is None:
+                return
+            end, top = found
+            why_inline = self._why_inline(stage, end) if end is not None and top is self.info else None
         step_helper, end_helper = self._names(top, stage)
-        why_inline = self._why_inline(stage, end) if end is not None and top is self.info else None
         if end is not None and top is self.info and why_inline is None:
             self._move_to_batch_end(stage, end)
             return
@@ -268,6 +284,9 @@ class _StepEndMigration(StageHookEditor):
                 if self.get(name) is not None:
                     self.rename(name, helper)
                     self.fixed(f"{name} kept as {helper}(), called from the inherited {stage.step} wrapper", name)
+                elif self.alias_of(name) is not None:
+                    self.rename_alias(name, helper)
+                    self.fixed(f"{name} (an alias) kept as {helper}, called from the inherited {stage.step} wrapper")
                 self.renames[name] = helper
 
     # -- batch end -----------------------------------------------------------------------------
@@ -277,8 +296,13 @@ class _StepEndMigration(StageHookEditor):
         family = [self.info, *self.h.descendants]
         if any(stage.end in c.self_calls for c in family):
             return "it is also called directly"
+        if self.aliased(stage.end):
+            return "an alias in the class body binds it"
         if any({stage.end, stage.batch_end} & d.methods for d in self.h.descendants):
             return f"subclasses override {stage.end} or {stage.batch_end}"
+        shadow = shadowed_by(self.index, self.info, stage.batch_end)
+        if shadow is not None:
+            return f"{shadow}.{stage.batch_end} comes before this class in a subclass's MRO"
         why = _not_side_effect_only(end, param_names(end)[1], stage.training)
         if why:
             return why
@@ -292,14 +316,14 @@ class _StepEndMigration(StageHookEditor):
             a, b = BodyFacts(stmts), BodyFacts(body_of(existing))
             if a.has_scope_decl or b.has_scope_decl or (a.bound & (b.loaded - b.bound)) or (b.bound & (a.loaded - a.bound)):
                 return f"its local names clash with the existing {stage.batch_end}"
-        elif early_returns and self.h.may_inherit(stage.batch_end):
+        elif early_returns and self.inherits_hook(stage.batch_end):
             return "an early return would skip the inherited batch-end hook"
         return None
 
     def _move_to_batch_end(self, stage: Stage, end: cst.FunctionDef) -> None:
         s, p = param_names(end)
         stmts, _ = _strip_final_return(split_docstring(body_of(end))[1])
-        existing = self.get(stage.batch_end)
+        existing = self.editable(stage.batch_end)
         if existing is not None:
             out_name = param_names(existing)[1]
             bind = [] if out_name == p else parse_statements(f"{p} = {out_name}")
@@ -316,7 +340,7 @@ class _StepEndMigration(StageHookEditor):
             args = ", ".join(fresh_name(a.split("=")[0], taken) + ("=0" if "=" in a else "") for a in args.split(", "))
         new = parse_method(f"def {stage.batch_end}({s}, {p}, {args}):\n    pass")
         new = with_body(new, stmts)
-        if self.h.may_inherit(stage.batch_end):
+        if self.inherits_hook(stage.batch_end):
             passed = ", ".join([p, *(a.split("=")[0] for a in args.split(", "))])
             new = append_statements(new, parse_statements(f"super().{stage.batch_end}({passed})"))
         new = new.with_changes(leading_lines=end.leading_lines, decorators=end.decorators)
@@ -329,12 +353,17 @@ class _StepEndMigration(StageHookEditor):
     # -- inline --------------------------------------------------------------------------------
 
     def _inline_top(self, stage: Stage, step_helper: str, end_helper: str, why: str) -> None:
-        end = self.get(stage.end)
-        assert end is not None
+        end = self.get(stage.end)  # None: an alias binds it
         step = self.get(stage.step)
-        s = self_name(end)
+        step_alias = self.alias_of(stage.step) if step is None else None
+        s = self_name(end) if end is not None else self_name(step) if step is not None else "self"
+        aliased_step = self.get(step_alias.value) if step_alias is not None else None
         if step is not None:
             signature_source = step
+        elif aliased_step is not None:
+            signature_source = aliased_step
+        elif step_alias is not None:
+            signature_source = parse_method(f"def {stage.step}({s}, *args, **kwargs):\n    pass")
         else:
             signature_source = parse_method(f"def {stage.step}({s}, *args, **kwargs):\n    pass")
         args = _call_args(signature_source)
@@ -353,15 +382,20 @@ class _StepEndMigration(StageHookEditor):
         if step is not None:
             self.rename(stage.step, step_helper)
             self.insert_before(step_helper, [wrapper])
+        elif step_alias is not None:  # ``test_step = validation_step``: the alias binds the step helper
+            self.rename_alias(stage.step, step_helper)
+            self.insert_before(step_helper, [wrapper])
         else:
             helper = parse_method(f"def {step_helper}({s}, *args, **kwargs):\n"
                                   f"    return super().{stage.step}(*args, **kwargs)")
             self.insert_before(stage.end, [wrapper, helper])
             self.renames[stage.step] = step_helper
             self.keep_calls.add(step_helper)  # its super().training_step(...) must stay
-        self.rename(stage.end, end_helper)
-        code = code_of(end)
-        if self.index.uses_dp and _reduces(code, param_names(end)[1]):
+        if end is None:
+            self.rename_alias(stage.end, end_helper)
+        else:
+            self.rename(stage.end, end_helper)
+        if end is not None and self.index.uses_dp and _reduces(code_of(end), param_names(end)[1]):
             self.mark(end_helper, f"this reduced outputs gathered across GPUs under strategy=\"dp\", which "
                                   f"Lightning 2.x removed; on one device (and per process under DDP) it sees "
                                   f"a single {stage.step} output")
@@ -481,7 +515,12 @@ class Model(pl.LightningModule):
                     sites.append(found.site("mark"))
                 continue
             inherited = inherited_methods(ctx.project, found.info)
-            work = tuple(stage.end for stage in STAGES if stage_changes(methods, inherited, stage.end, [stage.step]))
+            bound = {**methods}  # what an alias binds counts as defined (the alias follows the rewrite)
+            for stage in STAGES:
+                for name in (stage.end, stage.step):
+                    if name not in bound and ast_alias_bound(found.node, name):
+                        bound[name] = found.node  # type: ignore[assignment]
+            work = tuple(stage.end for stage in STAGES if stage_changes(bound, inherited, stage.end, [stage.step]))
             if work:
                 sites.append(found.site("migrate", work))
         return sites

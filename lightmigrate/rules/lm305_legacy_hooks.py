@@ -38,6 +38,7 @@ from lightmigrate.cst.helpers import (
     with_body,
 )
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
+from lightmigrate.rules.shared.aliases import keep_aliases_valid
 from lightmigrate.rules.shared.class_edit import CallRenamer, KindTransformer, kind_classes
 from lightmigrate.rules.shared.method_sites import (
     calls_super, class_line, has_star_params, index_source, methods, positional,
@@ -140,6 +141,9 @@ class _Fix(KindTransformer):
         if plain:
             items = [transform(it, CallRenamer(self_name(it), plain)) if isinstance(it, cst.FunctionDef) else it
                      for it in items]
+        # class-body aliases of a renamed hook follow it (or get a marker when its parameters changed)
+        keep_aliases_valid(items, plain, [it.name.value for it in original.body.body if isinstance(it, cst.FunctionDef)],
+                           CODE, reshaped={o: n for o, n in renames.items() if o not in plain})
         return updated.with_changes(body=updated.body.with_changes(body=items))
 
     @staticmethod

@@ -32,6 +32,7 @@ class HookLog:
         self.sequence: List[str] = []
         self.called: Dict[str, int] = {}
         self._previous: Any = None
+        self._aliases: Optional[Dict[Any, List[str]]] = None
 
     def _profile(self, frame: Any, event: str, arg: Any) -> None:
         if event != "call":
@@ -47,7 +48,31 @@ class HookLog:
         if caller is not None and caller.f_code.co_filename == self.file:
             return  # the user's own code calling it (super(), delegation)
         if frame.f_locals.get(code.co_varnames[0]) is self.model:
-            self.sequence.append(code.co_name)
+            self.sequence.append(self._hook_name(code))
+
+    # A function the class body binds under several hook names (``test_step = validation_step``)
+    # has one code name; the hook Lightning called is the one of the running stage.
+    _STAGE_PREFIXES = {"train": ("train", "on_train"), "sanity_check": ("validation", "on_validation"),
+                       "validate": ("validation", "on_validation"), "test": ("test", "on_test"),
+                       "predict": ("predict", "on_predict")}
+
+    def _hook_name(self, code: Any) -> str:
+        if self._aliases is None:
+            self._aliases = {}
+            for cls in type(self.model).__mro__:
+                for name, value in vars(cls).items():
+                    c = getattr(getattr(value, "__func__", value), "__code__", None)
+                    if c is not None and name in KNOWN_HOOK_NAMES:
+                        names = self._aliases.setdefault(c, [])
+                        if name not in names:
+                            names.append(name)
+        names = self._aliases.get(code, ())
+        if len(names) < 2:
+            return code.co_name
+        stage = getattr(getattr(getattr(self.model, "_trainer", None), "state", None), "stage", None)
+        prefixes = self._STAGE_PREFIXES.get(getattr(stage, "value", stage), ())
+        chosen = [n for n in names if n.startswith(prefixes)] if prefixes else []
+        return chosen[0] if len(chosen) == 1 else code.co_name
 
     def __enter__(self) -> "HookLog":
         self._previous = sys.getprofile()

@@ -41,20 +41,33 @@ def epoch_end_param_names(source: str) -> Dict[str, List[str]]:
     for cls in ast.walk(tree):
         if not isinstance(cls, ast.ClassDef):
             continue
+        defs: Dict[str, ast.AST] = {}
         for item in cls.body:
+            if isinstance(item, ast.Assign) and isinstance(item.value, ast.Name):
+                # ``test_epoch_end = validation_epoch_end``: the aliased method under another name
+                aliased = defs.get(item.value.id)
+                for target in item.targets:
+                    if aliased is not None and isinstance(target, ast.Name) and target.id in V1_HOOKS:
+                        _add_param(found, V1_HOOKS[target.id], aliased)
+                continue
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
+            defs[item.name] = item
             stage = V1_HOOKS.get(item.name)
             if stage is None:
                 continue
-            positional = list(item.args.posonlyargs) + list(item.args.args)
-            if len(positional) < 2:
-                continue
-            name = positional[1].arg
-            names = found.setdefault(stage, [])
-            if name not in names:
-                names.append(name)
+            _add_param(found, stage, item)
     return found
+
+
+def _add_param(found: Dict[str, List[str]], stage: str, func: ast.AST) -> None:
+    positional = list(func.args.posonlyargs) + list(func.args.args)  # type: ignore[attr-defined]
+    if len(positional) < 2:
+        return
+    name = positional[1].arg
+    names = found.setdefault(stage, [])
+    if name not in names:
+        names.append(name)
 
 
 def _first_statement(func: ast.AST) -> "ast.stmt | None":

@@ -419,7 +419,8 @@ class M(pl.LightningModule):
     assert findings[0].kind is Kind.MARKER
 
 
-def test_alias_assignment_gets_marker():
+def test_alias_of_a_method_with_the_wrong_signature_gets_marker():
+    # (1.9 called it with the outputs: a TypeError there too)
     out, findings = run_rule(RULE, HEAD + '''\
 class M(pl.LightningModule):
     def on_validation_epoch_end(self):
@@ -427,7 +428,7 @@ class M(pl.LightningModule):
 
     test_epoch_end = on_validation_epoch_end
 ''')
-    assert "TODO(lightmigrate): LM001 epoch-end hook assigned as an attribute" in out
+    assert "TODO(lightmigrate): LM001 test_epoch_end = on_validation_epoch_end: unusual signature" in out
     assert findings[0].kind is Kind.MARKER
 
 
@@ -617,7 +618,8 @@ def test_find_an_old_hook_assigned_in_the_class_body():
 
             validation_epoch_end = test_epoch_end = _shared
         """}
-    assert find_sites("m.py", files) == [Site(4, 0, "Model", "migrate", ("alias",))]
+    assert find_sites("m.py", files) == [
+        Site(4, 0, "Model", "migrate", ("validation_epoch_end", "test_epoch_end"))]
     # a body on the class line itself is left alone by the class walk
     one_line = {"m.py": "import pytorch_lightning as pl\nfrom x import f\n\n\n"
                         "class Model(pl.LightningModule): validation_epoch_end = f\n"}
@@ -657,3 +659,318 @@ class B(pl.LightningModule):
     sites = find_sites("model.py", {"model.py": text})
     assert [(s.target, s.data) for s in sites] == [("A", ("test_epoch_end",))]
     assert RULE.find(SourceFile("x.py", HEAD + "class B(pl.LightningModule):\n    pass\n"), RuleContext("x.py")) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Class-body aliases (issue 21 kind 3): they follow the migration instead of naming a method
+# that no longer exists (NameError when the class is defined)
+
+
+def test_alias_of_the_validation_epoch_end_becomes_the_test_stage():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    test_epoch_end = validation_epoch_end
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+
+    def on_validation_epoch_end(self):
+        outputs = self.validation_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._validation_epoch_end(outputs)
+
+    def _validation_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    def on_test_epoch_start(self):
+        loaders = self.trainer.test_dataloaders
+        self.test_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.test_step_outputs[dataloader_idx].append(outputs)
+
+    def on_test_epoch_end(self):
+        outputs = self.test_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._test_epoch_end(outputs)
+
+    _test_epoch_end = _validation_epoch_end
+''',
+    )
+
+
+def test_aliases_of_a_shared_method_for_two_stages():
+    out, findings = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def _shared_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    validation_epoch_end = test_epoch_end = _shared_end
+''')
+    assert "    _validation_epoch_end = _test_epoch_end = _shared_end\n" in out
+    assert "self._validation_epoch_end(outputs)" in out and "self._test_epoch_end(outputs)" in out
+    assert "TODO(lightmigrate)" not in out
+    again, _ = run_rule(RULE, out)
+    assert again == out
+
+
+def test_aliases_of_hooks_the_rule_extends_keep_the_1x_function():
+    # on_test_batch_end / on_test_epoch_end must not collect into (or read) the validation buffer
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        self.seen += 1
+
+    on_test_batch_end = on_validation_batch_end
+
+    def on_validation_epoch_end(self):
+        self.log("seen", float(self.seen))
+
+    on_test_epoch_end = on_validation_epoch_end
+
+    def validation_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+        return self._on_validation_batch_end(outputs, batch, batch_idx, dataloader_idx)
+
+    def _on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+        self.seen += 1
+
+    on_test_batch_end = _on_validation_batch_end
+
+    def _on_validation_epoch_end(self):
+        self.log("seen", float(self.seen))
+
+    on_test_epoch_end = _on_validation_epoch_end
+
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_epoch_end(self):
+        outputs = self.validation_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self.log("n", float(len(outputs)))
+        return self._on_validation_epoch_end()
+''',
+    )
+
+
+def test_find_an_alias_bound_stage_and_a_subclass_alias():
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class Model(pl.LightningModule):
+            def validation_epoch_end(self, outputs):
+                pass
+
+            test_epoch_end = validation_epoch_end
+        """, "sub.py": """\
+        from m import Model
+
+
+        class Sub(Model):
+            def _end(self, outputs):
+                pass
+
+            test_epoch_end = _end
+        """}
+    assert find_sites("m.py", files) == [
+        Site(4, 0, "Model", "migrate", ("validation_epoch_end", "test_epoch_end"))]
+    assert find_sites("sub.py", files) == [Site(4, 0, "Sub", "migrate", ("test_epoch_end",))]
+    out, _ = run_rule(RULE, textwrap.dedent(files["sub.py"]), path="sub.py",
+                      project_files={"m.py": textwrap.dedent(files["m.py"])})
+    assert "    _test_epoch_end = _end\n" in out  # overrides the helper the base calls
+
+
+# ---------------------------------------------------------------------------------------------
+# Mixins earlier in the MRO (issue 21 kind 2): their hooks must not shadow the buffer hooks
+
+
+MIXIN = '''\
+class LoggingMixin:
+    def on_train_epoch_start(self):
+        self.started = True
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        """Count the batches."""
+        self.seen += 1
+
+
+'''
+BASE = '''\
+class Base(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+
+    def validation_epoch_end(self, outputs):
+        self.log("v", float(len(outputs)))
+
+
+'''
+MODEL = '''\
+class Model(LoggingMixin, Base):
+    def training_step(self, batch, batch_idx):
+        return batch.sum()
+'''
+
+
+def test_a_mixin_before_the_base_calls_super_first():
+    out, findings = run_rule(RULE, HEAD + MIXIN + BASE + MODEL)
+    assert '''\
+class LoggingMixin:
+    def on_train_epoch_start(self):
+        super().on_train_epoch_start()
+        self.started = True
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        """Count the batches."""
+        super().on_validation_batch_end(outputs, batch, batch_idx, dataloader_idx)
+        self.seen += 1
+''' in out
+    assert "def on_train_epoch_start(self):\n        self.training_step_outputs = []\n" in out  # the base's
+    assert "TODO(lightmigrate)" not in out
+    assert sum(f.kind is Kind.FIXED and "now calls super() first" in f.message for f in findings) == 2
+    again, _ = run_rule(RULE, out)
+    assert again == out
+
+
+def test_a_mixin_in_another_file():
+    files = {"mixins.py": MIXIN, "base.py": HEAD + BASE,
+             "model.py": "from base import Base\nfrom mixins import LoggingMixin\n\n\n" + MODEL}
+    files["base.py"] = files["base.py"]
+    sites = RULE.find(SourceFile("mixins.py", MIXIN), RuleContext("mixins.py", _index(files)))
+    assert sites == [Site(1, 0, "LoggingMixin", "mixin", (
+        ("on_train_epoch_start", "Base", "Model", "", None),
+        ("on_validation_batch_end", "Base", "Model", "outputs, batch, batch_idx, dataloader_idx", None)))]
+    project = {p: t for p, t in files.items() if p != "mixins.py"}
+    out, _ = run_rule(RULE, MIXIN, path="mixins.py", project_files=project)
+    assert "        super().on_train_epoch_start()\n        self.started = True" in out
+    again, _ = run_rule(RULE, out, path="mixins.py", project_files=project)
+    assert again == out
+    # nothing for the mixin when no LightningModule puts it before a migrated class
+    alone = {"mixins.py": MIXIN, "model.py": HEAD + "class Other(LoggingMixin, pl.LightningModule):\n"
+                                                   "    def training_step(self, batch, batch_idx):\n"
+                                                   "        return batch\n"}
+    assert RULE.find(SourceFile("mixins.py", MIXIN), RuleContext("mixins.py", _index(alone))) == []
+
+
+def _index(files):
+    index = ProjectIndex()
+    for p, t in files.items():
+        index.add_source(t, p)
+    return index
+
+
+def test_a_mixin_that_already_calls_super_or_comes_after_is_left_alone():
+    cooperative = MIXIN.replace("        self.started = True", "        super().on_train_epoch_start()\n"
+                                                             "        self.started = True").replace(
+        "        self.seen += 1", "        super().on_validation_batch_end(outputs, batch, batch_idx, dataloader_idx)\n"
+                                 "        self.seen += 1")
+    out, _ = run_rule(RULE, HEAD + cooperative + BASE + MODEL)
+    assert out.count("super().on_train_epoch_start()") == 1
+    # after the base: LightningModule's own (empty) hooks came first in 1.x, so the mixin's never ran
+    after = MODEL.replace("(LoggingMixin, Base)", "(Base, LoggingMixin)")
+    out, _ = run_rule(RULE, HEAD + MIXIN + BASE + after)
+    assert "super()" not in out
+
+
+def test_the_subclass_does_the_work_when_super_in_the_mixin_would_run_a_hook_1x_skipped():
+    # Base's own on_validation_batch_end never ran in Model in 1.x: the mixin's shadowed it
+    base = BASE.replace('''    def validation_epoch_end''', '''    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        self.base_seen = True
+
+    def validation_epoch_end''')
+    out, findings = run_rule(RULE, HEAD + MIXIN + base + MODEL)
+    assert '''\
+class Model(LoggingMixin, Base):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+        super().on_validation_batch_end(outputs, batch, batch_idx, dataloader_idx)
+
+    def training_step(self, batch, batch_idx):
+''' in out
+    assert "        super().on_train_epoch_start()\n        self.started = True" in out  # that one is safe
+    assert "super().on_validation_batch_end" not in out.split("class Base")[0]  # not in the mixin
+    assert "TODO(lightmigrate)" not in out
+    again, _ = run_rule(RULE, out)
+    assert again == out
+
+
+def test_the_epoch_end_work_moves_to_the_subclass_with_a_helper():
+    mixin = MIXIN + '''\
+class Reporting:
+    def on_validation_epoch_end(self):
+        self.log("seen", float(self.seen))
+
+
+'''
+    base = BASE.replace('''    def validation_epoch_end''', '''    def on_validation_epoch_end(self):
+        self.log("base", 1.0)
+
+    def validation_epoch_end''')
+    model = MODEL.replace("(LoggingMixin, Base)", "(Reporting, LoggingMixin, Base)")
+    out, _ = run_rule(RULE, HEAD + mixin + base + model)
+    assert "    def _validation_epoch_end(self, outputs):\n" in out  # Base keeps a helper
+    assert '''\
+    def on_validation_epoch_end(self):
+        outputs = self.validation_step_outputs
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._validation_epoch_end(outputs)
+        super().on_validation_epoch_end()
+''' in out.split("class Model")[1]
+    again, _ = run_rule(RULE, out)
+    assert again == out
+
+
+def test_a_mixin_marked_when_no_subclass_can_do_the_work():
+    # the mixin comes through another plain mixin: no class below Base lists it
+    mixin = MIXIN + "class Mid(LoggingMixin):\n    pass\n\n\n"
+    base = BASE.replace('''    def validation_epoch_end''', '''    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        self.base_seen = True
+
+    def validation_epoch_end''')
+    model = MODEL.replace("(LoggingMixin, Base)", "(Mid, Base)")
+    out, findings = run_rule(RULE, HEAD + mixin + base + model)
+    assert ("    # TODO(lightmigrate): LM001 in Model this on_validation_batch_end comes before Base's, which does the "
+            "work of validation_epoch_end, and does not call super(); super() would also run "
+            "Base.on_validation_batch_end (in Model), which 1.x skipped: call both by hand\n"
+            "    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):") in out
+    again, _ = run_rule(RULE, out)
+    assert again == out
+
+
+def test_a_generated_hook_calls_super_when_a_later_class_of_the_mro_defines_it():
+    # the mixin is itself a LightningModule listed after the base: in 1.x its hook ran
+    mixin = MIXIN.replace("class LoggingMixin:", "class LoggingMixin(pl.LightningModule):")
+    model = MODEL.replace("(LoggingMixin, Base)", "(Base, LoggingMixin)")
+    out, _ = run_rule(RULE, HEAD + mixin + BASE + model)
+    assert ("    def on_train_epoch_start(self):\n        self.training_step_outputs = []\n"
+            "        super().on_train_epoch_start()\n") in out
+    assert "        super().on_validation_batch_end(outputs, batch, batch_idx, dataloader_idx)\n" in out
+    again, _ = run_rule(RULE, out)
+    assert again == out

@@ -327,3 +327,149 @@ class B(pl.LightningModule):
 '''
     sites = find_sites("model.py", {"model.py": text})
     assert [(s.target, s.action, s.data) for s in sites] == [("A", "migrate", ("validation_step_end", "test_step_end"))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Class-body aliases (issue 21 kind 3)
+
+
+def test_aliased_step_and_step_end_give_the_test_stage_its_own_wrapper():
+    rw(
+        '''\
+class M(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"pred": self(batch), "target": batch}
+
+    test_step = validation_step
+
+    def validation_step_end(self, out):
+        return ((out["pred"] - out["target"]) ** 2).mean()
+
+    test_step_end = validation_step_end
+''',
+        '''\
+class M(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        outputs = self._validation_step(batch, batch_idx)
+        result = self._validation_step_end(outputs)
+        return outputs if result is None else result
+
+    def _validation_step(self, batch, batch_idx):
+        return {"pred": self(batch), "target": batch}
+
+    def test_step(self, batch, batch_idx):
+        outputs = self._test_step(batch, batch_idx)
+        result = self._test_step_end(outputs)
+        return outputs if result is None else result
+
+    _test_step = _validation_step
+
+    def _validation_step_end(self, out):
+        return ((out["pred"] - out["target"]) ** 2).mean()
+
+    _test_step_end = _validation_step_end
+''',
+    )
+
+
+def test_an_aliased_side_effect_hook_is_inlined_not_moved():
+    # moving validation_step_end to on_validation_batch_end would leave the alias naming nothing
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch
+
+    def validation_step_end(self, out):
+        self.log("v", out.sum())
+
+    test_step_end = validation_step_end
+''')
+    assert "    _test_step_end = _validation_step_end\n" in out
+    assert "def test_step(self, *args, **kwargs):" in out
+    assert "on_validation_batch_end" not in out
+    compile(out, "<out>", "exec")
+
+
+def test_alias_of_the_step_follows_the_wrapped_body():
+    # in 1.x test_step ran the raw validation step (no validation_step_end): so it does after
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"x": batch}
+
+    test_step = validation_step
+
+    def validation_step_end(self, out):
+        return out["x"].sum()
+''')
+    assert "    test_step = _validation_step\n" in out
+
+
+def test_find_an_alias_bound_step_end():
+    files = {"m.py": """\
+        import pytorch_lightning as pl
+
+
+        class Model(pl.LightningModule):
+            def _end(self, out):
+                return out
+
+            test_step_end = _end
+        """}
+    assert find_sites("m.py", files) == [Site(4, 0, "Model", "migrate", ("test_step_end",))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Mixins earlier in the MRO (issue 21 kind 2)
+
+
+def test_a_side_effect_hook_is_inlined_when_a_mixin_would_shadow_the_batch_end_hook():
+    src = '''\
+class CountingMixin:
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        self.seen += 1
+
+
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def validation_step_end(self, out):
+        self.log("v", out)
+
+
+class Model(CountingMixin, Base):
+    pass
+'''
+    out, findings = run_rule(RULE, HEAD + src)
+    assert "def on_validation_batch_end(self, out," not in out  # not moved there: the mixin's would win
+    assert "        result = self._validation_step_end(outputs)\n" in out
+    assert any("CountingMixin.on_validation_batch_end comes before this class" in f.message for f in findings)
+    again, _ = run_rule(RULE, out)
+    assert again == out
+    # without the subclass, the hook moves as before
+    alone, _ = run_rule(RULE, HEAD + src.split("\n\nclass Model")[0] + "\n")
+    assert "    def on_validation_batch_end(self, out, batch, batch_idx, dataloader_idx=0):\n" in alone
+
+
+def test_a_moved_hook_calls_super_when_a_later_class_of_the_mro_defines_it():
+    out, _ = run_rule(RULE, HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def validation_step_end(self, out):
+        self.log("v", out)
+
+
+class Counting(pl.LightningModule):
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        self.seen += 1
+
+
+class Model(Base, Counting):
+    pass
+''')
+    assert ("    def on_validation_batch_end(self, out, batch, batch_idx, dataloader_idx=0):\n"
+            "        self.log(\"v\", out)\n"
+            "        super().on_validation_batch_end(out, batch, batch_idx, dataloader_idx)\n") in out

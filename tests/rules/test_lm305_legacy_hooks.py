@@ -221,3 +221,43 @@ def test_find_in_a_file_the_index_has_not_seen():
     found = RULE.find(SourceFile("m.py", src), RuleContext("m.py", ProjectIndex()))
     assert [(s.line, s.target, s.data) for s in found] == [(5, "M", ("configure_sharded_model", "configure_model", 4))]
 
+
+
+def test_class_body_aliases_follow_a_renamed_hook():
+    # (issue 21 kind 3: the alias named a method that no longer exists, NameError at class creation)
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+from pytorch_lightning import Callback
+
+
+class M(pl.LightningModule):
+    def configure_sharded_model(self):
+        self.layer = 1
+
+    build = configure_sharded_model
+
+
+class Watch(Callback):
+    def on_batch_end(self, trainer, pl_module):
+        self.count += 1
+
+    count_batch = on_batch_end
+''', '''\
+import pytorch_lightning as pl
+from pytorch_lightning import Callback
+
+
+class M(pl.LightningModule):
+    def configure_model(self):
+        self.layer = 1
+
+    build = configure_model
+
+
+class Watch(Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.count += 1
+
+    # TODO(lightmigrate): LM305 `count_batch = on_train_batch_end`: on_batch_end became on_train_batch_end, which takes other parameters; check the callers of the alias
+    count_batch = on_train_batch_end
+''')

@@ -22,10 +22,22 @@ from lightmigrate.cst.helpers import (
     fresh_name,
     insert_before,
     leading_blank_count,
+    parse_method,
     self_name,
     super_call_attr,
 )
 from lightmigrate.output.findings import Kind
+from lightmigrate.rules.shared.aliases import (
+    Alias,
+    alias_of,
+    aliased_names,
+    class_aliases,
+    forward_args,
+    keep_aliases_valid,
+    rename_alias_target,
+    retarget_alias as _retarget_one,
+    retarget_aliases,
+)
 from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext, Site, SourceFile
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
@@ -165,9 +177,86 @@ class ClassEditor:
             for i, item in enumerate(self.items):
                 if isinstance(item, cst.FunctionDef) and item.name.value not in self.keep_calls:
                     self.items[i] = transform(item, CallRenamer(self_name(item), self.renames))  # type: ignore[assignment]
+        if self.changed:
+            self._keep_aliases_valid()
         if not self.changed:
             return self.cls
         return self.cls.with_changes(body=self.cls.body.with_changes(body=self.items))
+
+    # -- class-body aliases (``test_epoch_end = validation_epoch_end``) ------------------------
+
+    def alias_of(self, name: str) -> Optional[Alias]:
+        """The alias statement that finally binds ``name`` in the class body (None when a
+        ``def`` or nothing does)."""
+        return alias_of(self.items, name)
+
+    def aliased(self, name: str) -> bool:
+        """Whether an alias of the class body points at ``name``."""
+        return name in aliased_names(self.items)
+
+    def rename_alias(self, name: str, new: str) -> None:
+        """``name = f`` binds ``new`` instead; ``self.name(...)``/``super().name(...)`` calls
+        follow, as for a renamed method."""
+        alias = self.alias_of(name)
+        assert alias is not None
+        rename_alias_target(self.items, alias, name, new)
+        self.renames[name] = new
+        self.changed = True
+
+    def editable(self, name: str) -> Optional[cst.FunctionDef]:
+        """The method ``name``, ready for the rule to change in place (None when the class does
+        not bind it). A change must not reach an alias:
+
+        - ``def on_validation_epoch_end`` that an alias binds too (``on_test_epoch_end =
+          on_validation_epoch_end``): the user's method moves to a private name the alias now
+          binds, and ``on_validation_epoch_end`` becomes a method that calls it;
+        - ``on_test_epoch_end = f`` itself: the alias binds a private name instead
+          (``_on_test_epoch_end = f``), and a method ``on_test_epoch_end`` calling it follows.
+
+        The rule then changes that calling method, and the aliases keep the 1.x functions."""
+        func = self.get(name)
+        alias = self.alias_of(name)
+        if func is None and alias is None:
+            return None
+        if alias is None and not self.aliased(name):
+            return func
+        assert func is not None or alias is not None
+        private = fresh_name("_" + name, taken_names(self.index, self.info) | {
+            item.name.value for item in self.items if isinstance(item, cst.FunctionDef)} | {
+            t for a in class_aliases(self.items) for t in a.targets})
+        if alias is not None:  # ``name = value``
+            value = self.get(alias.value)
+            params = value.params if value is not None else parse_method(
+                "def f(self, *args, **kwargs):\n    pass").params
+            rename_alias_target(self.items, alias, name, private)
+            signature = parse_method("def f():\n    pass").with_changes(params=params)
+            s = self_name(signature)
+            thin = parse_method(f"def {name}():\n    return {s}.{private}({forward_args(signature)})\n")
+            thin = thin.with_changes(params=params)
+            at = alias.item + 1
+            if at < len(self.items):
+                insert_before(self.items, at, [thin])
+            else:
+                self.items.append(thin.with_changes(leading_lines=blank_lines(1)))
+        else:
+            assert func is not None
+            s = self_name(func)
+            thin = parse_method(f"def {name}():\n    return {s}.{private}({forward_args(func)})\n")
+            thin = thin.with_changes(params=func.params)
+            i = self.find(name)
+            assert i is not None
+            self.items[i] = func.with_changes(name=cst.Name(private))
+            insert_before(self.items, i, [thin])
+            for a in class_aliases(self.items):
+                if a.value == name:
+                    _retarget_one(self.items, a, private)
+        self.changed = True
+        return self.get(name)
+
+    def _keep_aliases_valid(self) -> None:
+        original = [item.name.value for item in getattr(self.original.body, "body", ())
+                    if isinstance(item, cst.FunctionDef)]
+        keep_aliases_valid(self.items, self.renames, original, self.code)
 
     def find(self, name: str) -> Optional[int]:
         found = None
@@ -194,8 +283,12 @@ class ClassEditor:
             self.items[i] = nxt.with_changes(leading_lines=[*spacing, *own])
 
     def insert_before(self, name: str, funcs: Sequence[cst.FunctionDef]) -> None:
+        """Insert ``funcs`` before the ``def`` of ``name`` (or the alias that binds it)."""
         i = self.find(name)
-        assert i is not None
+        if i is None:
+            alias = self.alias_of(name)
+            assert alias is not None
+            i = alias.item
         insert_before(self.items, i, funcs)
 
     def rename(self, old: str, new: str) -> None:

@@ -22,6 +22,7 @@ import libcst as cst
 
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.shared.class_edit import ClassEditor
+from lightmigrate.rules.shared.mro import reached_after
 
 AstFunction = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
@@ -44,6 +45,12 @@ class StageHookEditor(ClassEditor):
                 self.mark(hook, why)
                 return None
         return func, self.h.top_definer(hook)
+
+    def inherits_hook(self, name: str) -> bool:
+        """Whether a hook ``name`` written into this class must call ``super()``: an ancestor
+        may define it, or a class after this one in a subclass's MRO does (a mixin listed after
+        it: ``class Model(Base, LoggingMixin)``), whose hook ran in 1.x."""
+        return self.h.may_inherit(name) or reached_after(self.index, self.info, name)
 
 
 # ---------------------------------------------------------------------------------------------
