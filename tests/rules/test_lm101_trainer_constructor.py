@@ -64,6 +64,16 @@ def rw(before, after=None, **kw):
     ("pl.Trainer(strategy=DDPStrategy())", "pl.Trainer(strategy=DDPStrategy(find_unused_parameters=True))"),
     ("pl.Trainer(strategy=DDPStrategy(find_unused_parameters=False))", None),
     ('pl.Trainer(accelerator="cpu", max_epochs=1)', None),
+    # issue 25: values known only at run time whose None 1.9 read as the default and 2.x rejects
+    ('pl.Trainer(devices=cfg.devices, accelerator=cfg.accelerator, strategy=args.strategy)',
+     'pl.Trainer(devices=cfg.devices or "auto", accelerator=cfg.accelerator or "cpu", strategy=args.strategy or "auto")'),
+    ('pl.Trainer(devices=n if n > 0 else None, accelerator="cpu")',
+     'pl.Trainer(devices=(n if n > 0 else None) or "auto", accelerator="cpu")'),
+    ('pl.Trainer(devices=get_devices(), accelerator="cpu")', 'pl.Trainer(devices=get_devices() or "auto", accelerator="cpu")'),
+    ('pl.Trainer(devices=cfg.devices or "auto", accelerator="cpu")', None),
+    ('pl.Trainer(gpus=args.gpus, devices=args.devices)',
+     'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
+     'devices=args.gpus if args.gpus not in (None, 0, "0", []) else (args.devices or "auto"))'),
     ('pl.Trainer(precision="16-mixed", devices=1)', None),
 ])
 def test_argument_mapping(before, after):
@@ -235,6 +245,26 @@ def test_gpus_from_a_variable_keeps_1_9_meaning(gpus, accelerator, devices):
     call = text.split("pl.Trainer(", 1)[1].rsplit(")", 1)[0]
     kwargs = eval(f"dict({call})", {"args": type("A", (), {"gpus": gpus})})
     assert kwargs == {"accelerator": accelerator, "devices": devices}
+
+
+@pytest.mark.parametrize("given, devices, accelerator, strategy", [
+    ({}, "auto", "cpu", "auto"),  # all None: 1.9's defaults
+    ({"devices": 2, "accelerator": "gpu", "strategy": "ddp_spawn"}, 2, "gpu", "ddp_spawn"),
+])
+def test_runtime_none_keeps_1_9_default(given, devices, accelerator, strategy):
+    """Issue 25: `devices=config.devices` where the config holds None trained on 1.9.5 (the
+    accelerator's device count; accelerator None ran on the CPU; strategy None chose one) and
+    raises on 2.x: the generated expressions give 2.x's spelling of those defaults."""
+    text = transform_text(PL + "pl.Trainer(devices=cfg.devices, accelerator=cfg.accelerator, strategy=cfg.strategy)\n",
+                          [RULE]).text
+    call = text.split("pl.Trainer(", 1)[1].rsplit(")", 1)[0]
+    cfg = type("Cfg", (), {"devices": None, "accelerator": None, "strategy": None, **given})
+    assert eval(f"dict({call})", {"cfg": cfg}) == {"devices": devices, "accelerator": accelerator, "strategy": strategy}
+
+
+def test_runtime_value_in_a_trainer_dict():
+    rw(PL + 'kw = {"devices": config.devices, "max_epochs": 3}\nt = pl.Trainer(accelerator="cpu", **kw)\n',
+       PL + 'kw = {"devices": config.devices or "auto", "max_epochs": 3}\nt = pl.Trainer(accelerator="cpu", **kw)\n')
 
 
 # --- find: the sites, exactly where the fix acts -------------------------------------------------
