@@ -119,6 +119,11 @@ def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
     args = list(args)
     if args and not isinstance(args[-1].comma, cst.Comma):
         args[-1] = args[-1].with_changes(comma=_comma())
+    elif len(args) >= 2 and isinstance(args[-1].comma.whitespace_after, cst.ParenthesizedWhitespace):
+        # one argument per line with a trailing comma: the new one goes on a line of its own
+        last_comma = args[-1].comma
+        args[-1] = args[-1].with_changes(comma=args[-2].comma)
+        arg = arg.with_changes(comma=last_comma)
     return [*args, arg]
 
 

@@ -74,6 +74,14 @@ def test_tuner_lr_find_keeps_the_19_default():
                   "n = Tuner(trainer).scale_batch_size(model, max_trials=26, margin=0.0, max_val=2**31)\n")
 
 
+def test_tuner_argument_added_on_its_own_line():
+    src = ("import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\nlr_finder = trainer.tuner.lr_find(\n"
+           "    model=model,\n    num_training=num_training,\n)\n")
+    check_rewrite(RULE, src, "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\n"
+                  "trainer = pl.Trainer()\nlr_finder = Tuner(trainer).lr_find(\n    model=model,\n"
+                  "    num_training=num_training,\n    update_attr=False,\n)\n")
+
+
 def test_scale_batch_size_max_trials_off_by_one():
     src = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\nn = trainer.tuner.scale_batch_size(model, max_trials=3, mode='binsearch')\n"
     check_rewrite(RULE, src, "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\ntrainer = pl.Trainer()\n"
