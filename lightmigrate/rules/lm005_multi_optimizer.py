@@ -908,8 +908,11 @@ class _MultiOptimizerMigration(ClassEditor):
         if old is not None:
             so, out = param_names(old)
             doc, body = split_docstring(body_of(old))
+            squeeze = "" if plan.several else f"""
+                if {out} and all(len(per_batch) == 1 for per_batch in {out}):  # one optimizer: 1.x squeezed that dimension away
+                    {out} = [per_batch[0] for per_batch in {out}]"""
             stmts += parse_statements(f"""
-                {out} = [per_batch for per_batch in {so}.{plan.buffer} if per_batch]  # 1.x: [batch][optimizer]
+                {out} = [per_batch for per_batch in {so}.{plan.buffer} if per_batch]  # 1.x: [batch][optimizer]{squeeze}
                 if len({so}.{plan.buffer}) == 1:  # 1.x squeezed away a batch dimension of size one
                     {out} = {so}.{plan.buffer}[0]
             """)

@@ -378,6 +378,11 @@ def test_loop_works_when_configure_optimizers_may_return_one_optimizer():
             "        optimizers = optimizers if isinstance(optimizers, list) else [optimizers]\n"
             "        for optimizer_idx, optimizer in enumerate(optimizers):\n") in out
     assert run_rule(RULE, out)[0] == out
+    with_epoch_end = ONE_OR_TWO.replace("    def configure_optimizers(self):",
+                                        "    def training_epoch_end(self, outputs):\n        self.n = len(outputs)\n\n"
+                                        "    def configure_optimizers(self):")
+    out, _ = run_rule(RULE, with_epoch_end)
+    assert "if outputs and all(len(per_batch) == 1 for per_batch in outputs):" in out
     # every return gives two optimizers: optimizers() is a list, the loop reads it directly
     gan, _ = run_rule(RULE, GAN)
     assert "for optimizer_idx, optimizer in enumerate(self.optimizers()):" in gan
