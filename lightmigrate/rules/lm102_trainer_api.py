@@ -237,6 +237,14 @@ def _own_nodes(function: ast.AST):
             todo.extend(ast.iter_child_nodes(node))
 
 
+# The LightningModule hooks that trainer.test() and trainer.predict() run.
+_EVAL_HOOKS = frozenset({"test_step", "test_step_end", "test_epoch_end", "predict_step"})
+_EVAL_PREFIXES = ("on_test_", "on_predict_")
+ESTIMATED_STEPS = ("`trainer.estimated_stepping_batches` is read in {where}, which trainer.test()/predict() "
+                   "runs (not a spec row yet; checked on 1.9.5 and 2.6.6): 2.x counts it from the training "
+                   "dataloader and raises when that call has none (this module defines no train_dataloader; a "
+                   "datamodule's counts), where 1.9 returned the value an earlier fit computed, or max_steps (-1) without one. Read it during fit (e.g. store it in on_fit_start) or "
+                   "guard with `self.trainer.training`")
 # Hooks that receive what training_step returns: a return the rule adds would change what they get.
 _OUTPUT_READERS = frozenset({"training_epoch_end", "training_step_end", "on_train_batch_end"})
 RUNNING_LOSS = ("T-prop14: 2.x has no `fit_loop.running_loss`; its LR finder and progress bar read the loss "
@@ -293,6 +301,7 @@ class _Finder(NodeVisitor):
         self.functions: List[str] = []  # the code of the functions around
         self.function_nodes: List[ast.AST] = []
         self.classes: List[ast.ClassDef] = []
+        self._outside_fit: Dict[int, Dict[str, str]] = {}
         self.project = None  # the project's class index (set by the rule)
         self.path = ""
         self.sites: List[Site] = []
@@ -365,6 +374,36 @@ class _Finder(NodeVisitor):
         related = [*self.project.ancestors(info)[0], *self.project.descendants(info)]
         return any(c.methods & _OUTPUT_READERS for c in related)
 
+    def outside_fit(self, cls: ast.ClassDef) -> Dict[str, str]:
+        """The methods of ``cls`` that trainer.test()/predict() run (their hooks, and the methods
+        those call as ``self.NAME(...)``), each with how (for the marker), when the class has no
+        ``train_dataloader`` of its own or inherited: 2.x's estimated_stepping_batches then has no
+        training data to count there."""
+        found = self._outside_fit.get(id(cls))
+        if found is not None:
+            return found
+        methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        found = {}
+        if "train_dataloader" not in methods and not self._inherits_train_dataloader(cls):
+            todo = [(name, name) for name in methods if name in _EVAL_HOOKS or name.startswith(_EVAL_PREFIXES)]
+            while todo:
+                name, how = todo.pop()
+                if name in found:
+                    continue
+                found[name] = how
+                for n in _own_nodes(methods[name]):
+                    if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                            and n.func.value.id == "self" and n.func.attr in methods and n.func.attr not in found):
+                        todo.append((n.func.attr, f"{n.func.attr} (called from {how.split(' ')[0]})"))
+        self._outside_fit[id(cls)] = found
+        return found
+
+    def _inherits_train_dataloader(self, cls: ast.ClassDef) -> bool:
+        if self.project is None:
+            return False
+        info = self.project.resolve(cls.name, self.path)
+        return info is not None and any("train_dataloader" in c.methods for c in self.project.ancestors(info)[0])
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.classes.append(node)
         self.generic_visit(node)
@@ -423,6 +462,12 @@ class _Finder(NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)
+        if node.attr == "estimated_stepping_batches" and self.function_nodes and self.classes \
+                and self.is_trainer(node.value, node):
+            where = self.outside_fit(self.classes[-1]).get(self.function_nodes[-1].name)
+            if where is not None:
+                self.site(node, node.attr, "mark-esb", where)
+            return
         if node.attr in ACTED_ATTRS:
             action = self.attribute_action(node, lambda: self.text.segment_before_attr(node))
             if action is not None:
@@ -533,7 +578,8 @@ class _Finder(NodeVisitor):
             self.site(node, name, "call", tuple(effects))
 
 
-ATTRIBUTE_ACTIONS = frozenset({"internals", "loaders", "rename", "mark", "data_parallel", "writers", "model-setter"})
+ATTRIBUTE_ACTIONS = frozenset({"internals", "loaders", "rename", "mark", "data_parallel", "writers", "model-setter",
+                               "mark-esb"})
 SETTER_MARKS = {
     "loop": "T-prop12: `trainer.{attr}` can no longer be replaced; custom loops were removed",
     "steps": "T-prop13: the fit_loop.min_steps/max_steps setters were removed; pass them to the Trainer",
@@ -663,6 +709,8 @@ class _Transformer(PrunedTransformer):
             return cst.parse_expression(f"{code_of(updated.value)}.{RENAMES[attr]}")
         elif site.action == "mark":
             self._mark(MARKED[attr])
+        elif site.action == "mark-esb":
+            self._mark(ESTIMATED_STEPS.format(where=site.data))
         elif site.action == "model-setter":
             # T-prop11: 1.9's setter only passed the model on to the strategy, which 2.x still has
             return updated.with_changes(value=cst.Attribute(updated.value, cst.Name("strategy")))

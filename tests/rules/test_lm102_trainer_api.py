@@ -334,3 +334,41 @@ def test_find_spells_receivers_with_their_parentheses_as_libcst_does():
     text = ("import pytorch_lightning as pl\nself.tr = pl.Trainer()\nt = pl.Trainer()\n"
             "a = (self.tr).gpus\nb = self.tr.gpus\nc = (t).gpus\n")
     assert [(s.line, s.target) for s in sites(text)] == [(5, "gpus"), (6, "gpus")]
+
+
+ESB = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def compute_loss(self, out):
+        return out * min(1.0, self.global_step / self.trainer.estimated_stepping_batches)
+
+    def training_step(self, batch, batch_idx):
+        return self.compute_loss(batch)
+
+    def test_step(self, batch, batch_idx):
+        self.log("loss", self.compute_loss(batch))
+
+    def configure_optimizers(self):
+        return make(self, self.trainer.estimated_stepping_batches)
+'''
+
+
+def test_estimated_stepping_batches_outside_fit_is_marked():
+    """Issue 25 kind 5: read from test_step (here through a loss helper) with no train_dataloader,
+    1.9.5 returned -1 (or an earlier fit's value) and 2.6.6 raises; configure_optimizers (fit) is fine."""
+    found = sites(ESB)
+    assert [(s.line, s.action, s.data) for s in found] == [(6, "mark-esb", "compute_loss (called from test_step)")]
+    out, findings = run_rule(RULE, ESB)
+    markers = [f for f in findings if f.kind is Kind.MARKER]
+    assert len(markers) == 1 and "read in compute_loss (called from test_step)" in markers[0].message
+    assert run_rule(RULE, out)[0] == out
+    # the module has its own training data: 2.x counts it in trainer.test() as 1.9 did
+    with_data = ESB + "\n    def train_dataloader(self):\n        return loader\n"
+    assert sites(with_data) == []
+    # inherited from a base class in another file
+    base = {"base.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n"
+                       "    def train_dataloader(self):\n        return loader\n"}
+    sub = ESB.replace("class M(pl.LightningModule):", "from base import Base\n\n\nclass M(Base):")
+    assert sites(sub, files=base) == []
