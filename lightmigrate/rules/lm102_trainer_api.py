@@ -243,7 +243,8 @@ _EVAL_PREFIXES = ("on_test_", "on_predict_")
 ESTIMATED_STEPS = ("`trainer.estimated_stepping_batches` is read in {where}, which trainer.test()/predict() "
                    "runs (not a spec row yet; checked on 1.9.5 and 2.6.6): 2.x counts it from the training "
                    "dataloader and raises when that call has none (this module defines no train_dataloader; a "
-                   "datamodule's counts), where 1.9 returned the value an earlier fit computed, or max_steps (-1) without one. Read it during fit (e.g. store it in on_fit_start) or "
+                   "datamodule's counts), where 1.9 returned the value an earlier fit computed, or max_steps (-1) "
+                   "without one. Read it during fit (e.g. store it in on_fit_start) or "
                    "guard with `self.trainer.training`")
 # Hooks that receive what training_step returns: a return the rule adds would change what they get.
 _OUTPUT_READERS = frozenset({"training_epoch_end", "training_step_end", "on_train_batch_end"})
