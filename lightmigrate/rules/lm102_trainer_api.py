@@ -1,22 +1,49 @@
 """LM102: Trainer methods and properties removed or changed in 2.0 (spec A.4, A.8).
 
 On expressions that are a Trainer (``trainer``, ``self.trainer``, ``pl_module.trainer``, or a name
-bound to ``Trainer(...)`` in the file):
+bound to ``Trainer(...)`` in the file). Each entry is rewritten when 2.x has code with the same
+meaning, else marked with the reason:
 
+Rewritten
 - ``trainer.train_dataloader.loaders`` -> ``trainer.train_dataloader`` (T-prop1);
 - ``trainer.val_dataloaders`` / ``test_dataloaders`` were always lists in 1.9: reads are wrapped so
   they still are (T-prop2);
 - ``trainer.data_parallel`` and ``trainer.prediction_writer_callbacks`` get their 2.x spelling
-  (T-prop4, T-prop5); comparisons of ``trainer.precision`` with 1.9 values use the 2.x strings (T-prop7);
-- ``trainer.tuner.lr_find(...)`` -> ``Tuner(trainer).lr_find(..., update_attr=False)`` (T-meth2);
-  ``trainer.tune(...)`` -> ``Tuner`` calls when the Trainer's flags are visible (T-meth1);
+  (T-prop4, T-prop5); comparisons of ``trainer.precision`` with 1.9 strings use the 2.x strings (T-prop7);
+- ``trainer.model = m`` -> ``trainer.strategy.model = m``: all 1.9's setter did (T-prop11);
+- ``<...>.fit_loop.running_loss.append(loss)`` in a ``training_step`` (manual optimization feeding
+  the LR finder) is dropped: 2.x's LR finder reads the loss the step returns, so a step that returned
+  nothing gets ``return loss`` (T-prop14);
+- ``trainer.tuner.lr_find(...)`` / ``scale_batch_size(...)`` -> ``Tuner(trainer)...`` with 1.9's
+  defaults (``update_attr=False``; one more batch-size trial, no margin, no cap) (T-meth2);
+- ``trainer.tune(...)`` (a statement, or ``result = trainer.tune(...)``, which gets 1.9's result
+  dict) -> ``Tuner`` calls for what the Trainer's ``auto_scale_batch_size`` / ``auto_lr_find``
+  asked, when that Trainer is built once in the same function with literal flags (T-meth1);
 - ``fit(train_dataloader=)``, ``validate(val_dataloaders=)``, ``test(test_dataloaders=)`` keywords
-  (A.8), legacy attributes such as ``root_gpu`` or ``training_type_plugin`` (A.8);
-- everything else removed (loop setters, ``reset_*_dataloader``, ``amp_backend``, ...) is marked.
+  (A.8); ``root_gpu``, ``training_type_plugin``, ``data_parallel_device_ids``, ``progress_bar_dict``,
+  ``*_ckpt_path`` (A.8).
+
+Marked (no faithful rewrite; the marker says why)
+- ``trainer.tune(...)`` whose Trainer is built elsewhere, twice, or from ``**kwargs``: which tuners
+  1.9 ran depended on flags the rewrite cannot read (T-meth1);
+- the LR suggestion of ``lr_find``: 2.x differentiates the loss by the learning rate, 1.9 by the
+  step, with no option for the old rule (T-meth2);
+- other uses of ``running_loss`` and loop internals (``batch_loop``, ``optimizer_loop``,
+  ``split_idx``...) (T-prop14); loop setters ``trainer.fit_loop = ...``, ``fit_loop.max_steps = ...``
+  (T-prop12, T-prop13);
+- ``trainer.estimated_stepping_batches`` read in what ``trainer.test()``/``predict()`` run (their
+  hooks and the methods they call) in a module without ``train_dataloader``: 2.x raises there, 1.9
+  returned an earlier fit's value or -1;
+- ``trainer.num_gpus``, ``gpus``, ``num_processes``, ``tpu_cores``, ``ipus``, ``lr_schedulers``,
+  ``use_amp``, ``amp_backend``, ``amp_level``, ``using_native_amp``, ``optimizer_frequencies``,
+  ``tuning``, ``resume_from_checkpoint``, ``weights_save_path``, ``should_rank_save_checkpoint``,
+  ``lightning_optimizers``, ``verbose_evaluate``, ``run_stage``, ``call_hook``, ``slurm_job_id``,
+  ``reset_*_dataloader()`` (A.8, T-prop6-T-prop10, T-meth4): gone before or in 2.0, with a 2.x
+  replacement of another shape named in the marker.
 
 ``find`` decides on Python's ``ast`` (which expressions are a Trainer, which reads of the loader
-lists need wrapping, which ``tune()`` statements have a known plan); ``fix`` rewrites or marks the
-libcst nodes at the sites' positions.
+lists need wrapping, which ``tune()`` statements have a known plan, which ``running_loss`` lines
+can go); ``fix`` rewrites or marks the libcst nodes at the sites' positions.
 """
 
 from __future__ import annotations
@@ -966,7 +993,7 @@ class TrainerApiRule(Rule):
         "T-prop1": Handling.REWRITTEN, "T-prop2": Handling.REWRITTEN, "T-prop3": Handling.NO_CHANGE,
         "T-prop4": Handling.REWRITTEN, "T-prop5": Handling.REWRITTEN, "T-prop6": Handling.MARKED,
         "T-prop7": Handling.REWRITTEN, "T-prop8": Handling.MARKED, "T-prop9": Handling.MARKED,
-        "T-prop10": Handling.MARKED, "T-prop11": Handling.MARKED, "T-prop12": Handling.MARKED,
+        "T-prop10": Handling.MARKED, "T-prop11": Handling.REWRITTEN, "T-prop12": Handling.MARKED,
         "T-prop13": Handling.MARKED, "T-prop14": Handling.MARKED, "T-prop15": Handling.NOTED, "B-14": Handling.NOTED,
         "A8-fit-keywords": Handling.REWRITTEN, "A8-trainer-attributes": Handling.REWRITTEN,
     }
