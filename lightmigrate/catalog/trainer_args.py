@@ -112,6 +112,7 @@ class Mapped:
     has_strategy: bool = False
     fixed: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    locals: List[Tuple[str, str]] = field(default_factory=list)  # (name, expression) to bind before the statement
 
 
 def lit(value: Any) -> Value:
@@ -196,10 +197,11 @@ class _Builder:
 
 
 def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = False,
-                  resume_handled: bool = False) -> Mapped:
+                  resume_handled: bool = False, local: Optional[str] = None) -> Mapped:
     """Apply the 1.9 -> 2.x mapping to Trainer arguments given by name (``entries`` must be
     keyword entries plus ``name=None`` spreads; positional arguments are named by the caller)."""
     b = _Builder(entries, quote)
+    b.local = local  # a free name the caller can bind before the statement (None: it cannot)
 
     # --- explicit defaults / values 2.x rejects or ignores (T7, T12, T28, A.8)
     drops = {
@@ -451,6 +453,10 @@ def _map_devices(b: _Builder) -> None:
                 operand = _or_operand(devices.value.code, "auto") if devices.value.literal is NOT_LITERAL else None
                 old_devices = f"({operand} or {old_devices})" if operand is not None else devices.value.code
             gpu = f"{e.value.code} not in (None, 0, {py_repr('0', b.quote)}, [])"
+            if getattr(b, "local", None):
+                # written once: ``use_gpus = args.gpus not in (...)`` before the statement
+                b.out.locals.append((b.local, gpu))
+                gpu = b.local
             new = []
             if acc is None:
                 new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {gpu} else {py_repr('cpu', b.quote)}")))

@@ -24,7 +24,8 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.analysis.ast_nodes import NodeVisitor
-from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
+from lightmigrate.cst.helpers import add_markers, ensure_import, fresh_name, lightning_root, code_of, module_text
+from lightmigrate import MARKER_PREFIX
 from lightmigrate.output.findings import Kind
 from lightmigrate.catalog import trainer_args as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
@@ -355,6 +356,41 @@ class _Transformer(PrunedTransformer):
         self._root: Optional[str] = None
         self.imports: List[Tuple[str, str]] = []
         self.pending: List[List[str]] = [[]]
+        # Locals the mapping binds before a statement (``use_gpus = ...``): per statement around,
+        # whether it can take them (a line of a function or module body, not inside a lambda or
+        # comprehension) and the (name, expression) pairs; the names the module already uses.
+        self.frames: List[Tuple[bool, int, List[Tuple[str, str]]]] = []
+        self.scope_kinds: List[str] = []
+        self.nested = 0
+        self._taken: Optional[Set[str]] = None
+
+    def _local_name(self, base: str = "use_gpus") -> Optional[str]:
+        """A free name to bind before the current statement, or None when there is no such place."""
+        if not self.frames or not self.frames[-1][0] or self.frames[-1][1] != self.nested:
+            return None
+        if self.scope_kinds and self.scope_kinds[-1] != "def":
+            return None  # a class body: the name would become a class attribute
+        if self._taken is None:
+            import re
+            self._taken = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", module_text(self.module)))
+        return fresh_name(base, self._taken)
+
+    def _bind(self, mapped: tam.Mapped) -> None:
+        if mapped.locals and self.frames:
+            self.frames[-1][2].extend(mapped.locals)
+            assert self._taken is not None
+            self._taken.update(name for name, _ in mapped.locals)
+
+    def _enter_nested(self, node) -> bool:
+        self.nested += 1
+        return True
+
+    def _leave_nested(self, original, updated):
+        self.nested -= 1
+        return updated
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_nested
+    leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_nested
 
     @property
     def root(self) -> str:
@@ -372,17 +408,35 @@ class _Transformer(PrunedTransformer):
     # --- statements collect markers of what they contain
     def _push(self, node) -> bool:
         self.pending.append([])
+        self.frames.append((isinstance(node, cst.SimpleStatementLine), self.nested, []))
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self.scope_kinds.append("def" if isinstance(node, cst.FunctionDef) else "class")
         return True
 
     def _pop(self, updated):
         whys = self.pending.pop()
+        self.frames.pop()
+        if isinstance(updated, (cst.FunctionDef, cst.ClassDef)):
+            self.scope_kinds.pop()
         return add_markers(updated, CODE, whys) if whys else updated
 
     def visit_SimpleStatementLine(self, node):
         return self._push(node)
 
     def leave_SimpleStatementLine(self, original, updated):
-        return self._pop(updated)
+        bound = self.frames[-1][2]
+        updated = self._pop(updated)
+        if not bound:
+            return updated
+        # ``use_gpus = args.gpus not in (None, 0, "0", [])`` above the statement, which keeps the
+        # markers; the comments and blank lines above it move above the new line
+        lines = list(updated.leading_lines)
+        marks = [l for l in lines if l.comment is not None and MARKER_PREFIX in l.comment.value]
+        rest = [l for l in lines if l not in marks]
+        new = [cst.parse_statement(f"{name} = {expr}  # 1.9 read gpus=None, 0, \"0\" and [] as no GPU\n")
+               for name, expr in bound]
+        new[0] = new[0].with_changes(leading_lines=rest)
+        return cst.FlattenSentinel([*new, updated.with_changes(leading_lines=marks)])
 
     def visit_If(self, node):
         return self._push(node)
@@ -504,7 +558,9 @@ class _Transformer(PrunedTransformer):
                                 f"(e.g. gpus -> accelerator/devices) before building the Trainer ({tam.GUIDE})"])
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
-        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled)
+        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled,
+                                   local=self._local_name())
+        self._bind(mapped)
         new_args = self._rebuild_args(mapped, updated)
         self._finish(mapped, original)
         if new_args is None:
@@ -579,7 +635,8 @@ class _Transformer(PrunedTransformer):
                 entries.append(tam.Entry(literal(el.key), v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
-        mapped = tam.map_arguments(entries, quote, site.data, False)
+        mapped = tam.map_arguments(entries, quote, site.data, False, local=self._local_name())
+        self._bind(mapped)
         self._finish(mapped, original, is_call=False)
         changed = any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
         if not changed:

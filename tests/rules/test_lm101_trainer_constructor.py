@@ -33,8 +33,6 @@ def rw(before, after=None, **kw):
     ("pl.Trainer(num_processes=2)", 'pl.Trainer(accelerator="cpu", devices=2)'),
     ("pl.Trainer(tpu_cores=8)", 'pl.Trainer(accelerator="tpu", devices=8)'),
     ("pl.Trainer(tpu_cores=[1])", 'pl.Trainer(accelerator="tpu", devices=[0])'),
-    ("pl.Trainer(gpus=args.gpus)", 'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
-                                  'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")'),
     ("pl.Trainer(gpus=2, auto_select_gpus=True)",
      'pl.Trainer(accelerator="gpu", devices=find_usable_cuda_devices(2))'),
     ("pl.Trainer(precision=16)", 'pl.Trainer(precision="16-mixed")'),
@@ -71,9 +69,6 @@ def rw(before, after=None, **kw):
      'pl.Trainer(devices=(n if n > 0 else None) or "auto", accelerator="cpu")'),
     ('pl.Trainer(devices=get_devices(), accelerator="cpu")', 'pl.Trainer(devices=get_devices() or "auto", accelerator="cpu")'),
     ('pl.Trainer(devices=cfg.devices or "auto", accelerator="cpu")', None),
-    ('pl.Trainer(gpus=args.gpus, devices=args.devices)',
-     'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
-     'devices=args.gpus if args.gpus not in (None, 0, "0", []) else (args.devices or "auto"))'),
     ('pl.Trainer(precision="16-mixed", devices=1)', None),
 ])
 def test_argument_mapping(before, after):
@@ -216,8 +211,9 @@ def test_argparse_options_spread_into_the_trainer_are_marked():
            "other = pl.Trainer(gpus=args.gpus)\n")
     out, findings = run_rule(RULE, src)
     assert "# TODO(lightmigrate): LM101 T-meth3: the argparse options --gpus reach the Trainer through vars(args)" in out
-    assert ('other = pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
-            'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")') in out
+    assert ('use_gpus = args.gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+            'other = pl.Trainer(accelerator="gpu" if use_gpus else "cpu", devices=args.gpus if use_gpus else "auto")'
+            ) in out
     assert run_rule(RULE, out)[0] == out
 
 
@@ -242,9 +238,27 @@ def test_gpus_from_a_variable_keeps_1_9_meaning(gpus, accelerator, devices):
     from lightmigrate.engine import transform_text
 
     text = transform_text("import pytorch_lightning as pl\n\npl.Trainer(gpus=args.gpus)\n", [RULE]).text
-    call = text.split("pl.Trainer(", 1)[1].rsplit(")", 1)[0]
-    kwargs = eval(f"dict({call})", {"args": type("A", (), {"gpus": gpus})})
-    assert kwargs == {"accelerator": accelerator, "devices": devices}
+    code = text.replace("import pytorch_lightning as pl\n", "").replace("pl.Trainer(", "kwargs = dict(")
+    scope = {"args": type("A", (), {"gpus": gpus})}
+    exec(code, scope)
+    assert scope["kwargs"] == {"accelerator": accelerator, "devices": devices}
+
+
+def test_gpus_from_a_variable_is_tested_once():
+    """Issue 25 kind 3: the 1.9 reading of ``gpus`` is written once, in a local above the
+    statement (comments stay above it); where no statement can take a local (a lambda, a class
+    body) the test is repeated inline."""
+    rw(PL + "def build(args):\n    # the trainer\n    return pl.Trainer(gpus=args.gpus, devices=args.devices)\n",
+       PL + "def build(args):\n    # the trainer\n"
+       '    use_gpus = args.gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+       '    return pl.Trainer(accelerator="gpu" if use_gpus else "cpu", '
+       'devices=args.gpus if use_gpus else (args.devices or "auto"))\n')
+    rw(PL + "use_gpus = 1\nt = pl.Trainer(gpus=n)\n",
+       PL + 'use_gpus = 1\nuse_gpus_1 = n not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+       't = pl.Trainer(accelerator="gpu" if use_gpus_1 else "cpu", devices=n if use_gpus_1 else "auto")\n')
+    rw(PL + "make = lambda: pl.Trainer(gpus=args.gpus)\n",
+       PL + 'make = lambda: pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
+       'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")\n')
 
 
 @pytest.mark.parametrize("given, devices, accelerator, strategy", [
