@@ -31,6 +31,8 @@ Marked (no faithful rewrite; the marker says why)
 - other uses of ``running_loss`` and loop internals (``batch_loop``, ``optimizer_loop``,
   ``split_idx``...) (T-prop14); loop setters ``trainer.fit_loop = ...``, ``fit_loop.max_steps = ...``
   (T-prop12, T-prop13);
+- ``trainer.progress_bar_dict["loss"]`` / ``["v_num"]`` (renamed, and marked): 1.x's running loss and
+  logger version are not in 2.x's ``progress_bar_metrics`` (A.8);
 - ``trainer.estimated_stepping_batches`` read in what ``trainer.test()``/``predict()`` run (their
   hooks and the methods they call) in a module without ``train_dataloader``: 2.x raises there, 1.9
   returned an earlier fit's value or -1;
@@ -264,6 +266,9 @@ def _own_nodes(function: ast.AST):
             todo.extend(ast.iter_child_nodes(node))
 
 
+PROGRESS_KEYS = ("A.8: 1.x's `trainer.progress_bar_dict` also held the running training loss (\"loss\") and the "
+                 "logger version (\"v_num\"); 2.x's `trainer.progress_bar_metrics` holds only what was logged with "
+                 "prog_bar=True: log that value with prog_bar=True (or read trainer.callback_metrics)")
 # The LightningModule hooks that trainer.test() and trainer.predict() run.
 _EVAL_HOOKS = frozenset({"test_step", "test_step_end", "test_epoch_end", "predict_step"})
 _EVAL_PREFIXES = ("on_test_", "on_predict_")
@@ -330,6 +335,7 @@ class _Finder(NodeVisitor):
         self.function_nodes: List[ast.AST] = []
         self.classes: List[ast.ClassDef] = []
         self._outside_fit: Dict[int, Dict[str, str]] = {}
+        self.progress_keys: Set[int] = set()  # progress_bar_dict reads of "loss" / "v_num"
         self.project = None  # the project's class index (set by the rule)
         self.path = ""
         self.sites: List[Site] = []
@@ -498,6 +504,8 @@ class _Finder(NodeVisitor):
             return
         if node.attr in ACTED_ATTRS:
             action = self.attribute_action(node, lambda: self.text.segment_before_attr(node))
+            if action == "rename" and id(node) in self.progress_keys:
+                action = "rename-mark"
             if action is not None:
                 self.site(node, node.attr, action)
 
@@ -546,6 +554,10 @@ class _Finder(NodeVisitor):
                 self.sites.append(Site(line, col, parts[i], action))
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        value = node.value
+        if isinstance(value, ast.Attribute) and value.attr == "progress_bar_dict" \
+                and ast_literal(node.slice, self.text) in ("loss", "v_num"):
+            self.progress_keys.add(id(value))
         self.generic_visit(node)
         if self.is_loaders(node.value):
             self.wrap(node.value)
@@ -607,7 +619,7 @@ class _Finder(NodeVisitor):
 
 
 ATTRIBUTE_ACTIONS = frozenset({"internals", "loaders", "rename", "mark", "data_parallel", "writers", "model-setter",
-                               "mark-esb"})
+                               "mark-esb", "rename-mark"})
 SETTER_MARKS = {
     "loop": "T-prop12: `trainer.{attr}` can no longer be replaced; custom loops were removed",
     "steps": "T-prop13: the fit_loop.min_steps/max_steps setters were removed; pass them to the Trainer",
@@ -733,7 +745,9 @@ class _Transformer(PrunedTransformer):
                        "trainer.fit_loop.epoch_loop.automatic_optimization.optim_progress)")
         elif site.action == "loaders":
             return updated.value  # T-prop1: 2.x returns the user's own loader object
-        elif site.action == "rename":
+        elif site.action in ("rename", "rename-mark"):
+            if site.action == "rename-mark":
+                self._mark(PROGRESS_KEYS)
             return cst.parse_expression(f"{code_of(updated.value)}.{RENAMES[attr]}")
         elif site.action == "mark":
             self._mark(MARKED[attr])

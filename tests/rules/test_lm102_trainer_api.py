@@ -372,3 +372,15 @@ def test_estimated_stepping_batches_outside_fit_is_marked():
                        "    def train_dataloader(self):\n        return loader\n"}
     sub = ESB.replace("class M(pl.LightningModule):", "from base import Base\n\n\nclass M(Base):")
     assert sites(sub, files=base) == []
+
+
+def test_progress_bar_dict_loss_is_renamed_and_marked():
+    """pl_bolts' tests read ``trainer.progress_bar_dict['loss']``: 1.x's running loss, which 2.x's
+    progress_bar_metrics lacks; other keys (logged metrics) are a plain rename."""
+    out, findings = run_rule(RULE, body("loss = trainer.progress_bar_dict['loss']"))
+    assert "loss = trainer.progress_bar_metrics['loss']" in out
+    markers = [f for f in findings if f.kind is Kind.MARKER]
+    assert len(markers) == 1 and "running training loss" in markers[0].message
+    assert run_rule(RULE, out)[0] == out
+    check_rewrite(RULE, body("acc = trainer.progress_bar_dict['test_acc']"),
+                  body("acc = trainer.progress_bar_metrics['test_acc']"))
