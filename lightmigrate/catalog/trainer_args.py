@@ -12,7 +12,7 @@ markers (why a human must act), imports the new code needs and facts for notes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
 
@@ -197,11 +197,11 @@ class _Builder:
 
 
 def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = False,
-                  resume_handled: bool = False, local: Optional[str] = None) -> Mapped:
+                  resume_handled: bool = False, local: Optional[Callable[[], Optional[str]]] = None) -> Mapped:
     """Apply the 1.9 -> 2.x mapping to Trainer arguments given by name (``entries`` must be
     keyword entries plus ``name=None`` spreads; positional arguments are named by the caller)."""
     b = _Builder(entries, quote)
-    b.local = local  # a free name the caller can bind before the statement (None: it cannot)
+    b.local = local  # gives a free name the caller can bind before the statement (None: there is none)
 
     # --- explicit defaults / values 2.x rejects or ignores (T7, T12, T28, A.8)
     drops = {
@@ -453,10 +453,11 @@ def _map_devices(b: _Builder) -> None:
                 operand = _or_operand(devices.value.code, "auto") if devices.value.literal is NOT_LITERAL else None
                 old_devices = f"({operand} or {old_devices})" if operand is not None else devices.value.code
             gpu = f"{e.value.code} not in (None, 0, {py_repr('0', b.quote)}, [])"
-            if getattr(b, "local", None):
+            name = b.local() if getattr(b, "local", None) else None
+            if name:
                 # written once: ``use_gpus = args.gpus not in (...)`` before the statement
-                b.out.locals.append((b.local, gpu))
-                gpu = b.local
+                b.out.locals.append((name, gpu))
+                gpu = name
             new = []
             if acc is None:
                 new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {gpu} else {py_repr('cpu', b.quote)}")))

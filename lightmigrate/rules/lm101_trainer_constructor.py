@@ -559,7 +559,7 @@ class _Transformer(PrunedTransformer):
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
         mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled,
-                                   local=self._local_name())
+                                   local=self._local_name)
         self._bind(mapped)
         new_args = self._rebuild_args(mapped, updated)
         self._finish(mapped, original)
@@ -635,7 +635,7 @@ class _Transformer(PrunedTransformer):
                 entries.append(tam.Entry(literal(el.key), v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
-        mapped = tam.map_arguments(entries, quote, site.data, False, local=self._local_name())
+        mapped = tam.map_arguments(entries, quote, site.data, False, local=self._local_name)
         self._bind(mapped)
         self._finish(mapped, original, is_call=False)
         changed = any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
