@@ -397,6 +397,14 @@ def _positional(func: ast.stmt) -> List[str]:
     return [a.arg for a in (*args.posonlyargs, *args.args)]
 
 
+def _optimizer_idx_default(func: ast.stmt) -> Optional[ast.expr]:
+    """The default value of ``func``'s ``optimizer_idx`` parameter (None without one)."""
+    args = func.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    return next((d for a, d in zip(positional, defaults) if a.arg == "optimizer_idx"), None)
+
+
 def _has_star(func: ast.stmt) -> bool:
     args = func.args  # type: ignore[attr-defined]
     return bool(args.vararg or args.kwarg or args.kwonlyargs)
@@ -701,6 +709,11 @@ def _blocked(src: _Source, node: ast.ClassDef, info: ClassInfo, h: Hierarchy, se
     conf = read_optimizers(src, node, _last_def(node, "configure_optimizers"))
     if conf.problem:
         return conf.problem, conf
+    default = _optimizer_idx_default(step)
+    if not conf.several and default is not None and not (isinstance(default, ast.Constant) and default.value == 0
+                                                         and type(default.value) is int):
+        return ("configure_optimizers may return one optimizer, and then 1.9 called training_step without "
+                "optimizer_idx (its default, not 0); migrate by hand"), conf
     end = _last_def(node, "training_step_end")
     if end is not None and (_has_star(end) or len(_positional(end)) != 2):
         return "unusual training_step_end signature; migrate by hand", conf

@@ -383,6 +383,10 @@ def test_loop_works_when_configure_optimizers_may_return_one_optimizer():
                                         "    def configure_optimizers(self):")
     out, _ = run_rule(RULE, with_epoch_end)
     assert "if outputs and all(len(per_batch) == 1 for per_batch in outputs):" in out
+    # with one optimizer 1.9 called training_step without optimizer_idx: a default other than 0 is marked
+    none_default = ONE_OR_TWO.replace("optimizer_idx=0", "optimizer_idx=None")
+    out, findings = run_rule(RULE, none_default)
+    assert "its default, not 0" in out and "def training_step(self, batch, batch_idx, optimizer_idx=None)" in out
     # every return gives two optimizers: optimizers() is a list, the loop reads it directly
     gan, _ = run_rule(RULE, GAN)
     assert "for optimizer_idx, optimizer in enumerate(self.optimizers()):" in gan
