@@ -356,41 +356,23 @@ class _Transformer(PrunedTransformer):
         self._root: Optional[str] = None
         self.imports: List[Tuple[str, str]] = []
         self.pending: List[List[str]] = [[]]
-        # Locals the mapping binds before a statement (``use_gpus = ...``): per statement around,
-        # whether it can take them (a line of a function or module body, not inside a lambda or
-        # comprehension) and the (name, expression) pairs; the names the module already uses.
-        self.frames: List[Tuple[bool, int, List[Tuple[str, str]]]] = []
-        self.scope_kinds: List[str] = []
-        self.nested = 0
+        # Locals the mapping binds before a statement (``use_gpus = ...``, see _BindLocals): the
+        # (name, expression) pairs, and the names the module already uses.
+        self.bound: List[Tuple[str, str]] = []
         self._taken: Optional[Set[str]] = None
 
-    def _local_name(self, base: str = "use_gpus") -> Optional[str]:
-        """A free name to bind before the current statement, or None when there is no such place."""
-        if not self.frames or not self.frames[-1][0] or self.frames[-1][1] != self.nested:
-            return None
-        if self.scope_kinds and self.scope_kinds[-1] != "def":
-            return None  # a class body: the name would become a class attribute
+    def _local_name(self, base: str = "use_gpus") -> str:
+        """A name the module does not use yet (for a local _BindLocals places or inlines)."""
         if self._taken is None:
             import re
             self._taken = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", module_text(self.module)))
         return fresh_name(base, self._taken)
 
     def _bind(self, mapped: tam.Mapped) -> None:
-        if mapped.locals and self.frames:
-            self.frames[-1][2].extend(mapped.locals)
+        if mapped.locals:
+            self.bound.extend(mapped.locals)
             assert self._taken is not None
             self._taken.update(name for name, _ in mapped.locals)
-
-    def _enter_nested(self, node) -> bool:
-        self.nested += 1
-        return True
-
-    def _leave_nested(self, original, updated):
-        self.nested -= 1
-        return updated
-
-    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_nested
-    leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_nested
 
     @property
     def root(self) -> str:
@@ -408,35 +390,17 @@ class _Transformer(PrunedTransformer):
     # --- statements collect markers of what they contain
     def _push(self, node) -> bool:
         self.pending.append([])
-        self.frames.append((isinstance(node, cst.SimpleStatementLine), self.nested, []))
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            self.scope_kinds.append("def" if isinstance(node, cst.FunctionDef) else "class")
         return True
 
     def _pop(self, updated):
         whys = self.pending.pop()
-        self.frames.pop()
-        if isinstance(updated, (cst.FunctionDef, cst.ClassDef)):
-            self.scope_kinds.pop()
         return add_markers(updated, CODE, whys) if whys else updated
 
     def visit_SimpleStatementLine(self, node):
         return self._push(node)
 
     def leave_SimpleStatementLine(self, original, updated):
-        bound = self.frames[-1][2]
-        updated = self._pop(updated)
-        if not bound:
-            return updated
-        # ``use_gpus = args.gpus not in (None, 0, "0", [])`` above the statement, which keeps the
-        # markers; the comments and blank lines above it move above the new line
-        lines = list(updated.leading_lines)
-        marks = [l for l in lines if l.comment is not None and MARKER_PREFIX in l.comment.value]
-        rest = [l for l in lines if l not in marks]
-        new = [cst.parse_statement(f"{name} = {expr}  # 1.9 read gpus=None, 0, \"0\" and [] as no GPU\n")
-               for name, expr in bound]
-        new[0] = new[0].with_changes(leading_lines=rest)
-        return cst.FlattenSentinel([*new, updated.with_changes(leading_lines=marks)])
+        return self._pop(updated)
 
     def visit_If(self, node):
         return self._push(node)
@@ -671,6 +635,68 @@ class _Transformer(PrunedTransformer):
         return updated.with_changes(elements=_fix_commas(out, updated.elements) if out else [])
 
 
+class _BindLocals(PrunedTransformer):
+    """Places the locals the mapping used (``use_gpus = args.gpus not in (None, 0, "0", [])``) on a
+    line of their own above the statement that uses them, when that statement is a line of a
+    function or module body and the name is not inside a lambda or comprehension (where it would
+    be evaluated at another time) or a compound statement's header; elsewhere the name is replaced
+    by its expression, inline. The comments above the statement move above the new line; the
+    markers stay with the statement."""
+
+    def __init__(self, bound: Sequence[Tuple[str, str]]) -> None:
+        self.exprs = dict(bound)
+        self.lines: List[Optional[List[str]]] = []  # per statement around: None, or the names to bind
+        self.depths: List[int] = []  # the lambda/comprehension depth at each statement around
+        self.scopes: List[str] = []
+        self.nested = 0
+
+    def _enter(self, node) -> bool:
+        ok = isinstance(node, cst.SimpleStatementLine) and (not self.scopes or self.scopes[-1] == "def")
+        self.lines.append([] if ok else None)
+        self.depths.append(self.nested)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self.scopes.append("def" if isinstance(node, cst.FunctionDef) else "class")
+        return True
+
+    def _leave(self, original, updated):
+        names = self.lines.pop()
+        self.depths.pop()
+        if isinstance(original, (cst.FunctionDef, cst.ClassDef)):
+            self.scopes.pop()
+        if not names:
+            return updated
+        marks = [l for l in updated.leading_lines if l.comment is not None and MARKER_PREFIX in l.comment.value]
+        rest = [l for l in updated.leading_lines if l not in marks]
+        new = [cst.parse_statement(f"{n} = {self.exprs[n]}  # 1.9 read gpus=None, 0, \"0\" and [] as no GPU\n")
+               for n in dict.fromkeys(names)]
+        new[0] = new[0].with_changes(leading_lines=rest)
+        return cst.FlattenSentinel([*new, updated.with_changes(leading_lines=marks)])
+
+    visit_SimpleStatementLine = visit_If = visit_While = visit_For = visit_With = visit_Try = _enter
+    visit_FunctionDef = visit_ClassDef = _enter
+    leave_SimpleStatementLine = leave_If = leave_While = leave_For = leave_With = leave_Try = _leave
+    leave_FunctionDef = leave_ClassDef = _leave
+
+    def _deeper(self, node) -> bool:
+        self.nested += 1
+        return True
+
+    def _shallower(self, original, updated):
+        self.nested -= 1
+        return updated
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _deeper
+    leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _shallower
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if original.value not in self.exprs:
+            return updated
+        if self.lines and self.lines[-1] is not None and self.depths[-1] == self.nested:
+            self.lines[-1].append(original.value)
+            return updated
+        return cst.parse_expression(self.exprs[original.value])
+
+
 STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 # The sites on calls: a Lightning Trainer call ("call", data: whether the file calls tune(),
 # whether its resume_from_checkpoint moves to fit, and the argparse facts: ("add_argparse_args",)
@@ -779,6 +805,8 @@ class TrainerConstructorRule(Rule):
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         t = _Transformer(ctx, module, sites)
         out = transform(module, t)
+        if t.bound:
+            out = transform(out, _BindLocals(t.bound))
         for from_, name in dict.fromkeys(t.imports):
             out = ensure_import(out, from_, name)
         return out
