@@ -12,7 +12,7 @@ markers (why a human must act), imports the new code needs and facts for notes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
 
@@ -112,6 +112,7 @@ class Mapped:
     has_strategy: bool = False
     fixed: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    locals: List[Tuple[str, str]] = field(default_factory=list)  # (name, expression) to bind before the statement
 
 
 def lit(value: Any) -> Value:
@@ -196,10 +197,11 @@ class _Builder:
 
 
 def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = False,
-                  resume_handled: bool = False) -> Mapped:
+                  resume_handled: bool = False, local: Optional[Callable[[], Optional[str]]] = None) -> Mapped:
     """Apply the 1.9 -> 2.x mapping to Trainer arguments given by name (``entries`` must be
     keyword entries plus ``name=None`` spreads; positional arguments are named by the caller)."""
     b = _Builder(entries, quote)
+    b.local = local  # gives a free name the caller can bind before the statement (None: there is none)
 
     # --- explicit defaults / values 2.x rejects or ignores (T7, T12, T28, A.8)
     drops = {
@@ -321,6 +323,7 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
                "(1.9 applied it to fit only)")
 
     # --- devices: T1-T5
+    device_flags = any(b.get(n) is not None for n in ("gpus", "tpu_cores", "ipus", "num_processes"))
     _map_devices(b)
 
     # --- strategies: T18-T27
@@ -340,10 +343,78 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
         b.mark(f"T27: accelerator={acc.value.code} moved to an external package "
                "(lightning-habana / lightning-graphcore)")
 
+    # --- values known only at run time (issue 25): 1.9 read None as the default, 2.x raises
+    _runtime_defaults(b, device_flags)
+
     b.out.entries = b.entries
     b.out.has_accelerator = b.get("accelerator") is not None
     b.out.has_strategy = b.get("strategy") is not None
     return b.out
+
+
+# Arguments whose 1.9 value None meant "the default" and that 2.x rejects when None: the 2.x
+# spelling of that default. (1.9: accelerator=None ran on the CPU, strategy=None chose the
+# strategy, devices=None took the accelerator's device count, as 2.x's "auto" does.)
+RUNTIME_NONE_DEFAULTS = (("accelerator", "cpu"), ("strategy", "auto"), ("devices", "auto"))
+
+
+def _runtime_defaults(b: _Builder, device_flags: bool) -> None:
+    """``name=<expression>`` for the arguments of RUNTIME_NONE_DEFAULTS becomes
+    ``<expression> or "<default>"``: written once, evaluated once. The other falsy values
+    (0, "0", [], "") were errors in 1.9.5 for all three, so only None's meaning matters. The
+    accelerator is left alone next to a 1.9 device flag (gpus=... chose it then)."""
+    for name, default in RUNTIME_NONE_DEFAULTS:
+        e = b.get(name)
+        if e is None or e.changed or e.value.literal is not NOT_LITERAL or (name == "accelerator" and device_flags):
+            continue
+        operand = _or_operand(e.value.code, default)
+        if operand is None:
+            continue
+        b.set_value(name, code(f"{operand} or {py_repr(default, b.quote)}"))
+        b.out.fixed.append(f"`{name}={e.value.code}` keeps 1.9's meaning of None")
+
+
+def _or_operand(text: str, default: str) -> Optional[str]:
+    """``text`` as the left operand of ``or`` (parenthesized when needed), or None when its value
+    cannot be None (``x or "auto"`` of a second run, a conditional choosing between non-None
+    values, a number) or it is not an expression."""
+    import ast
+
+    try:
+        node = ast.parse(f"(\n{text}\n)", mode="eval").body
+    except SyntaxError:
+        return None
+    if not _may_be_none(node):
+        return None
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) and "\n" not in text:
+        return text
+    return f"({text})"
+
+
+# Calls that never return None (builtins, and what LM101 itself writes).
+_NEVER_NONE_CALLS = frozenset({"int", "str", "len", "list", "tuple", "range", "max", "min", "sum", "abs", "round",
+                               "find_usable_cuda_devices"})
+
+
+def _may_be_none(node) -> bool:
+    """Whether the expression ``node`` may evaluate to None: a name, attribute, item, call or
+    await may; a conditional may when one of its branches is None; ``a or b`` when ``b`` may."""
+    import ast
+
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        return name not in _NEVER_NONE_CALLS and not name[:1].isupper()  # a class makes an object
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Await)):
+        return True
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    if isinstance(node, ast.IfExp):
+        return any(isinstance(b, ast.Constant) and b.value is None or isinstance(b, ast.IfExp) and _may_be_none(b)
+                   for b in (node.body, node.orelse))
+    if isinstance(node, ast.BoolOp):
+        return isinstance(node.op, ast.And) or _may_be_none(node.values[-1])
+    return False
 
 
 def _map_devices(b: _Builder) -> None:
@@ -374,11 +445,19 @@ def _map_devices(b: _Builder) -> None:
     v = e.value.literal
     accelerator = {"gpus": "gpu", "tpu_cores": "tpu", "ipus": "ipu", "num_processes": "cpu"}[name]
     if v is NOT_LITERAL:
-        if name == "gpus" and e.value.simple and auto is None:
+        if name == "gpus" and e.value.simple and auto is None and (acc is None or acc.value.literal is not NOT_LITERAL):
             # 1.9's device parser read None, 0, "0" and [] as "no GPU": the CPU (and devices kept its
             # own value); any other value (2, -1, "0,1", [0]) selected GPUs.
-            old_devices = devices.value.code if devices is not None else py_repr("auto", b.quote)
+            old_devices = py_repr("auto", b.quote)
+            if devices is not None and devices.value.literal is not None:
+                operand = _or_operand(devices.value.code, "auto") if devices.value.literal is NOT_LITERAL else None
+                old_devices = f"({operand} or {old_devices})" if operand is not None else devices.value.code
             gpu = f"{e.value.code} not in (None, 0, {py_repr('0', b.quote)}, [])"
+            name = b.local() if getattr(b, "local", None) else None
+            if name:
+                # written once: ``use_gpus = args.gpus not in (...)`` before the statement
+                b.out.locals.append((name, gpu))
+                gpu = name
             new = []
             if acc is None:
                 new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {gpu} else {py_repr('cpu', b.quote)}")))

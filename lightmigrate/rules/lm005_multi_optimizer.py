@@ -33,6 +33,7 @@ configure_optimizers and the Trainer arguments say); ``fix`` writes it out on li
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import re
 import tokenize
@@ -396,6 +397,14 @@ def _positional(func: ast.stmt) -> List[str]:
     return [a.arg for a in (*args.posonlyargs, *args.args)]
 
 
+def _optimizer_idx_default(func: ast.stmt) -> Optional[ast.expr]:
+    """The default value of ``func``'s ``optimizer_idx`` parameter (None without one)."""
+    args = func.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    return next((d for a, d in zip(positional, defaults) if a.arg == "optimizer_idx"), None)
+
+
 def _has_star(func: ast.stmt) -> bool:
     args = func.args  # type: ignore[attr-defined]
     return bool(args.vararg or args.kwarg or args.kwonlyargs)
@@ -425,6 +434,7 @@ class OptimizerConfig:
     may_have_schedulers: bool = True
     monitor: Optional[str] = None
     problem: Optional[str] = None  # why the configuration cannot be migrated
+    several: bool = False  # every return gives two or more optimizers (optimizers() is then a list)
 
 
 def read_optimizers(src: _Source, cls: ast.ClassDef, func: Optional[ast.stmt]) -> OptimizerConfig:
@@ -432,6 +442,28 @@ def read_optimizers(src: _Source, cls: ast.ClassDef, func: Optional[ast.stmt]) -
     plateau monitors and optimizer frequencies."""
     if func is None:
         return OptimizerConfig()
+    conf = _read_optimizers(src, cls, func)
+    returns = [n for n in _own_nodes(func.body) if isinstance(n, ast.Return)]  # type: ignore[attr-defined]
+    if returns and all(_optimizer_count(r.value) >= 2 for r in returns):
+        conf = dataclasses.replace(conf, several=True)
+    return conf
+
+
+def _optimizer_count(value: Optional[ast.expr]) -> int:
+    """How many optimizers ``return value`` gives (0 when not known): ``[a, b]``, ``a, b``,
+    ``[a, b], [schedulers]``, a list of optimizer dicts."""
+    if not isinstance(value, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in value.elts):
+        return 0
+    elts = value.elts
+    if elts and isinstance(elts[0], (ast.List, ast.Tuple)):  # ([optimizers], [schedulers])
+        first = elts[0]
+        return 0 if any(isinstance(e, ast.Starred) for e in first.elts) else len(first.elts)
+    if any(isinstance(e, (ast.List, ast.Tuple)) for e in elts):
+        return 0
+    return len(elts)
+
+
+def _read_optimizers(src: _Source, cls: ast.ClassDef, func: ast.stmt) -> OptimizerConfig:
     problem: Optional[str] = None
     dicts = [n for n in ast.walk(func) if isinstance(n, ast.Dict)]
     keys = {id(d): [_ast_key(src, k) for k in d.keys] for d in dicts}
@@ -506,6 +538,7 @@ class Plan:
     overrides_optimizer_step: bool
     zero_grad_hooks: List[str] = field(default_factory=list)
     batch_end_outputs: Optional[str] = None  # attribute holding 1.x's on_train_batch_end outputs
+    several: bool = False  # configure_optimizers always returns two or more optimizers
 
 
 def _training_step(p: Plan) -> cst.FunctionDef:
@@ -526,8 +559,14 @@ def _training_step(p: Plan) -> cst.FunctionDef:
         lines.append(f"active = [next(i for i, end in enumerate({ends}) if batch_idx % {total} < end)]")
         loop_head = ["optimizers = " + f"{s}.optimizers()", "for optimizer_idx in active:",
                      "    optimizer = optimizers[optimizer_idx]"]
-    else:
+    elif p.several:
         loop_head = [f"for optimizer_idx, optimizer in enumerate({s}.optimizers()):"]
+    else:
+        # configure_optimizers may return one optimizer (a class shared by one- and two-optimizer
+        # subclasses, or a computed list): 2.x's optimizers() then returns it alone, not in a list
+        loop_head = [f"optimizers = {s}.optimizers()",
+                     "optimizers = optimizers if isinstance(optimizers, list) else [optimizers]",
+                     "for optimizer_idx, optimizer in enumerate(optimizers):"]
     collect = p.buffer is not None or p.batch_end_outputs is not None
     if collect:
         lines.append("outputs = []")
@@ -550,7 +589,7 @@ def _training_step(p: Plan) -> cst.FunctionDef:
             lines.append(f"total_idx = {s}.trainer.fit_loop.epoch_loop.total_batch_idx")
             lines.append(f"active = [next(i for i, end in enumerate({ends}) if total_idx % {total} < end)]")
         else:
-            lines.append(f"active = range(len({s}.optimizers()))")
+            lines.append(f"active = range(len({s}.optimizers()))" if p.several else "active = range(len(optimizers))")
         if p.accumulate > 1:
             lines.append("if should_step:")
             lines.append(f"    {s}.{p.step_schedulers}(\"step\", active)")
@@ -670,6 +709,11 @@ def _blocked(src: _Source, node: ast.ClassDef, info: ClassInfo, h: Hierarchy, se
     conf = read_optimizers(src, node, _last_def(node, "configure_optimizers"))
     if conf.problem:
         return conf.problem, conf
+    default = _optimizer_idx_default(step)
+    if not conf.several and default is not None and not (isinstance(default, ast.Constant) and default.value == 0
+                                                         and type(default.value) is int):
+        return ("configure_optimizers may return one optimizer, and then 1.9 called training_step without "
+                "optimizer_idx (its default, not 0); migrate by hand"), conf
     end = _last_def(node, "training_step_end")
     if end is not None and (_has_star(end) or len(_positional(end)) != 2):
         return "unusual training_step_end signature; migrate by hand", conf
@@ -774,6 +818,7 @@ class _MultiOptimizerMigration(ClassEditor):
             zero_grad_hooks=[h for h in ("on_before_zero_grad", "optimizer_zero_grad")
                              if h in self.info.methods or self.h.ancestor_defines(h)],
             batch_end_outputs=new("_train_batch_outputs") if batch_end is not None else None,
+            several=conf.several,
         )
         # the step: the old body moves to the helper, the loop takes its place
         self.rename("training_step", step_helper)
@@ -876,8 +921,11 @@ class _MultiOptimizerMigration(ClassEditor):
         if old is not None:
             so, out = param_names(old)
             doc, body = split_docstring(body_of(old))
+            squeeze = "" if plan.several else f"""
+                if {out} and all(len(per_batch) == 1 for per_batch in {out}):  # one optimizer: 1.x squeezed that dimension away
+                    {out} = [per_batch[0] for per_batch in {out}]"""
             stmts += parse_statements(f"""
-                {out} = [per_batch for per_batch in {so}.{plan.buffer} if per_batch]  # 1.x: [batch][optimizer]
+                {out} = [per_batch for per_batch in {so}.{plan.buffer} if per_batch]  # 1.x: [batch][optimizer]{squeeze}
                 if len({so}.{plan.buffer}) == 1:  # 1.x squeezed away a batch dimension of size one
                     {out} = {so}.{plan.buffer}[0]
             """)

@@ -35,7 +35,8 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.analysis.ast_nodes import NodeVisitor
-from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
+from lightmigrate.cst.helpers import add_markers, ensure_import, fresh_name, lightning_root, code_of, module_text
+from lightmigrate import MARKER_PREFIX
 from lightmigrate.output.findings import Kind
 from lightmigrate.catalog import trainer_args as tam
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
@@ -684,6 +685,23 @@ class _Transformer(PrunedTransformer):
         self._root: Optional[str] = None
         self.imports: List[Tuple[str, str]] = []
         self.pending: List[List[str]] = [[]]
+        # Locals the mapping binds before a statement (``use_gpus = ...``, see _BindLocals): the
+        # (name, expression) pairs, and the names the module already uses.
+        self.bound: List[Tuple[str, str]] = []
+        self._taken: Optional[Set[str]] = None
+
+    def _local_name(self, base: str = "use_gpus") -> str:
+        """A name the module does not use yet (for a local _BindLocals places or inlines)."""
+        if self._taken is None:
+            import re
+            self._taken = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", module_text(self.module)))
+        return fresh_name(base, self._taken)
+
+    def _bind(self, mapped: tam.Mapped) -> None:
+        if mapped.locals:
+            self.bound.extend(mapped.locals)
+            assert self._taken is not None
+            self._taken.update(name for name, _ in mapped.locals)
 
     @property
     def root(self) -> str:
@@ -931,7 +949,8 @@ class _Transformer(PrunedTransformer):
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
         quote = _quote_of(a.value for a in updated.args)
-        mapped = tam.map_arguments(entries, quote, has_tune, handled)
+        mapped = tam.map_arguments(entries, quote, has_tune, handled, local=self._local_name)
+        self._bind(mapped)
         _defaults_into_spread(mapped, {e.name for e in entries}, quote)
         new_args = self._rebuild_args(mapped, updated)
         self._finish(mapped, original, is_call=own is None)
@@ -1012,7 +1031,8 @@ class _Transformer(PrunedTransformer):
                 entries.append(tam.Entry(OWN if key in own else key, v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
-        mapped = tam.map_arguments(entries, quote, has_tune, False)
+        mapped = tam.map_arguments(entries, quote, has_tune, False, local=self._local_name)
+        self._bind(mapped)
         self._finish(mapped, original, is_call=False)
         changed = any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
         if not changed:
@@ -1045,6 +1065,68 @@ class _Transformer(PrunedTransformer):
                                        whitespace_before_colon=cst.SimpleWhitespace(""),
                                        whitespace_after_colon=cst.SimpleWhitespace(" "), comma=template.comma))
         return updated.with_changes(elements=_fix_commas(out, updated.elements) if out else [])
+
+
+class _BindLocals(PrunedTransformer):
+    """Places the locals the mapping used (``use_gpus = args.gpus not in (None, 0, "0", [])``) on a
+    line of their own above the statement that uses them, when that statement is a line of a
+    function or module body and the name is not inside a lambda or comprehension (where it would
+    be evaluated at another time) or a compound statement's header; elsewhere the name is replaced
+    by its expression, inline. The comments above the statement move above the new line; the
+    markers stay with the statement."""
+
+    def __init__(self, bound: Sequence[Tuple[str, str]]) -> None:
+        self.exprs = dict(bound)
+        self.lines: List[Optional[List[str]]] = []  # per statement around: None, or the names to bind
+        self.depths: List[int] = []  # the lambda/comprehension depth at each statement around
+        self.scopes: List[str] = []
+        self.nested = 0
+
+    def _enter(self, node) -> bool:
+        ok = isinstance(node, cst.SimpleStatementLine) and (not self.scopes or self.scopes[-1] == "def")
+        self.lines.append([] if ok else None)
+        self.depths.append(self.nested)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self.scopes.append("def" if isinstance(node, cst.FunctionDef) else "class")
+        return True
+
+    def _leave(self, original, updated):
+        names = self.lines.pop()
+        self.depths.pop()
+        if isinstance(original, (cst.FunctionDef, cst.ClassDef)):
+            self.scopes.pop()
+        if not names:
+            return updated
+        marks = [l for l in updated.leading_lines if l.comment is not None and MARKER_PREFIX in l.comment.value]
+        rest = [l for l in updated.leading_lines if l not in marks]
+        new = [cst.parse_statement(f"{n} = {self.exprs[n]}  # 1.9 read gpus=None, 0, \"0\" and [] as no GPU\n")
+               for n in dict.fromkeys(names)]
+        new[0] = new[0].with_changes(leading_lines=rest)
+        return cst.FlattenSentinel([*new, updated.with_changes(leading_lines=marks)])
+
+    visit_SimpleStatementLine = visit_If = visit_While = visit_For = visit_With = visit_Try = _enter
+    visit_FunctionDef = visit_ClassDef = _enter
+    leave_SimpleStatementLine = leave_If = leave_While = leave_For = leave_With = leave_Try = _leave
+    leave_FunctionDef = leave_ClassDef = _leave
+
+    def _deeper(self, node) -> bool:
+        self.nested += 1
+        return True
+
+    def _shallower(self, original, updated):
+        self.nested -= 1
+        return updated
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _deeper
+    leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _shallower
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if original.value not in self.exprs:
+            return updated
+        if self.lines and self.lines[-1] is not None and self.depths[-1] == self.nested:
+            self.lines[-1].append(original.value)
+            return updated
+        return cst.parse_expression(self.exprs[original.value])
 
 
 STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
@@ -1210,6 +1292,8 @@ class TrainerConstructorRule(Rule):
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         t = _Transformer(ctx, module, sites)
         out = transform(module, t)
+        if t.bound:
+            out = transform(out, _BindLocals(t.bound))
         for from_, name in dict.fromkeys(t.imports):
             out = ensure_import(out, from_, name)
         return out

@@ -1,22 +1,51 @@
 """LM102: Trainer methods and properties removed or changed in 2.0 (spec A.4, A.8).
 
 On expressions that are a Trainer (``trainer``, ``self.trainer``, ``pl_module.trainer``, or a name
-bound to ``Trainer(...)`` in the file):
+bound to ``Trainer(...)`` in the file). Each entry is rewritten when 2.x has code with the same
+meaning, else marked with the reason:
 
+Rewritten
 - ``trainer.train_dataloader.loaders`` -> ``trainer.train_dataloader`` (T-prop1);
 - ``trainer.val_dataloaders`` / ``test_dataloaders`` were always lists in 1.9: reads are wrapped so
   they still are (T-prop2);
 - ``trainer.data_parallel`` and ``trainer.prediction_writer_callbacks`` get their 2.x spelling
-  (T-prop4, T-prop5); comparisons of ``trainer.precision`` with 1.9 values use the 2.x strings (T-prop7);
-- ``trainer.tuner.lr_find(...)`` -> ``Tuner(trainer).lr_find(..., update_attr=False)`` (T-meth2);
-  ``trainer.tune(...)`` -> ``Tuner`` calls when the Trainer's flags are visible (T-meth1);
+  (T-prop4, T-prop5); comparisons of ``trainer.precision`` with 1.9 strings use the 2.x strings (T-prop7);
+- ``trainer.model = m`` -> ``trainer.strategy.model = m``: all 1.9's setter did (T-prop11);
+- ``<...>.fit_loop.running_loss.append(loss)`` in a ``training_step`` (manual optimization feeding
+  the LR finder) is dropped: 2.x's LR finder reads the loss the step returns, so a step that returned
+  nothing gets ``return loss`` (T-prop14);
+- ``trainer.tuner.lr_find(...)`` / ``scale_batch_size(...)`` -> ``Tuner(trainer)...`` with 1.9's
+  defaults (``update_attr=False``; one more batch-size trial, no margin, no cap) (T-meth2);
+- ``trainer.tune(...)`` (a statement, or ``result = trainer.tune(...)``, which gets 1.9's result
+  dict) -> ``Tuner`` calls for what the Trainer's ``auto_scale_batch_size`` / ``auto_lr_find``
+  asked, when that Trainer is built once in the same function with literal flags (T-meth1);
 - ``fit(train_dataloader=)``, ``validate(val_dataloaders=)``, ``test(test_dataloaders=)`` keywords
-  (A.8), legacy attributes such as ``root_gpu`` or ``training_type_plugin`` (A.8);
-- everything else removed (loop setters, ``reset_*_dataloader``, ``amp_backend``, ...) is marked.
+  (A.8); ``root_gpu``, ``training_type_plugin``, ``data_parallel_device_ids``, ``progress_bar_dict``,
+  ``*_ckpt_path`` (A.8).
+
+Marked (no faithful rewrite; the marker says why)
+- ``trainer.tune(...)`` whose Trainer is built elsewhere, twice, or from ``**kwargs``: which tuners
+  1.9 ran depended on flags the rewrite cannot read (T-meth1);
+- the LR suggestion of ``lr_find``: 2.x differentiates the loss by the learning rate, 1.9 by the
+  step, with no option for the old rule (T-meth2);
+- other uses of ``running_loss`` and loop internals (``batch_loop``, ``optimizer_loop``,
+  ``split_idx``...) (T-prop14); loop setters ``trainer.fit_loop = ...``, ``fit_loop.max_steps = ...``
+  (T-prop12, T-prop13);
+- ``trainer.progress_bar_dict["loss"]`` / ``["v_num"]`` (renamed, and marked): 1.x's running loss and
+  logger version are not in 2.x's ``progress_bar_metrics`` (A.8);
+- ``trainer.estimated_stepping_batches`` read in what ``trainer.test()``/``predict()`` run (their
+  hooks and the methods they call) in a module without ``train_dataloader``: 2.x raises there, 1.9
+  returned an earlier fit's value or -1;
+- ``trainer.num_gpus``, ``gpus``, ``num_processes``, ``tpu_cores``, ``ipus``, ``lr_schedulers``,
+  ``use_amp``, ``amp_backend``, ``amp_level``, ``using_native_amp``, ``optimizer_frequencies``,
+  ``tuning``, ``resume_from_checkpoint``, ``weights_save_path``, ``should_rank_save_checkpoint``,
+  ``lightning_optimizers``, ``verbose_evaluate``, ``run_stage``, ``call_hook``, ``slurm_job_id``,
+  ``reset_*_dataloader()`` (A.8, T-prop6-T-prop10, T-meth4): gone before or in 2.0, with a 2.x
+  replacement of another shape named in the marker.
 
 ``find`` decides on Python's ``ast`` (which expressions are a Trainer, which reads of the loader
-lists need wrapping, which ``tune()`` statements have a known plan); ``fix`` rewrites or marks the
-libcst nodes at the sites' positions.
+lists need wrapping, which ``tune()`` statements have a known plan, which ``running_loss`` lines
+can go); ``fix`` rewrites or marks the libcst nodes at the sites' positions.
 """
 
 from __future__ import annotations
@@ -87,7 +116,9 @@ MARKED = {
     "reset_train_val_dataloaders": "T-meth4: `reset_train_val_dataloaders()` was removed; the loops own the data",
 }
 LR_SUGGESTION = ("T-meth1/T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning "
-                 "rate, 1.9 took it per step, so the suggested (and set) learning rate can differ; check the value")
+                 "rate (torch.gradient with the rates as spacing), 1.9 took it per step (np.gradient); 2.x has no "
+                 "option for 1.9's rule, so the suggested (and, with update_attr=True, set) learning rate can "
+                 "differ: check the value")
 LOOP_SETTERS = ("fit_loop", "validate_loop", "test_loop", "predict_loop")
 _STEP_SETTERS = frozenset({"min_steps", "max_steps"})  # fit_loop setters 2.x removed
 LOOP_INTERNALS = ("batch_loop", "optimizer_loop", "running_loss", "split_idx", "manual_loop")
@@ -117,6 +148,11 @@ def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
     args = list(args)
     if args and not isinstance(args[-1].comma, cst.Comma):
         args[-1] = args[-1].with_changes(comma=_comma())
+    elif len(args) >= 2 and isinstance(args[-1].comma.whitespace_after, cst.ParenthesizedWhitespace):
+        # one argument per line with a trailing comma: the new one goes on a line of its own
+        last_comma = args[-1].comma
+        args[-1] = args[-1].with_changes(comma=args[-2].comma)
+        arg = arg.with_changes(comma=last_comma)
     return [*args, arg]
 
 
@@ -162,7 +198,7 @@ def _alone_statements(tree: ast.AST, text: Text) -> Set[Place]:
             if not isinstance(body, list):
                 continue
             for i, stmt in enumerate(body):
-                if not isinstance(stmt, ast.Expr):
+                if not isinstance(stmt, (ast.Expr, ast.Assign)):
                     continue
                 if text.segment_before(stmt).strip():
                     continue  # ``if x: trainer.tune()`` or ``a = 1; trainer.tune()``
@@ -201,6 +237,91 @@ def _tune_plan_ok(call: ast.Call, lr: Any, bs: Any, text: Text) -> bool:
     return True
 
 
+def _is_running_loss_append(call: ast.AST, text: Text) -> bool:
+    """``<...>.fit_loop.running_loss.append(x)`` (1.9's running loss, which the LR finder and the
+    progress bar read; manual-optimization code fed it by hand)."""
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+            and isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "running_loss"
+            and "loop" in text.segment(call.func.value.value) and len(call.args) == 1 and not call.keywords)
+
+
+_LOSS_VIEWS = ("detach", "clone", "item", "cpu", "float")
+
+
+def _loss_name(node: ast.expr) -> Optional[str]:
+    """``loss`` for ``loss``, ``loss.detach()``, ``loss.item()`` ... (None for anything else)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LOSS_VIEWS \
+            and not node.args and not node.keywords:
+        node = node.func.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of ``function``'s body, without those of the functions and classes it defines."""
+    todo = list(function.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+PROGRESS_KEYS = ("A.8: 1.x's `trainer.progress_bar_dict` also held the running training loss (\"loss\") and the "
+                 "logger version (\"v_num\"); 2.x's `trainer.progress_bar_metrics` holds only what was logged with "
+                 "prog_bar=True: log that value with prog_bar=True (or read trainer.callback_metrics)")
+# The LightningModule hooks that trainer.test() and trainer.predict() run.
+_EVAL_HOOKS = frozenset({"test_step", "test_step_end", "test_epoch_end", "predict_step"})
+_EVAL_PREFIXES = ("on_test_", "on_predict_")
+ESTIMATED_STEPS = ("`trainer.estimated_stepping_batches` is read in {where}, which trainer.test()/predict() "
+                   "runs (not a spec row yet; checked on 1.9.5 and 2.6.6): 2.x counts it from the training "
+                   "dataloader and raises when that call has none (this module defines no train_dataloader; a "
+                   "datamodule's counts), where 1.9 returned the value an earlier fit computed, or max_steps (-1) "
+                   "without one. Read it during fit (e.g. store it in on_fit_start) or "
+                   "guard with `self.trainer.training`")
+# Hooks that receive what training_step returns: a return the rule adds would change what they get.
+_OUTPUT_READERS = frozenset({"training_epoch_end", "training_step_end", "on_train_batch_end"})
+RUNNING_LOSS = ("T-prop14: 2.x has no `fit_loop.running_loss`; its LR finder and progress bar read the loss "
+                "training_step returns (the value or its \"loss\" key): drop this line and return that loss from "
+                "training_step. Not done here because {why}")
+
+
+def _running_loss_plan(statement: ast.Expr, function: Optional[ast.AST],
+                       reads_outputs: Callable[[], bool]) -> Tuple[str, str]:
+    """How ``<...>.fit_loop.running_loss.append(loss)`` is migrated: ("drop", "") when the
+    ``training_step`` around already returns that loss, ("drop", "return <loss>") when it returns
+    nothing, the line is in its body and the name stays bound to the end (the rule adds that
+    return), else ("mark", why). ``reads_outputs()``: whether the class's hierarchy has a hook that
+    gets the step's return (a new return would change what it receives)."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name != "training_step":
+        return "mark", "the line is not in a training_step"
+    name = _loss_name(statement.value.args[0])
+    if name is None:
+        return "mark", "the appended value is not a plain name (`loss`, `loss.detach()`)"
+    returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+    for r in returns:
+        v = r.value
+        if v is not None and (_loss_name(v) == name or (isinstance(v, ast.Dict) and any(
+                isinstance(k, ast.Constant) and k.value == "loss" and _loss_name(x) == name
+                for k, x in zip(v.keys, v.values)))):
+            continue
+        return "mark", f"training_step returns something other than `{name}`"
+    if returns:
+        return "drop", ""
+    body = function.body
+    if statement not in body:
+        return "mark", f"the line is inside a block, so `{name}` may be unbound where training_step ends"
+    for stmt in body[body.index(statement) + 1:]:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+                return "mark", f"`{name}` is rebound after the line"
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
+        return "mark", "training_step is a generator"
+    if reads_outputs():
+        return "mark", ("training_step returns nothing, and returning the loss would change what "
+                        "training_epoch_end / training_step_end / on_train_batch_end receive")
+    return "drop", f"return {name}"
+
+
 class _Finder(NodeVisitor):
     """The sites, in one walk that follows the fix's (the subtrees of normalised reads skipped)."""
 
@@ -211,6 +332,12 @@ class _Finder(NodeVisitor):
         self.alone: Optional[Set[Place]] = None  # worked out at the first tune() statement
         self.scopes: List[Place] = [(0, 0)]
         self.functions: List[str] = []  # the code of the functions around
+        self.function_nodes: List[ast.AST] = []
+        self.classes: List[ast.ClassDef] = []
+        self._outside_fit: Dict[int, Dict[str, str]] = {}
+        self.progress_keys: Set[int] = set()  # progress_bar_dict reads of "loss" / "v_num"
+        self.project = None  # the project's class index (set by the rule)
+        self.path = ""
         self.sites: List[Site] = []
 
     def site(self, node: ast.AST, target: str, action: str, data: Any = None) -> None:
@@ -241,7 +368,9 @@ class _Finder(NodeVisitor):
     def _function(self, node) -> None:
         self.scopes.append(_place(node))
         self.functions.append(self.text.segment_with_decorators(node))
+        self.function_nodes.append(node)
         self.generic_visit(node)
+        self.function_nodes.pop()
         self.functions.pop()
         self.scopes.pop()
 
@@ -256,7 +385,63 @@ class _Finder(NodeVisitor):
         if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "tune"
                 and self.is_alone(node)):
             self.tune_statement(call)
+        if _is_running_loss_append(call, self.text) and self.is_alone(node):
+            action, data = _running_loss_plan(node, self.function_nodes[-1] if self.function_nodes else None,
+                                              self.reads_outputs)
+            self.site(node, "running_loss", action if action == "drop" else "drop-mark", data)
+            return  # the statement goes or gets its own marker
         self.generic_visit(node)
+
+    def reads_outputs(self) -> bool:
+        """Whether the class around (its bases or subclasses in the project) has a hook that
+        receives what training_step returns."""
+        if not self.classes:
+            return False
+        own = {n.name for n in self.classes[-1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if own & _OUTPUT_READERS:
+            return True
+        if self.project is None:
+            return False
+        info = self.project.resolve(self.classes[-1].name, self.path)
+        if info is None:
+            return False
+        related = [*self.project.ancestors(info)[0], *self.project.descendants(info)]
+        return any(c.methods & _OUTPUT_READERS for c in related)
+
+    def outside_fit(self, cls: ast.ClassDef) -> Dict[str, str]:
+        """The methods of ``cls`` that trainer.test()/predict() run (their hooks, and the methods
+        those call as ``self.NAME(...)``), each with how (for the marker), when the class has no
+        ``train_dataloader`` of its own or inherited: 2.x's estimated_stepping_batches then has no
+        training data to count there."""
+        found = self._outside_fit.get(id(cls))
+        if found is not None:
+            return found
+        methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        found = {}
+        if "train_dataloader" not in methods and not self._inherits_train_dataloader(cls):
+            todo = [(name, name) for name in methods if name in _EVAL_HOOKS or name.startswith(_EVAL_PREFIXES)]
+            while todo:
+                name, how = todo.pop()
+                if name in found:
+                    continue
+                found[name] = how
+                for n in _own_nodes(methods[name]):
+                    if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                            and n.func.value.id == "self" and n.func.attr in methods and n.func.attr not in found):
+                        todo.append((n.func.attr, f"{n.func.attr} (called from {how.split(' ')[0]})"))
+        self._outside_fit[id(cls)] = found
+        return found
+
+    def _inherits_train_dataloader(self, cls: ast.ClassDef) -> bool:
+        if self.project is None:
+            return False
+        info = self.project.resolve(cls.name, self.path)
+        return info is not None and any("train_dataloader" in c.methods for c in self.project.ancestors(info)[0])
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes.append(node)
+        self.generic_visit(node)
+        self.classes.pop()
 
     def is_alone(self, statement: ast.stmt) -> bool:
         if self.alone is None:
@@ -264,8 +449,8 @@ class _Finder(NodeVisitor):
         return _place(statement) in self.alone
 
     def tune_statement(self, call: ast.Call) -> None:
-        """``t.tune(...)`` on a line of its own becomes Tuner calls when ``t`` is bound once, in
-        this function, to a Trainer call whose tuner flags are known."""
+        """``t.tune(...)`` on a line of its own (or ``result = t.tune(...)``) becomes Tuner calls
+        when ``t`` is bound once, in this function, to a Trainer call whose tuner flags are known."""
         key = (self.scopes[-1], self.text.value_spelling(call.func))
         flags = self.names.scoped.get(key)
         if flags is None or self.names.counts.get(key) != 1 or flags[2]:
@@ -273,12 +458,30 @@ class _Finder(NodeVisitor):
         if _tune_plan_ok(call, flags[0], flags[1], self.text):
             self.site(call, "tune", "tune", (hashable(flags[0]), hashable(flags[1])))
 
+    def tune_reason(self, call: ast.Call) -> str:
+        """Why ``t.tune(...)`` here is marked, not rewritten (the marker says it)."""
+        key = (self.scopes[-1], self.text.value_spelling(call.func))
+        flags = self.names.scoped.get(key)
+        if flags is None:
+            return ("this Trainer is not built in this function, so its auto_lr_find / auto_scale_batch_size "
+                    "values (which decided what 1.9's tune() ran) are not known here")
+        if self.names.counts.get(key) != 1:
+            return "this name is bound to several Trainers here, so which tuners 1.9 ran is not known"
+        if flags[2]:
+            return ("this Trainer takes **kwargs/*args, so its auto_lr_find / auto_scale_batch_size values "
+                    "are not known here")
+        return "its arguments (or the tuner flags) are not literals the rewrite can read"
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        call = node.value
+        if (len(node.targets) == 1 and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "tune" and self.is_alone(node)):
+            self.tune_statement(call)  # ``result = trainer.tune(...)``
         for target in node.targets:
             if not isinstance(target, ast.Attribute):
                 continue
             if self.is_trainer(target.value, target) and target.attr == "model":
-                self.site(target, target.attr, "setter", "model")
+                self.site(target, target.attr, "model-setter")
             elif self.is_trainer(target.value, target) and target.attr in LOOP_SETTERS:
                 self.site(target, target.attr, "setter", "loop")
             elif (target.attr in _STEP_SETTERS and isinstance(target.value, ast.Attribute)
@@ -293,8 +496,16 @@ class _Finder(NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)
+        if node.attr == "estimated_stepping_batches" and self.function_nodes and self.classes \
+                and self.is_trainer(node.value, node):
+            where = self.outside_fit(self.classes[-1]).get(self.function_nodes[-1].name)
+            if where is not None:
+                self.site(node, node.attr, "mark-esb", where)
+            return
         if node.attr in ACTED_ATTRS:
             action = self.attribute_action(node, lambda: self.text.segment_before_attr(node))
+            if action == "rename" and id(node) in self.progress_keys:
+                action = "rename-mark"
             if action is not None:
                 self.site(node, node.attr, action)
 
@@ -343,6 +554,10 @@ class _Finder(NodeVisitor):
                 self.sites.append(Site(line, col, parts[i], action))
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        value = node.value
+        if isinstance(value, ast.Attribute) and value.attr == "progress_bar_dict" \
+                and ast_literal(node.slice, self.text) in ("loss", "v_num"):
+            self.progress_keys.add(id(value))
         self.generic_visit(node)
         if self.is_loaders(node.value):
             self.wrap(node.value)
@@ -398,14 +613,14 @@ class _Finder(NodeVisitor):
         if name in RUN_METHODS and "ckpt_path" in keywords and "weights_only" not in keywords:
             effects.append("weights-note")
         if name == "tune":
-            effects.append("tune-mark")
+            effects.append("tune-mark:" + self.tune_reason(node))
         if effects:
             self.site(node, name, "call", tuple(effects))
 
 
-ATTRIBUTE_ACTIONS = frozenset({"internals", "loaders", "rename", "mark", "data_parallel", "writers"})
+ATTRIBUTE_ACTIONS = frozenset({"internals", "loaders", "rename", "mark", "data_parallel", "writers", "model-setter",
+                               "mark-esb", "rename-mark"})
 SETTER_MARKS = {
-    "model": "T-prop11: the `trainer.model` setter was removed; pass the model to fit/validate/test/predict",
     "loop": "T-prop12: `trainer.{attr}` can no longer be replaced; custom loops were removed",
     "steps": "T-prop13: the fit_loop.min_steps/max_steps setters were removed; pass them to the Trainer",
 }
@@ -425,6 +640,8 @@ class _Transformer(PrunedTransformer):
         self.comparisons = {(s.line, s.col) for s in sites if s.action == "precision"}
         self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in ("call", "tuner")}
         self.tunes = {(s.line, s.col, s.target): s for s in sites if s.action == "tune"}  # statements
+        self.drops = {(s.line, s.col): s for s in sites if s.action in ("drop", "drop-mark")}  # statements
+        self.returns: List[Optional[str]] = []  # per function around: the return statement to add
         self.attribute_names = frozenset(k[2] for k in [*self.attributes, *self.setters, *self.wraps])
         self.call_names = frozenset(k[2] for k in [*self.calls, *self.tunes])
         self._root: Optional[str] = None
@@ -462,7 +679,32 @@ class _Transformer(PrunedTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         updated = self._pop(updated)
+        if self.drops and len(original.body) == 1 and isinstance(original.body[0], cst.Expr):
+            site = self.drops.get(self.locate(original.body[0].value))
+            if site is not None and site.action == "drop-mark":
+                return self._expand_tune(original, add_markers(updated, CODE, [
+                    f"{RUNNING_LOSS.format(why=site.data)} ({GUIDE})"]))
+            if site is not None:
+                # 1.9's running loss is gone; 2.x's LR finder reads the loss training_step returns
+                line, col = self.ctx.position(self.module, original)
+                self.ctx.report(CODE, "T-prop14: dropped the `fit_loop.running_loss.append(...)` line: 2.x's LR finder "
+                                      "reads the loss training_step returns" + (
+                                          f" (added `{site.data}`)" if site.data else ""), Kind.FIXED, line, col)
+                if site.data and self.returns:
+                    self.returns[-1] = site.data
+                return cst.RemoveFromParent()
         return self._expand_tune(original, updated)
+
+    def visit_FunctionDef(self, node):
+        self.returns.append(None)
+        return True
+
+    def leave_FunctionDef(self, original, updated):
+        add = self.returns.pop()
+        if add is None or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = updated.body
+        return updated.with_changes(body=body.with_changes(body=[*body.body, cst.parse_statement(add + "\n")]))
 
     def visit_If(self, node):
         return self._push(node)
@@ -503,10 +745,17 @@ class _Transformer(PrunedTransformer):
                        "trainer.fit_loop.epoch_loop.automatic_optimization.optim_progress)")
         elif site.action == "loaders":
             return updated.value  # T-prop1: 2.x returns the user's own loader object
-        elif site.action == "rename":
+        elif site.action in ("rename", "rename-mark"):
+            if site.action == "rename-mark":
+                self._mark(PROGRESS_KEYS)
             return cst.parse_expression(f"{code_of(updated.value)}.{RENAMES[attr]}")
         elif site.action == "mark":
             self._mark(MARKED[attr])
+        elif site.action == "mark-esb":
+            self._mark(ESTIMATED_STEPS.format(where=site.data))
+        elif site.action == "model-setter":
+            # T-prop11: 1.9's setter only passed the model on to the strategy, which 2.x still has
+            return updated.with_changes(value=cst.Attribute(updated.value, cst.Name("strategy")))
         elif site.action == "data_parallel":
             self.imports.append((f"{self.root}.strategies", "ParallelStrategy"))
             return cst.parse_expression(f"isinstance({code_of(updated.value)}.strategy, ParallelStrategy)")
@@ -633,17 +882,22 @@ class _Transformer(PrunedTransformer):
                                   "checkpoint whose hyperparameters hold non-primitive objects (e.g. an argparse "
                                   "Namespace) fails to load unless you pass weights_only=False (only for files you "
                                   f"trust) ({GUIDE})", Kind.NOTE, line, col)
-        if "tune-mark" in effects:
-            self._mark("T-meth1: trainer.tune() was removed; call Tuner(trainer).scale_batch_size(...) (if "
-                       "auto_scale_batch_size was set) and then Tuner(trainer).lr_find(..., update_attr=True) (if "
-                       "auto_lr_find was set), from pytorch_lightning.tuner")
+        reason = next((e.partition(":")[2] for e in effects if e.startswith("tune-mark")), None)
+        if reason is not None:
+            self._mark(f"T-meth1: trainer.tune() was removed and is not rewritten because {reason}; call "
+                       "Tuner(trainer).scale_batch_size(...) (if auto_scale_batch_size was set) and then "
+                       "Tuner(trainer).lr_find(..., update_attr=True) (if auto_lr_find was set), from "
+                       "pytorch_lightning.tuner; 1.9's tune() returned a dict of their results")
         return updated
 
     # T-meth1: ``trainer.tune(...)`` as a statement, with the flags of a visible Trainer(...)
     def _expand_tune(self, original: cst.SimpleStatementLine, updated):
-        if len(original.body) != 1 or not isinstance(original.body[0], cst.Expr):
+        if len(original.body) != 1 or not isinstance(original.body[0], (cst.Expr, cst.Assign)):
             return updated
-        call = original.body[0].value
+        statement = original.body[0]
+        if isinstance(statement, cst.Assign) and len(statement.targets) != 1:
+            return updated
+        call = statement.value
         site = self._find(self.tunes, call, cst_last_name(call.func)) if isinstance(call, cst.Call) else None
         if site is None:
             return updated
@@ -653,11 +907,19 @@ class _Transformer(PrunedTransformer):
             return updated
         self.imports.append((f"{self.root}.tuner", "Tuner"))
         self.imports.append((f"{self.root}.utilities.seed", "isolate_rng"))
+        finds_lr = any(p.startswith("tuner.lr_find(") for p in plan)
+        if isinstance(statement, cst.Assign):
+            # 1.9's tune() returned {"scale_batch_size": ..., "lr_find": ...} for the tuners it ran
+            result = code_of(statement.targets[0].target)
+            keys = ["scale_batch_size" if p.startswith("tuner.scale_batch_size(") else "lr_find" for p in plan]
+            items = [f'"{k}": {p}' for k, p in zip(keys, plan)]
+            plan = [f"{result} = {{{items[0]}}}"] if len(items) == 1 else [
+                f"{result} = {{", *(f"    {i}," for i in items), "}"] if items else [f"{result} = {{}}"]
         body = "\n".join(f"    {p}" for p in plan) or "    pass"
         code = f"with isolate_rng():\n    tuner = Tuner({target})\n{body}\n"
         new = cst.parse_statement(code)
         leading = [l for l in updated.leading_lines if not (l.comment and "T-meth1" in l.comment.value)]
-        if any(p.startswith("tuner.lr_find(") for p in plan):
+        if finds_lr:
             new = add_markers(new.with_changes(leading_lines=leading), CODE, [f"{LR_SUGGESTION} ({GUIDE})"])
             return new
         return new.with_changes(leading_lines=leading)
@@ -745,7 +1007,7 @@ class TrainerApiRule(Rule):
         "T-prop1": Handling.REWRITTEN, "T-prop2": Handling.REWRITTEN, "T-prop3": Handling.NO_CHANGE,
         "T-prop4": Handling.REWRITTEN, "T-prop5": Handling.REWRITTEN, "T-prop6": Handling.MARKED,
         "T-prop7": Handling.REWRITTEN, "T-prop8": Handling.MARKED, "T-prop9": Handling.MARKED,
-        "T-prop10": Handling.MARKED, "T-prop11": Handling.MARKED, "T-prop12": Handling.MARKED,
+        "T-prop10": Handling.MARKED, "T-prop11": Handling.REWRITTEN, "T-prop12": Handling.MARKED,
         "T-prop13": Handling.MARKED, "T-prop14": Handling.MARKED, "T-prop15": Handling.NOTED, "B-14": Handling.NOTED,
         "A8-fit-keywords": Handling.REWRITTEN, "A8-trainer-attributes": Handling.REWRITTEN,
     }
@@ -793,6 +1055,7 @@ class TrainerApiRule(Rule):
         text = Text(source.text)
         names = _TrainerNames(imports, text, source.tree)
         finder = _Finder(names, text, source.tree)
+        finder.project, finder.path = ctx.project, source.path
         finder.visit(source.tree)
         return sorted(finder.sites, key=lambda s: (s.line, s.col))
 

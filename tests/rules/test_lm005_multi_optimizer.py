@@ -350,3 +350,44 @@ def test_find_reads_configure_optimizers_with_the_comments_libcst_gives_it():
     # implicitly concatenated strings are not literals, as for libcst
     concatenated = GAN + '\n\ntrainer = pl.Trainer(gradient_clip_algorithm="no" "rm")\n'
     assert [s.action for s in find(concatenated)] == ["mark"]
+
+
+ONE_OR_TWO = HEAD + '''\
+class Model(pl.LightningModule):
+    def __init__(self, split=False):
+        super().__init__()
+        self.split = split
+        self.body = torch.nn.Linear(2, 2)
+        self.head = torch.nn.Linear(2, 1)
+
+    def training_step(self, batch, batch_idx, optimizer_idx=0):
+        return self.head(self.body(batch)).sum()
+
+    def configure_optimizers(self):
+        if self.split:
+            return [torch.optim.SGD(self.body.parameters(), lr=0.1), torch.optim.SGD(self.head.parameters(), lr=0.1)]
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+'''
+
+
+def test_loop_works_when_configure_optimizers_may_return_one_optimizer():
+    """Issue 25 kind 5: with one optimizer, 2.x's ``self.optimizers()`` returns it alone (not a
+    list), so the generated loop must not iterate over it as it is."""
+    out, _ = run_rule(RULE, ONE_OR_TWO)
+    assert ("        optimizers = self.optimizers()\n"
+            "        optimizers = optimizers if isinstance(optimizers, list) else [optimizers]\n"
+            "        for optimizer_idx, optimizer in enumerate(optimizers):\n") in out
+    assert run_rule(RULE, out)[0] == out
+    with_epoch_end = ONE_OR_TWO.replace("    def configure_optimizers(self):",
+                                        "    def training_epoch_end(self, outputs):\n        self.n = len(outputs)\n\n"
+                                        "    def configure_optimizers(self):")
+    out, _ = run_rule(RULE, with_epoch_end)
+    assert "if outputs and all(len(per_batch) == 1 for per_batch in outputs):" in out
+    # with one optimizer 1.9 called training_step without optimizer_idx: a default other than 0 is marked
+    none_default = ONE_OR_TWO.replace("optimizer_idx=0", "optimizer_idx=None")
+    out, findings = run_rule(RULE, none_default)
+    assert "its default, not 0" in out and "def training_step(self, batch, batch_idx, optimizer_idx=None)" in out
+    # every return gives two optimizers: optimizers() is a list, the loop reads it directly
+    gan, _ = run_rule(RULE, GAN)
+    assert "for optimizer_idx, optimizer in enumerate(self.optimizers()):" in gan
+    assert "isinstance(optimizers, list)" not in gan

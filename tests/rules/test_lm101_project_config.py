@@ -24,10 +24,10 @@ SUBCLASS = textwrap.dedent('''\
         pass
 ''')
 SUBCLASS_AFTER = SUBCLASS.replace(
-    "super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, log_every_n_steps=log_every, **kwargs)",
-    'super().__init__(use_distributed_sampler=replace_sampler_ddp, log_every_n_steps=log_every, **{"accelerator": '
-    '"gpu" if gpus not in (None, 0, "0", []) else "cpu", "devices": gpus if gpus not in (None, 0, "0", []) else '
-    '"auto", **kwargs})')
+    "        super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, log_every_n_steps=log_every, **kwargs)",
+    '        use_gpus = gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+    '        super().__init__(use_distributed_sampler=replace_sampler_ddp, log_every_n_steps=log_every, **{"accelerator": '
+    '"gpu" if use_gpus else "cpu", "devices": gpus if use_gpus else "auto", **kwargs})')
 
 
 def project(files):

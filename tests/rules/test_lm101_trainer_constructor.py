@@ -33,8 +33,6 @@ def rw(before, after=None, **kw):
     ("pl.Trainer(num_processes=2)", 'pl.Trainer(accelerator="cpu", devices=2)'),
     ("pl.Trainer(tpu_cores=8)", 'pl.Trainer(accelerator="tpu", devices=8)'),
     ("pl.Trainer(tpu_cores=[1])", 'pl.Trainer(accelerator="tpu", devices=[0])'),
-    ("pl.Trainer(gpus=args.gpus)", 'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
-                                  'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")'),
     ("pl.Trainer(gpus=2, auto_select_gpus=True)",
      'pl.Trainer(accelerator="gpu", devices=find_usable_cuda_devices(2))'),
     ("pl.Trainer(precision=16)", 'pl.Trainer(precision="16-mixed")'),
@@ -64,6 +62,13 @@ def rw(before, after=None, **kw):
     ("pl.Trainer(strategy=DDPStrategy())", "pl.Trainer(strategy=DDPStrategy(find_unused_parameters=True))"),
     ("pl.Trainer(strategy=DDPStrategy(find_unused_parameters=False))", None),
     ('pl.Trainer(accelerator="cpu", max_epochs=1)', None),
+    # issue 25: values known only at run time whose None 1.9 read as the default and 2.x rejects
+    ('pl.Trainer(devices=cfg.devices, accelerator=cfg.accelerator, strategy=args.strategy)',
+     'pl.Trainer(devices=cfg.devices or "auto", accelerator=cfg.accelerator or "cpu", strategy=args.strategy or "auto")'),
+    ('pl.Trainer(devices=n if n > 0 else None, accelerator="cpu")',
+     'pl.Trainer(devices=(n if n > 0 else None) or "auto", accelerator="cpu")'),
+    ('pl.Trainer(devices=get_devices(), accelerator="cpu")', 'pl.Trainer(devices=get_devices() or "auto", accelerator="cpu")'),
+    ('pl.Trainer(devices=cfg.devices or "auto", accelerator="cpu")', None),
     ('pl.Trainer(precision="16-mixed", devices=1)', None),
 ])
 def test_argument_mapping(before, after):
@@ -206,8 +211,9 @@ def test_argparse_options_spread_into_the_trainer_are_marked():
            "other = pl.Trainer(gpus=args.gpus)\n")
     out, findings = run_rule(RULE, src)
     assert "# TODO(lightmigrate): LM101 T-meth3: the argparse options --gpus reach the Trainer through vars(args)" in out
-    assert ('other = pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
-            'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")') in out
+    assert ('use_gpus = args.gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+            'other = pl.Trainer(accelerator="gpu" if use_gpus else "cpu", devices=args.gpus if use_gpus else "auto")'
+            ) in out
     assert run_rule(RULE, out)[0] == out
 
 
@@ -232,9 +238,47 @@ def test_gpus_from_a_variable_keeps_1_9_meaning(gpus, accelerator, devices):
     from lightmigrate.engine import transform_text
 
     text = transform_text("import pytorch_lightning as pl\n\npl.Trainer(gpus=args.gpus)\n", [RULE]).text
+    code = text.replace("import pytorch_lightning as pl\n", "").replace("pl.Trainer(", "kwargs = dict(")
+    scope = {"args": type("A", (), {"gpus": gpus})}
+    exec(code, scope)
+    assert scope["kwargs"] == {"accelerator": accelerator, "devices": devices}
+
+
+def test_gpus_from_a_variable_is_tested_once():
+    """Issue 25 kind 3: the 1.9 reading of ``gpus`` is written once, in a local above the
+    statement (comments stay above it); where no statement can take a local (a lambda, a class
+    body) the test is repeated inline."""
+    rw(PL + "def build(args):\n    # the trainer\n    return pl.Trainer(gpus=args.gpus, devices=args.devices)\n",
+       PL + "def build(args):\n    # the trainer\n"
+       '    use_gpus = args.gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+       '    return pl.Trainer(accelerator="gpu" if use_gpus else "cpu", '
+       'devices=args.gpus if use_gpus else (args.devices or "auto"))\n')
+    rw(PL + "use_gpus = 1\nt = pl.Trainer(gpus=n)\n",
+       PL + 'use_gpus = 1\nuse_gpus_1 = n not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+       't = pl.Trainer(accelerator="gpu" if use_gpus_1 else "cpu", devices=n if use_gpus_1 else "auto")\n')
+    rw(PL + "make = lambda: pl.Trainer(gpus=args.gpus)\n",
+       PL + 'make = lambda: pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
+       'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")\n')
+
+
+@pytest.mark.parametrize("given, devices, accelerator, strategy", [
+    ({}, "auto", "cpu", "auto"),  # all None: 1.9's defaults
+    ({"devices": 2, "accelerator": "gpu", "strategy": "ddp_spawn"}, 2, "gpu", "ddp_spawn"),
+])
+def test_runtime_none_keeps_1_9_default(given, devices, accelerator, strategy):
+    """Issue 25: `devices=config.devices` where the config holds None trained on 1.9.5 (the
+    accelerator's device count; accelerator None ran on the CPU; strategy None chose one) and
+    raises on 2.x: the generated expressions give 2.x's spelling of those defaults."""
+    text = transform_text(PL + "pl.Trainer(devices=cfg.devices, accelerator=cfg.accelerator, strategy=cfg.strategy)\n",
+                          [RULE]).text
     call = text.split("pl.Trainer(", 1)[1].rsplit(")", 1)[0]
-    kwargs = eval(f"dict({call})", {"args": type("A", (), {"gpus": gpus})})
-    assert kwargs == {"accelerator": accelerator, "devices": devices}
+    cfg = type("Cfg", (), {"devices": None, "accelerator": None, "strategy": None, **given})
+    assert eval(f"dict({call})", {"cfg": cfg}) == {"devices": devices, "accelerator": accelerator, "strategy": strategy}
+
+
+def test_runtime_value_in_a_trainer_dict():
+    rw(PL + 'kw = {"devices": config.devices, "max_epochs": 3}\nt = pl.Trainer(accelerator="cpu", **kw)\n',
+       PL + 'kw = {"devices": config.devices or "auto", "max_epochs": 3}\nt = pl.Trainer(accelerator="cpu", **kw)\n')
 
 
 # --- find: the sites, exactly where the fix acts -------------------------------------------------

@@ -7,7 +7,7 @@ from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import RuleContext, Site, SourceFile
-from lightmigrate.rules.lm102_trainer_api import TrainerApiRule
+from lightmigrate.rules.lm102_trainer_api import LR_SUGGESTION, TrainerApiRule
 
 from .conftest import check_rewrite, run_rule
 
@@ -69,11 +69,17 @@ def test_tuner_lr_find_keeps_the_19_default():
           "n = trainer.tuner.scale_batch_size(model)\n"
     check_rewrite(RULE, src,
                   "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\ntrainer = pl.Trainer()\n"
-                  "# TODO(lightmigrate): LM102 T-meth1/T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit "
-                  "of learning rate, 1.9 took it per step, so the suggested (and set) learning rate can differ; check the "
-                  "value (https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)\n"
+                  f"# TODO(lightmigrate): LM102 {LR_SUGGESTION} (https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)\n"
                   "f = Tuner(trainer).lr_find(model, update_attr=True)\n"
                   "n = Tuner(trainer).scale_batch_size(model, max_trials=26, margin=0.0, max_val=2**31)\n")
+
+
+def test_tuner_argument_added_on_its_own_line():
+    src = ("import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\nlr_finder = trainer.tuner.lr_find(\n"
+           "    model=model,\n    num_training=num_training,\n)\n")
+    check_rewrite(RULE, src, "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\n"
+                  "trainer = pl.Trainer()\nlr_finder = Tuner(trainer).lr_find(\n    model=model,\n"
+                  "    num_training=num_training,\n    update_attr=False,\n)\n")
 
 
 def test_scale_batch_size_max_trials_off_by_one():
@@ -96,6 +102,83 @@ def test_tune_batch_size_then_lr():
 def test_tune_without_visible_flags_is_marked():
     out, findings = run_rule(RULE, "import pytorch_lightning as pl\n\ndef main(trainer):\n    trainer.tune(model)\n")
     assert "# TODO(lightmigrate): LM102 T-meth1" in out and "    trainer.tune(model)\n" in out
+    # the marker says why the call is not rewritten
+    assert "not rewritten because this Trainer is not built in this function" in out
+
+
+def test_tune_result_keeps_1_9_dict():
+    """Issue 25 kind 4: ``result = trainer.tune(...)`` (pytorch_tabular-style) becomes Tuner calls whose
+    results fill the dict 1.9's tune() returned, keyed by the tuners that ran."""
+    src = ("import pytorch_lightning as pl\n\n\ndef main(model, dl):\n    trainer = pl.Trainer(auto_lr_find=True)\n"
+           "    result = trainer.tune(model, dl)\n    print(result['lr_find'].suggestion())\n")
+    check_rewrite(RULE, src,
+                  "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n"
+                  "from pytorch_lightning.utilities.seed import isolate_rng\n\n\ndef main(model, dl):\n"
+                  "    trainer = pl.Trainer(auto_lr_find=True)\n"
+                  f"    # TODO(lightmigrate): LM102 {LR_SUGGESTION} (https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)\n"
+                  "    with isolate_rng():\n        tuner = Tuner(trainer)\n"
+                  '        result = {"lr_find": tuner.lr_find(model, train_dataloaders=dl, update_attr=True)}\n'
+                  "    print(result['lr_find'].suggestion())\n")
+    both = src.replace("auto_lr_find=True", "auto_lr_find=True, auto_scale_batch_size='binsearch'")
+    out, _ = run_rule(RULE, both)
+    assert ('        result = {\n            "scale_batch_size": tuner.scale_batch_size(model, train_dataloaders=dl, '
+            'mode="binsearch", max_trials=26, margin=0.0, max_val=2**31),\n'
+            '            "lr_find": tuner.lr_find(model, train_dataloaders=dl, update_attr=True),\n        }\n') in out
+    none = src.replace("auto_lr_find=True", "max_epochs=1")
+    assert "        result = {}\n" in run_rule(RULE, none)[0]
+    assert [(s.line, s.action) for s in sites(src)][:1] == [(6, "tune")]
+
+
+def test_trainer_model_setter_becomes_strategy_model():
+    """T-prop11: 1.9's ``trainer.model = m`` only passed ``m`` to ``trainer.strategy.model``,
+    which 2.x still has (pytorch_tabular's load_model)."""
+    check_rewrite(RULE, body("trainer.model = pl_module"), body("trainer.strategy.model = pl_module"))
+    src = "import pytorch_lightning as pl\n\ntabular_model.trainer = pl.Trainer()\ntabular_model.trainer.model = model\n"
+    check_rewrite(RULE, src, src.replace(".trainer.model =", ".trainer.strategy.model ="))
+    assert [(s.target, s.action) for s in sites(src)] == [("model", "model-setter")]
+
+
+MANUAL = ("import pytorch_lightning as pl\n\n\nclass M(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+          "        opt = self.optimizers()\n        loss = self(batch)\n        self.manual_backward(loss)\n        opt.step()\n")
+
+
+@pytest.mark.parametrize("tail,after", [
+    # the step returns nothing: the line goes and the step returns the loss the LR finder reads
+    ("        # track the loss for the lr finder\n        self.trainer.fit_loop.running_loss.append(loss)\n"
+     "        self.log('loss', loss)\n", "        self.log('loss', loss)\n        return loss\n"),
+    # it already returns that loss (as the value or under "loss")
+    ("        self.trainer.fit_loop.running_loss.append(loss.detach())\n        return {'loss': loss}\n",
+     "        return {'loss': loss}\n"),
+    ("        if batch_idx:\n            self.trainer.fit_loop.running_loss.append(loss)\n        return loss\n",
+     "        if batch_idx:\n            pass\n        return loss\n"),
+])
+def test_running_loss_append_is_dropped(tail, after):
+    """Issue 25 kind 4: 2.x's LR finder reads the loss training_step returns, not a running loss."""
+    check_rewrite(RULE, MANUAL + tail, MANUAL + after)
+    assert [s.action for s in sites(MANUAL + tail)] == ["drop"]
+
+
+def test_running_loss_return_not_added_when_a_subclass_reads_outputs():
+    other = {"sub.py": "from model import M\n\n\nclass Sub(M):\n    def on_train_batch_end(self, outputs, batch, i):\n"
+                       "        self.seen = outputs\n"}
+    text = MANUAL + "        self.trainer.fit_loop.running_loss.append(loss)\n"
+    assert [s.action for s in sites(text, path="model.py", files=other)] == ["drop-mark"]
+
+
+@pytest.mark.parametrize("tail", [
+    "        self.trainer.fit_loop.running_loss.append(loss)\n        return loss * 2\n",  # returns another value
+    "        self.trainer.fit_loop.running_loss.append(loss)\n        loss = None\n",  # rebound after
+    "        self.trainer.fit_loop.running_loss.append(loss)\n        if batch_idx:\n            return\n",
+    # returning the loss would change what training_epoch_end receives
+    "        self.trainer.fit_loop.running_loss.append(loss)\n\n    def training_epoch_end(self, outputs):\n"
+    "        self.n = len(outputs)\n",
+])
+def test_running_loss_append_marked_with_the_reason(tail):
+    out, findings = run_rule(RULE, MANUAL + tail)
+    markers = [f for f in findings if f.kind is Kind.MARKER]
+    assert len(markers) == 1 and "2.x has no `fit_loop.running_loss`" in markers[0].message
+    assert "Not done here because " in markers[0].message
+    assert run_rule(RULE, out)[0] == out
 
 
 @pytest.mark.parametrize("line,row", [
@@ -104,7 +187,6 @@ def test_tune_without_visible_flags_is_marked():
     ("x = trainer.optimizer_frequencies", "T-prop8"),
     ("x = trainer.tuning", "T-prop9"),
     ("x = trainer.resume_from_checkpoint", "T-prop10"),
-    ("trainer.model = pl_module", "T-prop11"),
     ("trainer.fit_loop = loop", "T-prop12"),
     ("trainer.fit_loop.max_steps = 10", "T-prop13"),
     ("x = trainer.fit_loop.running_loss", "T-prop14"),
@@ -166,7 +248,7 @@ def fix_acts(text, found, path="train.py"):
     (PL + "\n\nclass M(pl.LightningModule):\n    def f(self):\n        return self.trainer.root_gpu\n",
      [("root_gpu", "rename")]),
     (PL + "if trainer.precision == 16:\n    pass\n", [("precision", "precision")]),
-    (PL + "trainer.model = net\n", [("model", "setter")]),
+    (PL + "trainer.model = net\n", [("model", "model-setter")]),
     (PL + "trainer.fit(model, train_dataloader=dl)\n", [("fit", "call")]),
     (PL + "trainer.test(model, ckpt_path='best')\n", [("test", "call")]),
     ("from pytorch_lightning import Trainer as T\nt = T(auto_lr_find=True)\nt.tune(model)\n",
@@ -177,7 +259,7 @@ def fix_acts(text, found, path="train.py"):
     (PL + "x = self.trainer.fit_loop.epoch_loop.batch_loop\n", [("batch_loop", "internals")]),
     (PL + "(loop.fit_loop  # the loop\n ).max_steps = 3\n", [("max_steps", "setter")]),
     ("from pytorch_lightning import Trainer\nt = Trainer()\nn = t.num_gpus\n", [("num_gpus", "mark")]),
-    ("from pytorch_lightning import Trainer\nt = Trainer()\nt.model = net\n", [("model", "setter")]),
+    ("from pytorch_lightning import Trainer\nt = Trainer()\nt.model = net\n", [("model", "model-setter")]),
     (PL + "self.tr = pl.Trainer()\nif self.tr.precision == '16':\n    pass\n", [("precision", "precision")]),
     (PL + "for dl in trainer.val_dataloaders:\n    pass\n", [("val_dataloaders", "wrap")]),
     (PL + "n = (self.trainer  # the loop\n     ).test_dataloaders[0]\n", [("test_dataloaders", "wrap")]),
@@ -221,9 +303,9 @@ def test_find_tune_statements():
             "a = 1; t.tune(m)\nt.tune(m); a = 1\nt.tune(m, unknown=1)\n")
     found = sites(text)
     # only a statement on its own line becomes Tuner calls; every trainer.tune() call is marked
-    assert [(s.line, s.action, s.data) for s in found] == [
-        (3, "tune", (True, False)), (3, "call", ("tune-mark",)), (4, "call", ("tune-mark",)),
-        (5, "call", ("tune-mark",)), (6, "call", ("tune-mark",)), (7, "call", ("tune-mark",))]
+    assert [(s.line, s.action, s.data if s.action == "tune" else s.data[0][:10]) for s in found] == [
+        (3, "tune", (True, False)), (3, "call", "tune-mark:"), (4, "call", "tune-mark:"),
+        (5, "call", "tune-mark:"), (6, "call", "tune-mark:"), (7, "call", "tune-mark:")]
     twice = text.replace("t = pl.Trainer(auto_lr_find=True)\n", "t = pl.Trainer(auto_lr_find=True)\n" * 2)
     assert not any(s.action == "tune" for s in sites(twice))  # which Trainer is tuned: unknown
 
@@ -252,3 +334,53 @@ def test_find_spells_receivers_with_their_parentheses_as_libcst_does():
     text = ("import pytorch_lightning as pl\nself.tr = pl.Trainer()\nt = pl.Trainer()\n"
             "a = (self.tr).gpus\nb = self.tr.gpus\nc = (t).gpus\n")
     assert [(s.line, s.target) for s in sites(text)] == [(5, "gpus"), (6, "gpus")]
+
+
+ESB = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def compute_loss(self, out):
+        return out * min(1.0, self.global_step / self.trainer.estimated_stepping_batches)
+
+    def training_step(self, batch, batch_idx):
+        return self.compute_loss(batch)
+
+    def test_step(self, batch, batch_idx):
+        self.log("loss", self.compute_loss(batch))
+
+    def configure_optimizers(self):
+        return make(self, self.trainer.estimated_stepping_batches)
+'''
+
+
+def test_estimated_stepping_batches_outside_fit_is_marked():
+    """Issue 25 kind 5: read from test_step (here through a loss helper) with no train_dataloader,
+    1.9.5 returned -1 (or an earlier fit's value) and 2.6.6 raises; configure_optimizers (fit) is fine."""
+    found = sites(ESB)
+    assert [(s.line, s.action, s.data) for s in found] == [(6, "mark-esb", "compute_loss (called from test_step)")]
+    out, findings = run_rule(RULE, ESB)
+    markers = [f for f in findings if f.kind is Kind.MARKER]
+    assert len(markers) == 1 and "read in compute_loss (called from test_step)" in markers[0].message
+    assert run_rule(RULE, out)[0] == out
+    # the module has its own training data: 2.x counts it in trainer.test() as 1.9 did
+    with_data = ESB + "\n    def train_dataloader(self):\n        return loader\n"
+    assert sites(with_data) == []
+    # inherited from a base class in another file
+    base = {"base.py": "import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n"
+                       "    def train_dataloader(self):\n        return loader\n"}
+    sub = ESB.replace("class M(pl.LightningModule):", "from base import Base\n\n\nclass M(Base):")
+    assert sites(sub, files=base) == []
+
+
+def test_progress_bar_dict_loss_is_renamed_and_marked():
+    """pl_bolts' tests read ``trainer.progress_bar_dict['loss']``: 1.x's running loss, which 2.x's
+    progress_bar_metrics lacks; other keys (logged metrics) are a plain rename."""
+    out, findings = run_rule(RULE, body("loss = trainer.progress_bar_dict['loss']"))
+    assert "loss = trainer.progress_bar_metrics['loss']" in out
+    markers = [f for f in findings if f.kind is Kind.MARKER]
+    assert len(markers) == 1 and "running training loss" in markers[0].message
+    assert run_rule(RULE, out)[0] == out
+    check_rewrite(RULE, body("acc = trainer.progress_bar_dict['test_acc']"),
+                  body("acc = trainer.progress_bar_metrics['test_acc']"))
