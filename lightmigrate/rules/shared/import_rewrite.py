@@ -28,7 +28,7 @@ the two are unified.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -431,16 +431,20 @@ class ImportRewriter(PrunedTransformer):
         for small in line.body:
             if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 kept, moved = self._split_aliases(small.names, marks)
-                groups: Dict[str, List[cst.ImportAlias]] = {}
-                for mod, alias in moved:
-                    groups.setdefault(mod, []).append(alias)
+                groups: Dict[str, List[Tuple[cst.ImportAlias, cst.ImportAlias]]] = {}
+                for mod, pair in moved:
+                    groups.setdefault(mod, []).append(pair)
                 if kept:
-                    body.append(small.with_changes(names=_commas(kept, small.names, small.lpar is not None)))
-                for mod, aliases in groups.items():
-                    if mod == "import ":  # the new name is a top-level package
-                        stmt = cst.Import(names=_commas(aliases, aliases))
+                    body.append(with_aliases(small, kept))
+                for mod, pairs in groups.items():
+                    if mod == "import ":  # the new name is a top-level package: no parentheses
+                        stmt: cst.BaseSmallStatement = cst.Import(names=_commas(pairs, small.names))
                     else:
-                        stmt = cst.ImportFrom(module=build_dotted(mod), names=_commas(aliases, aliases))
+                        # the layout of the original statement; the comment after its ``(``
+                        # goes with the statement that takes its place
+                        first = not kept and not extra
+                        stmt = with_aliases(small, pairs, build_dotted(mod), keep_lpar=first).with_changes(
+                            semicolon=cst.MaybeSentinel.DEFAULT, relative=[])
                     extra.append(cst.SimpleStatementLine(body=[stmt]))
             elif isinstance(small, cst.Import):
                 kept, _ = self._split_aliases(small.names, marks)
@@ -459,8 +463,10 @@ class ImportRewriter(PrunedTransformer):
         return cst.FlattenSentinel(out) if len(out) > 1 else out[0]
 
     def _split_aliases(self, names, marks: List[str]):
-        kept: List[cst.ImportAlias] = []
-        moved: List[Tuple[str, cst.ImportAlias]] = []
+        """The aliases that stay in the statement and those that move to another module's
+        statement, each as (original alias, new alias)."""
+        kept: List[Tuple[cst.ImportAlias, cst.ImportAlias]] = []
+        moved: List[Tuple[str, Tuple[cst.ImportAlias, cst.ImportAlias]]] = []
         for a in names:
             key = id(a)
             if key in self.plan.marks and self.plan.marks[key] not in marks and \
@@ -471,11 +477,11 @@ class ImportRewriter(PrunedTransformer):
             if key in self.plan.aliases:
                 mod, alias = self.plan.aliases[key]
                 if mod:
-                    moved.append((mod, alias))
+                    moved.append((mod, (a, alias)))
                 else:
-                    kept.append(alias)
+                    kept.append((a, alias))
             else:
-                kept.append(a)
+                kept.append((a, a))
         return kept, moved
 
     # --- uses ---------------------------------------------------------------------------------
@@ -572,22 +578,72 @@ class ImportRewriter(PrunedTransformer):
         return add_imports(updated, self.new_imports)
 
 
-def _commas(kept: List[cst.ImportAlias], original, parenthesized: bool = False) -> List[cst.ImportAlias]:
-    """Aliases with commas between them; a trailing comma only inside parentheses, as the
-    original last alias had it."""
-    kept = list(kept)
-    if not kept:
-        return kept
-    last = list(original)[-1]
-    trailing = last.comma if parenthesized and isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
-    out = []
-    for i, a in enumerate(kept):
-        if i < len(kept) - 1:
-            comma = a.comma if isinstance(a.comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            out.append(a.with_changes(comma=comma))
+def _commas(kept: Sequence[Union[cst.ImportAlias, Tuple[cst.ImportAlias, cst.ImportAlias]]],
+            original) -> List[cst.ImportAlias]:
+    """The aliases ``kept`` (each an alias of ``original``, or a pair (original alias, its new
+    form)) with ``", "`` between them (or a comma's own whitespace when it is valid outside
+    parentheses) and no comma after the last."""
+    out: List[cst.ImportAlias] = []
+    pairs = [p if isinstance(p, tuple) else (p, p) for p in kept]
+    for i, (_, a) in enumerate(pairs):
+        if i == len(pairs) - 1:
+            out.append(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        elif isinstance(a.comma, cst.Comma) and isinstance(a.comma.whitespace_after, cst.SimpleWhitespace):
+            out.append(a)  # (a backslash continuation is valid here too)
         else:
-            out.append(a.with_changes(comma=trailing))
+            out.append(a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
     return out
+
+
+def with_aliases(stmt: cst.ImportFrom, kept: Sequence[Union[cst.ImportAlias, Tuple[cst.ImportAlias, cst.ImportAlias]]],
+                 module: Optional[cst.BaseExpression] = None, keep_lpar: bool = True) -> cst.ImportFrom:
+    """``stmt`` (or a statement importing from ``module`` in its layout) with the aliases
+    ``kept`` (each an alias of ``stmt``, or a pair (alias of ``stmt``, its new form)).
+
+    Inside parentheses (``from a import (\\n    B,  # why\\n)``) each alias keeps its comma and
+    the comment after it, and the last one ends as ``stmt``'s last did: with a trailing comma
+    or without, on the closing line, keeping its own comment. ``keep_lpar`` False leaves out
+    the comment after ``stmt``'s ``(`` (it stays with ``stmt``)."""
+    pairs = [p if isinstance(p, tuple) else (p, p) for p in kept]
+    changes: Dict[str, object] = {} if module is None else {"module": module}
+    if stmt.lpar is None or isinstance(stmt.names, cst.ImportStar):
+        return stmt.with_changes(names=_commas(pairs, stmt.names), **changes)
+    lpar = stmt.lpar if keep_lpar else stmt.lpar.with_changes(whitespace_after=_without_comment(stmt.lpar.whitespace_after))
+    rpar = stmt.rpar if stmt.rpar is not None else cst.RightParen()
+    names = list(stmt.names)
+    last = names[-1]
+    out = [a for _, a in pairs]
+    orig, alias = pairs[-1]
+    if orig is not last:  # the original last alias went: this one ends the statement
+        own = orig.comma.whitespace_after if isinstance(orig.comma, cst.Comma) else None
+        comment = own.first_line if isinstance(own, cst.ParenthesizedWhitespace) and \
+            own.first_line.comment is not None else None
+        if isinstance(last.comma, cst.Comma):  # a trailing comma, then the original's closing line
+            closing = last.comma.whitespace_after
+            if isinstance(closing, cst.ParenthesizedWhitespace):
+                ws: cst.BaseParenthesizableWhitespace = closing.with_changes(
+                    first_line=comment or cst.TrailingWhitespace(), empty_lines=[])
+            elif comment is not None:
+                ws = cst.ParenthesizedWhitespace(first_line=comment, indent=True, last_line=cst.SimpleWhitespace(""))
+            else:
+                ws = closing
+            out[-1] = alias.with_changes(comma=cst.Comma(whitespace_after=ws))
+        else:  # no trailing comma: the comment (if any) goes before ``)``
+            out[-1] = alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            before = rpar.whitespace_before
+            if isinstance(before, cst.ParenthesizedWhitespace):
+                before = before.with_changes(first_line=comment or cst.TrailingWhitespace(), empty_lines=[])
+            elif comment is not None:
+                before = cst.ParenthesizedWhitespace(first_line=comment, indent=True,
+                                                     last_line=cst.SimpleWhitespace(""))
+            rpar = rpar.with_changes(whitespace_before=before)
+    return stmt.with_changes(names=out, lpar=lpar, rpar=rpar, **changes)
+
+
+def _without_comment(ws: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    if isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None:
+        return ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+    return ws
 
 
 def _is_import_line(stmt: cst.CSTNode) -> bool:
@@ -655,9 +711,10 @@ def drop_unused(module: cst.Module, before: _Collect, touched: Set[str]) -> cst.
             for small in updated.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
                     kept = [a for a in small.names if _local(a) not in dead]
-                    if kept:
-                        parens = isinstance(small, cst.ImportFrom) and small.lpar is not None
-                        body.append(small.with_changes(names=_commas(kept, small.names, parens)))
+                    if kept and isinstance(small, cst.ImportFrom):
+                        body.append(with_aliases(small, kept))
+                    elif kept:
+                        body.append(small.with_changes(names=_commas(kept, small.names)))
                 else:
                     body.append(small)
             if not body:
