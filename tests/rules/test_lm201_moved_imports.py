@@ -340,3 +340,212 @@ def test_find_finds_nothing_on_its_own_output():
     for example in RULE.examples:
         if example.after is not None:
             assert sites_of(RULE, example.after) == [], example.title
+
+
+# --- black-style parenthesized imports (issue 21 kind 4): every shape stays valid and keeps its layout
+
+
+def test_parenthesized_import_moving_whole_to_another_module():
+    check_rewrite(RULE, '''\
+from pytorch_lightning.utilities.cli import (
+    LightningCLI,
+    SaveConfigCallback,
+)
+
+cli = LightningCLI(save_config_callback=SaveConfigCallback)
+''', '''\
+from pytorch_lightning.cli import (
+    LightningCLI,
+    SaveConfigCallback,
+)
+
+cli = LightningCLI(save_config_callback=SaveConfigCallback)
+''')
+
+
+def test_parenthesized_import_split_keeps_comments_aliases_and_trailing_commas():
+    check_rewrite(RULE, '''\
+from pytorch_lightning.utilities.distributed import (  # distributed helpers
+    rank_zero_only,
+    sync_ddp_if_available,  # sync
+    gather_all_tensors as gather,
+)
+from pytorch_lightning.utilities.distributed import (
+    sync_ddp,
+    rank_zero_info as info,  # log
+)
+
+
+@rank_zero_only
+def f(x):
+    info("x")
+    return sync_ddp_if_available(x), gather(x), sync_ddp(x)
+''', '''\
+from pytorch_lightning.utilities.distributed import (  # distributed helpers
+    sync_ddp_if_available,  # sync
+    gather_all_tensors as gather,
+)
+from pytorch_lightning.utilities.rank_zero import (
+    rank_zero_only,
+)
+from pytorch_lightning.utilities.distributed import (
+    sync_ddp,
+)
+from pytorch_lightning.utilities.rank_zero import (
+    rank_zero_info as info,  # log
+)
+
+
+@rank_zero_only
+def f(x):
+    info("x")
+    return sync_ddp_if_available(x), gather(x), sync_ddp(x)
+''')
+
+
+def test_parenthesized_import_without_trailing_comma_and_with_comment_lines():
+    check_rewrite(RULE, '''\
+from pytorch_lightning.utilities.distributed import (
+    rank_zero_only as rzo,  # decorator
+    sync_ddp  # no trailing comma
+)
+from pytorch_lightning.loggers.base import (
+    # the base class
+    LightningLoggerBase,
+    rank_zero_experiment
+)
+from pytorch_lightning.utilities.distributed import (rank_zero_info,
+                                                     sync_ddp_if_available)
+
+
+class L(LightningLoggerBase):
+    @property
+    @rank_zero_experiment
+    def experiment(self):
+        return rank_zero_info, sync_ddp_if_available
+
+
+@rzo
+def f(x):
+    return sync_ddp(x)
+''', '''\
+from pytorch_lightning.utilities.distributed import (
+    sync_ddp  # no trailing comma
+)
+from pytorch_lightning.utilities.rank_zero import (
+    rank_zero_only as rzo  # decorator
+)
+from pytorch_lightning.loggers.logger import (
+    # the base class
+    Logger,
+    rank_zero_experiment
+)
+from pytorch_lightning.utilities.distributed import (sync_ddp_if_available)
+from pytorch_lightning.utilities.rank_zero import (rank_zero_info)
+
+
+class L(Logger):
+    @property
+    @rank_zero_experiment
+    def experiment(self):
+        return rank_zero_info, sync_ddp_if_available
+
+
+@rzo
+def f(x):
+    return sync_ddp(x)
+''')
+
+
+def test_parenthesized_import_with_a_name_already_imported_and_one_line_parentheses():
+    check_rewrite(RULE, '''\
+from pytorch_lightning.utilities.cli import (LightningCLI, SaveConfigCallback,)
+from pytorch_lightning.utilities.cli import (
+    LightningCLI as CLI, LightningArgumentParser,
+    instantiate_class,
+)
+from pytorch_lightning.profiler import (  # profilers
+    SimpleProfiler,
+    AdvancedProfiler,
+)
+
+cli = CLI(save_config_callback=SaveConfigCallback, parser_class=LightningArgumentParser)
+p = SimpleProfiler(), AdvancedProfiler(), instantiate_class, LightningCLI
+''', '''\
+from pytorch_lightning.cli import (LightningCLI, SaveConfigCallback,)
+from pytorch_lightning.cli import (
+    LightningArgumentParser,
+    instantiate_class,
+)
+from pytorch_lightning.profilers import (  # profilers
+    SimpleProfiler,
+    AdvancedProfiler,
+)
+
+cli = LightningCLI(save_config_callback=SaveConfigCallback, parser_class=LightningArgumentParser)
+p = SimpleProfiler(), AdvancedProfiler(), instantiate_class, LightningCLI
+''')
+
+
+def test_parenthesized_import_moved_name_last_keeps_the_kept_statement_valid():
+    check_rewrite(RULE, '''\
+from pytorch_lightning.utilities.distributed import (
+    sync_ddp,  # keep
+    rank_zero_only,  # moves
+)
+from pytorch_lightning.utilities.distributed import (sync_ddp_if_available,  # keep too
+                                                     rank_zero_debug)
+
+rank_zero_only(print), rank_zero_debug, sync_ddp, sync_ddp_if_available
+''', '''\
+from pytorch_lightning.utilities.distributed import (
+    sync_ddp,  # keep
+)
+from pytorch_lightning.utilities.rank_zero import (
+    rank_zero_only,  # moves
+)
+from pytorch_lightning.utilities.distributed import (sync_ddp_if_available  # keep too
+)
+from pytorch_lightning.utilities.rank_zero import (rank_zero_debug)
+
+rank_zero_only(print), rank_zero_debug, sync_ddp, sync_ddp_if_available
+''')
+
+
+def test_parenthesized_import_whole_engine_run_is_valid_and_idempotent():
+    # every rule together (LM202 marks the removed names of the same statements)
+    from lightmigrate.rules import ALL_RULES
+    from lightmigrate.engine import transform_text
+    src = textwrap.dedent('''\
+    from pytorch_lightning.utilities.cli import (
+        LightningCLI,
+        SaveConfigCallback,
+    )
+    from pytorch_lightning.utilities.distributed import (
+        rank_zero_only,
+        sync_ddp_if_available,
+    )
+    from pytorch_lightning.loggers.base import (
+        LightningLoggerBase,
+    )
+
+
+    class L(LightningLoggerBase):
+        pass
+
+
+    @rank_zero_only
+    def f(x):
+        return sync_ddp_if_available(x)
+
+
+    cli = LightningCLI(save_config_callback=SaveConfigCallback)
+    ''')
+    once = transform_text(src, ALL_RULES, path="m.py")
+    assert not once.problems, once.problems
+    assert "from pytorch_lightning.cli import (\n    LightningCLI,\n    SaveConfigCallback,\n)\n" in once.text
+    assert "from pytorch_lightning.loggers.logger import (\n    Logger,\n)\n" in once.text
+    assert "LM202 `utilities.distributed.sync_ddp_if_available` was removed" in once.text
+    compile(once.text, "m.py", "exec")
+    twice = transform_text(once.text, ALL_RULES, path="m.py")
+    assert twice.text == once.text and not twice.problems
