@@ -151,6 +151,46 @@ class _Collect(cst.CSTVisitor):
         self.explicit_modules: Set[str] = set()
         self.depth = 0
         self.not_uses: Set[int] = set()  # ids of the names an attribute or a keyword argument carries
+        # names the file binds other than by an import where renaming them would change what
+        # other code sees: a parameter (its keyword), a function or class name, a class attribute
+        self.shadowing: Set[str] = set()
+        self.scopes: List[str] = []  # "class" / "def" around the node being visited
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.shadowing.add(node.name.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.shadowing.add(node.name.value)
+        self.scopes.append("def")
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.append("def")
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.shadowing.add(node.name.value)
+        self.scopes.append("class")
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scopes.pop()
+
+    def _class_target(self, target: cst.BaseExpression) -> None:
+        if self.scopes and self.scopes[-1] == "class" and isinstance(target, cst.Name):
+            self.shadowing.add(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._class_target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._class_target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._class_target(node.target)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.depth += 1
@@ -256,6 +296,9 @@ class ImportRewriter(PrunedTransformer):
         # old name (last part) -> marker for a use that is not a call (isinstance, a base class)
         self.non_call_whys = non_call_whys or {}
         self.call_funcs: Set[int] = set()
+        self.not_refs: Set[int] = set()  # ids of names that are not references (see visit_Arg)
+        self.bodies: Dict[int, FrozenSet[str]] = {}  # id(function or lambda body) -> its parameters' names
+        self.params: List[FrozenSet[str]] = []  # the parameters of the functions around the node
         self.handles = handles
         self.call_fixes = call_fixes or {}
         self.info = collect(module)
@@ -324,13 +367,16 @@ class ImportRewriter(PrunedTransformer):
         new_mod, new_name = new.rsplit(".", 1) if "." in new else ("import ", new)
         local = b.name
         existing = self._reusable_binding(new, b)
-        if existing is not None and existing != local:
+        if existing is not None and existing != local and local not in self.info.shadowing:
             # the new name is already imported: use it and drop this alias
             plan.removed_aliases.add(id(b.node))
             plan.renames[local] = existing
         else:
             asname = b.node.asname
-            if b.node.asname is None and new_name != old_name:
+            if b.node.asname is None and new_name != old_name and local in self.info.shadowing:
+                # a parameter, function, class or class attribute of that name: keep the name
+                asname = cst.AsName(name=cst.Name(local))
+            elif b.node.asname is None and new_name != old_name:
                 if new_name not in self.taken or self._is_bound_to(new_name, new):
                     plan.renames[local] = new_name
                     self.taken.add(new_name)
@@ -402,10 +448,15 @@ class ImportRewriter(PrunedTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self.mark_stack.append([])
+        params = self.bodies.get(id(node))
+        if params is not None:
+            self.params.append(params)
         return super().on_visit(node)
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         out = super().on_leave(original, updated)
+        if id(original) in self.bodies:
+            self.params.pop()
         if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             marks = self.mark_stack.pop()
             if marks:
@@ -487,7 +538,29 @@ class ImportRewriter(PrunedTransformer):
     # --- uses ---------------------------------------------------------------------------------
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return dotted(node) is None  # a whole dotted chain is handled in leave_Attribute
+        if dotted(node) is not None:
+            return False  # a whole dotted chain is handled in leave_Attribute
+        self.not_refs.add(id(node.attr))
+        return True
+
+    # names that refer to no variable (``f(NAME=...)``, ``x().NAME``) or that bind one of
+    # their own (``def NAME``, a parameter): neither renamed nor marked
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_refs.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.not_refs.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.not_refs.add(id(node.name))
+        self.bodies[id(node.body)] = _param_names(node.params)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.bodies[id(node.body)] = _param_names(node.params)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.not_refs.add(id(node.name))
 
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
@@ -498,7 +571,10 @@ class ImportRewriter(PrunedTransformer):
             self._mark(why)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        if updated.value in self.original_paths:
+        if id(original) in self.not_refs:
+            return updated
+        if updated.value in self.original_paths and not any(updated.value in p for p in self.params):
+            # (a parameter of that name is another variable: no marker)
             self._check_non_call(original, self.original_paths[updated.value])
         new = self.plan.renames.get(updated.value)
         if new is not None and updated.value in self.info.bindings:
@@ -576,6 +652,13 @@ class ImportRewriter(PrunedTransformer):
         if not self.new_imports:
             return updated
         return add_imports(updated, self.new_imports)
+
+
+def _param_names(params: cst.Parameters) -> FrozenSet[str]:
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return frozenset(p.name.value for p in [*params.posonly_params, *params.params, *star,
+                                             *params.kwonly_params, *kwargs])
 
 
 def _commas(kept: Sequence[Union[cst.ImportAlias, Tuple[cst.ImportAlias, cst.ImportAlias]]],
