@@ -506,6 +506,7 @@ class Plan:
     overrides_optimizer_step: bool
     zero_grad_hooks: List[str] = field(default_factory=list)
     batch_end_outputs: Optional[str] = None  # attribute holding 1.x's on_train_batch_end outputs
+    epoch_end_helper: Optional[str] = None  # the old training_epoch_end kept as a method (it returns early)
 
 
 def _training_step(p: Plan) -> cst.FunctionDef:
@@ -774,6 +775,8 @@ class _MultiOptimizerMigration(ClassEditor):
             zero_grad_hooks=[h for h in ("on_before_zero_grad", "optimizer_zero_grad")
                              if h in self.info.methods or self.h.ancestor_defines(h)],
             batch_end_outputs=new("_train_batch_outputs") if batch_end is not None else None,
+            epoch_end_helper=new("_training_epoch_end") if old_epoch_end is not None and _has_returns(
+                split_docstring(body_of(old_epoch_end))[1]) else None,
         )
         # the step: the old body moves to the helper, the loop takes its place
         self.rename("training_step", step_helper)
@@ -883,11 +886,12 @@ class _MultiOptimizerMigration(ClassEditor):
             """)
             if so != s:
                 stmts = [transform(st, _RenameName(s, so)) for st in stmts]
-            body_stmts = list(body)
-            if _has_returns(body_stmts):
-                self.mark("training_epoch_end", "an early return in training_epoch_end; moved by hand")
-                return
-            stmts += body_stmts
+            if plan.epoch_end_helper:
+                # it returns early: the body stays a method of its own, which returns to the
+                # schedulers' stepping as 1.x's hook returned to the loop
+                stmts += parse_statements(f"{so}.{plan.epoch_end_helper}({out})")
+            else:
+                stmts += list(body)
         plateau = []
         if conf.monitor is not None:
             plateau = parse_statements(f"""
@@ -912,14 +916,19 @@ class _MultiOptimizerMigration(ClassEditor):
             merged = prepend_statements(existing, stmts)
             merged = append_statements(merged, plateau)
             self.set("on_train_epoch_end", merged)
-            if old is not None:
+            if old is not None and plan.epoch_end_helper:
+                self.rename("training_epoch_end", plan.epoch_end_helper)
+            elif old is not None:
                 self.set("training_epoch_end", None)
             return
         func = parse_method(f"def on_train_epoch_end({s}):\n    pass")
         func = func.with_changes(body=func.body.with_changes(body=[*stmts, *plateau]))
         if self.h.may_inherit("on_train_epoch_end"):
             func = append_statements(func, parse_statements("super().on_train_epoch_end()"))
-        if old is not None:
+        if old is not None and plan.epoch_end_helper:
+            self.insert_before("training_epoch_end", [func])
+            self.rename("training_epoch_end", plan.epoch_end_helper)
+        elif old is not None:
             i = self.find("training_epoch_end")
             assert i is not None
             self.items[i] = func.with_changes(leading_lines=old.leading_lines, decorators=old.decorators)
