@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -248,6 +249,16 @@ def _moved_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
     if isinstance(node, ast.Dict) and _ast_is_trainer_dict(src, node):
         return [(k.value, v) for k, v in zip(node.keys, node.values) if k.value in MOVED_ARGS]  # type: ignore[union-attr]
     return []
+
+
+def _raising_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
+    """The moved arguments of ``node`` (``_moved_args``) that raise under manual optimization."""
+    out = []
+    for name, value in _moved_args(src, node):
+        literal = value.value if isinstance(value, ast.Constant) else NOT_LITERAL
+        if raises_under_manual(name, literal):
+            out.append((name, value))
+    return out
 
 
 def trainer_settings(src: _Source, tree: ast.AST) -> Dict[str, object]:
@@ -1003,24 +1014,67 @@ def _scripts(project: ProjectIndex) -> List[str]:
     return sorted(p for p, v in project.trainer_settings.items() if v and p not in with_modules)
 
 
+def raises_under_manual(name: str, value: object) -> bool:
+    """Whether ``Trainer(name=value)`` raises under manual optimization in 2.x: it does for
+    ``accumulate_grad_batches`` other than 1 and ``gradient_clip_val`` above 0, never for
+    ``gradient_clip_algorithm`` (a value that is not a literal may raise). None is 1.9's default
+    (LM101 drops ``accumulate_grad_batches=None``)."""
+    literal = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    if name == "accumulate_grad_batches":
+        return not (literal and value in (1, None))
+    if name == "gradient_clip_val":
+        return not (literal and (value is None or value <= 0))  # type: ignore[operator]
+    return False
+
+
+def raising_settings(settings: Optional[Dict[str, object]]) -> Dict[str, object]:
+    """The accumulation/clipping ``settings`` (name -> literal value, "<expr>" or NOT_LITERAL)
+    that raise under manual optimization."""
+    return {k: v for k, v in (settings or {}).items()
+            if raises_under_manual(k, v)}
+
+
 def script_marker(project: ProjectIndex, path: str) -> Optional[str]:
     """Why the accumulation/clipping Trainer arguments of the training script or config ``path``
-    must go, when LM005 moves a module of the project to manual optimization; None otherwise."""
-    settings = project.trainer_settings.get(path)
+    that raise under manual optimization must go, when LM005 moves a module of the project to
+    manual optimization; None otherwise. Short: the values, and the module nearest to ``path``
+    (and how many others)."""
+    settings = raising_settings(project.trainer_settings.get(path))
     multi = _multi_classes(project)
     scripts = _scripts(project)
     if not settings or not multi or path not in scripts:
         return None
+    values = ", ".join(k if v == "<expr>" or v is NOT_LITERAL else f"{k}={v!r}" for k, v in sorted(settings.items()))
+    verb = "raises" if len(settings) == 1 else "raise"
     takers = [c for c in multi if c.path not in project.trainer_settings
               and sorted(p for p in scripts if p != c.path) == [path]]
     if takers:
-        names = ", ".join(sorted({f"{c.name} ({c.path})" for c in takers}))
-        return (f"{', '.join(sorted(settings))} raise under manual optimization, which {names} now uses; "
-                "remove them here (LM005 moved literal values into the module)")
-    names = ", ".join(sorted({f"{c.name} ({c.path})" for c in multi}))
-    return (f"{', '.join(sorted(settings))} raise under manual optimization if this Trainer trains "
-            f"{names}; several Trainer files could, so LM005 migrated them without these values: "
-            "move them into that module's loop by hand")
+        return (f"{values} {verb} under manual optimization, which {_modules(takers, path)} now uses; "
+                "remove it here (LM005 moved the value into the module)")
+    return (f"{values} {verb} under manual optimization if this Trainer trains {_modules(multi, path, 'or')}; "
+            "LM005 wrote their loops without it (several Trainer files): move it into the right one by hand")
+
+
+def _relative(path: str, start: str) -> str:
+    """``path`` relative to the folder of the file ``start``, with ``/``."""
+    here = os.path.dirname(os.path.abspath(start))
+    return os.path.relpath(os.path.abspath(path), here).replace(os.sep, "/")
+
+
+def _modules(classes: List[ClassInfo], path: str, joiner: str = "and") -> str:
+    """The class nearest to ``path`` (most leading folders in common) with its file relative to
+    ``path``'s folder, and how many others."""
+    def rel(c: ClassInfo) -> str:
+        return _relative(c.path, path)
+
+    def distance(c: ClassInfo) -> Tuple[int, str, str]:
+        return (rel(c).count("../"), rel(c), c.name)
+
+    unique = sorted({(c.name, c.path): c for c in classes}.values(), key=distance)
+    first = unique[0]
+    others = len(unique) - 1
+    tail = f" {joiner} {others} other module{'s' if others > 1 else ''} with several optimizers" if others else ""
+    return f"{first.name} ({rel(first)}){tail}"
 
 
 def _needs_torch_import(module: cst.Module) -> bool:
@@ -1170,7 +1224,7 @@ class Model(pl.LightningModule):
             if why is not None:
                 return [Site(line[0].lineno, line[0].col_offset, "", "mark-trainer-args", why)
                         for line, lower in _statement_lines(src, source.tree)
-                        if any(_moved_args(src, n) for st in line for n in ast.walk(st))
+                        if any(_raising_args(src, n) for st in line for n in ast.walk(st))
                         and not _marked(src, line[0].lineno, _indent(src.line(line[0].lineno)), lower)]
         return []
 
@@ -1187,10 +1241,13 @@ class Model(pl.LightningModule):
             if len(candidates) == 1:
                 # the one training script of the project: its Trainer trains this module
                 path = candidates[0]
-                where = f"(in {path}) "
+                where = f"(in {_relative(path, ctx.path)}) "
                 settings = {k: (NOT_LITERAL if v == "<expr>" else v) for k, v in project.trainer_settings[path].items()}
             else:
-                ambiguous = tuple(candidates)  # none, or several: never guess which one applies
+                # none, or several: never guess which one applies (those whose values raise
+                # under manual optimization matter; nearest first)
+                ambiguous = tuple(sorted((p for p in candidates if raising_settings(project.trainer_settings[p])),
+                                         key=lambda p: (_relative(p, ctx.path).count("../"), _relative(p, ctx.path))))
         sites = []
         for found in hook_classes(source, ctx, frozenset({"training_step"})):
             # (migrate_classes marks the training_step of a class it does not recognise, but a
@@ -1201,8 +1258,8 @@ class Model(pl.LightningModule):
         # The old loop's Trainer arguments are dealt with once the file has a manual-optimization
         # class (a new one, or one it had) and something changed.
         if sites and (any(s.action == "migrate" for s in sites) or "automatic_optimization = False" in source.text):
-            if where:
-                after: Tuple[str, object] = ("mark-model", where)
+            if where:  # (the script's values that do not raise need not leave it)
+                after: Tuple[str, object] = ("mark-model", where) if raising_settings(settings) else ("", None)
             elif ambiguous:
                 after = ("mark-ambiguous", ambiguous)
             elif settings and all(v is not NOT_LITERAL for v in settings.values()):
@@ -1232,7 +1289,7 @@ class Model(pl.LightningModule):
                 if what == "mark-model":
                     module = self._mark_model(module, detail)
                 elif what == "mark-ambiguous":
-                    module = self._mark_model_ambiguous(module, detail)
+                    module = self._mark_model_ambiguous(module, detail, ctx.path)
                 elif what == "strip":
                     module = transform(module, _StripTrainerArgs())
                 if _needs_torch_import(module):
@@ -1241,10 +1298,12 @@ class Model(pl.LightningModule):
             module = transform(module, _MarkTrainerArgs(ctx, module, script_lines))
         return module
 
-    def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str]) -> cst.Module:
-        why = (f"Trainer arguments in {', '.join(paths)} (accumulation, clipping) may apply to this module; "
-               "this loop was written without them (several Trainer files: LM005 does not guess): if one of "
-               "those Trainers trains this module, move its values into the loop by hand")
+    def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str], self_path: str) -> cst.Module:
+        others = len(paths) - 1
+        where = _relative(paths[0], self_path) + (f" and {others} other file{'s' if others > 1 else ''}" if others else "")
+        why = (f"the accumulation/clipping Trainer arguments in {where} raise under manual optimization and may apply "
+               "to this module; this loop was written without them (LM005 does not guess which Trainer trains it): "
+               "move the right values into the loop by hand")
 
         class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):
