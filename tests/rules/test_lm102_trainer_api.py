@@ -252,3 +252,23 @@ def test_find_spells_receivers_with_their_parentheses_as_libcst_does():
     text = ("import pytorch_lightning as pl\nself.tr = pl.Trainer()\nt = pl.Trainer()\n"
             "a = (self.tr).gpus\nb = self.tr.gpus\nc = (t).gpus\n")
     assert [(s.line, s.target) for s in sites(text)] == [(5, "gpus"), (6, "gpus")]
+
+
+def test_a_users_config_trainer_section_is_not_the_trainer():
+    # issue 21 kind 8: stores to `<config>.trainer.<attr>` and reads of a config's trainer
+    # section are the user's, not Lightning's Trainer
+    src = '''\
+import pytorch_lightning as pl
+
+
+def main(cfg, args):
+    cfg.trainer.gpus = 2
+    args.trainer.num_processes = 4
+    trainer = pl.Trainer(max_epochs=args.trainer.gpus)
+    return trainer
+'''
+    check_rewrite(RULE, src, None)
+    from .find_imports import sites_of
+    assert sites_of(RULE, src) == []
+    out, _ = run_rule(RULE, src + "\n\ndef f(trainer):\n    return trainer.gpus\n")
+    assert out.count("TODO(lightmigrate): LM102") == 1
