@@ -1034,20 +1034,50 @@ def raising_settings(settings: Optional[Dict[str, object]]) -> Dict[str, object]
             if raises_under_manual(k, v)}
 
 
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_ROOTS: Dict[str, Optional[str]] = {}
+
+
+def _project_root(path: str) -> Optional[str]:
+    """The nearest folder above ``path`` that holds a project file (``pyproject.toml``,
+    ``setup.py``, ``setup.cfg``, ``.git``); None when there is none."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder in _ROOTS:
+        return _ROOTS[folder]
+    here, found = folder, None
+    while True:
+        if any(os.path.exists(os.path.join(here, name)) for name in _PROJECT_FILES):
+            found = here
+            break
+        up = os.path.dirname(here)
+        if up == here:
+            break
+        here = up
+    _ROOTS[folder] = found
+    return found
+
+
+def same_project(a: str, b: str) -> bool:
+    """Whether two files may belong to one project: not when each lies under a different
+    project file (a tree holding several projects: one's Trainer never trains another's module)."""
+    ra, rb = _project_root(a), _project_root(b)
+    return ra is None or rb is None or ra == rb
+
+
 def script_marker(project: ProjectIndex, path: str) -> Optional[str]:
     """Why the accumulation/clipping Trainer arguments of the training script or config ``path``
     that raise under manual optimization must go, when LM005 moves a module of the project to
     manual optimization; None otherwise. Short: the values, and the module nearest to ``path``
     (and how many others)."""
     settings = raising_settings(project.trainer_settings.get(path))
-    multi = _multi_classes(project)
+    multi = [c for c in _multi_classes(project) if same_project(c.path, path)]
     scripts = _scripts(project)
     if not settings or not multi or path not in scripts:
         return None
     values = ", ".join(k if v == "<expr>" or v is NOT_LITERAL else f"{k}={v!r}" for k, v in sorted(settings.items()))
     verb = "raises" if len(settings) == 1 else "raise"
     takers = [c for c in multi if c.path not in project.trainer_settings
-              and sorted(p for p in scripts if p != c.path) == [path]]
+              and sorted(p for p in scripts if p != c.path and same_project(p, c.path)) == [path]]
     if takers:
         return (f"{values} {verb} under manual optimization, which {_modules(takers, path)} now uses; "
                 "remove it here (LM005 moved the value into the module)")
@@ -1237,7 +1267,7 @@ class Model(pl.LightningModule):
         where = ""
         ambiguous: Tuple[str, ...] = ()
         if not settings:
-            candidates = sorted(p for p in _scripts(project) if p != ctx.path)
+            candidates = sorted(p for p in _scripts(project) if p != ctx.path and same_project(p, ctx.path))
             if len(candidates) == 1:
                 # the one training script of the project: its Trainer trains this module
                 path = candidates[0]

@@ -274,6 +274,26 @@ def test_two_projects_in_one_tree_second_run_adds_no_yaml_marker(tmp_path):
     assert again.changed == 0 and again.failed == 0
 
 
+def test_a_config_of_another_project_in_the_tree_is_not_this_modules_trainer(tmp_path):
+    # two projects (each with its project file) side by side: each module takes its own
+    # project's config, never the other one's
+    from lightmigrate.engine import Mode, run
+
+    for name, value in (("a", 2), ("b", 3)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+        (tmp_path / name / "model.py").write_text(GAN)
+        (tmp_path / name / "config.yaml").write_text(f"trainer:\n  accumulate_grad_batches: {value}\n")
+    assert run([str(tmp_path)], ALL_RULES, Mode.WRITE).failed == 0
+    for name, value in (("a", 2), ("b", 3)):
+        model = (tmp_path / name / "model.py").read_text()
+        assert f"should_step = (batch_idx + 1) % {value} == 0 or last_batch" in model, name
+        assert "(in config.yaml)" in model
+        config = (tmp_path / name / "config.yaml").read_text()
+        assert f"accumulate_grad_batches={value} raises under manual optimization, which GAN (model.py) now uses" in config
+    assert run([str(tmp_path)], ALL_RULES, Mode.CHECK).changed == 0
+
+
 # --- find: the sites, and nothing where the rule has nothing to do --------------------------
 
 SMALL_GAN = '''\
