@@ -68,6 +68,9 @@ class ClassInfo:
     """names used as ``<first parameter>.NAME`` in its methods (``self.NAME``)."""
     self_calls: FrozenSet[str] = field(default=frozenset(), compare=False, hash=False)
     """names called as ``self.NAME(...)`` in its methods."""
+    ordinal: int = 0
+    """its place among the classes of the same name in its file, in source order (a test file
+    often defines ``class TestModel`` in several test functions)."""
 
     @property
     def base_names(self) -> Tuple[str, ...]:
@@ -122,9 +125,13 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
     """The classes of ``tree`` (``nodes``: ``ast_nodes(tree)``, when the caller has it), in
     ``ast.walk`` order."""
     out = []
-    for node in (ast_nodes(tree) if nodes is None else nodes):
-        if type(node) is not ast.ClassDef:
-            continue
+    classes = [node for node in (ast_nodes(tree) if nodes is None else nodes) if type(node) is ast.ClassDef]
+    ordinals: Dict[int, int] = {}
+    seen: Dict[str, int] = {}
+    for node in sorted(classes, key=lambda n: (n.lineno, n.col_offset)):  # (source order)
+        ordinals[id(node)] = seen.get(node.name, 0)  # type: ignore[attr-defined]
+        seen[node.name] = ordinals[id(node)] + 1  # type: ignore[attr-defined]
+    for node in classes:
         methods = set()
         attributes: set = set()
         calls: set = set()
@@ -142,7 +149,8 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 methods.update(t.id for t in targets if isinstance(t, ast.Name))
         bases = tuple(b for b in (_dotted(x) for x in node.bases) if b)
-        out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes), frozenset(calls)))
+        out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes),
+                             frozenset(calls), ordinals[id(node)]))
     return out
 
 
@@ -614,6 +622,15 @@ class ProjectIndex:
         if len(local) == 1:
             return local[0]
         return found[0] if len(found) == 1 else None
+
+    def local_class(self, name: str, path: str, ordinal: int = 0) -> Optional[ClassInfo]:
+        """``resolve(name, path)``; when ``path`` defines several classes called ``name``, the
+        one at ``ordinal`` among them (in source order)."""
+        found = self.resolve(name, path)
+        if found is not None:
+            return found
+        same = [c for c in self.classes_in(path) if c.name == name and c.ordinal == ordinal]
+        return same[0] if len(same) == 1 else None
 
     def _settled(self, name: str, prefer_path: str) -> bool:
         found = self._by_name.get(name, [])

@@ -119,10 +119,36 @@ def _without_commas(kept: List, original: Sequence) -> List:
 
 
 class _StripTrainerArgs(PrunedTransformer):
-    """Drop the moved arguments from Trainer calls and Trainer dicts (literal values only)."""
+    """Drop the moved arguments from Trainer calls and Trainer dicts (literal values only):
+    everywhere, or only inside the module-level functions or top-level classes' methods named
+    in ``scopes`` (``"test_x"``, ``"TestSuite.test_x"``)."""
+
+    def __init__(self, scopes: Optional[Sequence[str]] = None) -> None:
+        super().__init__()
+        self.scopes = None if scopes is None else frozenset(scopes)
+        self.path: List[str] = []  # the names of the definitions around the node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.path.append(node.name.value)
+
+    def leave_FunctionDef(self, original, updated):
+        self.path.pop()
+        return updated
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.path.append(node.name.value)
+
+    def leave_ClassDef(self, original, updated):
+        self.path.pop()
+        return updated
+
+    def _here(self, node: cst.CSTNode) -> bool:
+        if self.scopes is None:
+            return True
+        return any(".".join(self.path[:n]) in self.scopes for n in (1, 2) if len(self.path) >= n)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if not _is_trainer_call(original):
+        if not _is_trainer_call(original) or not self._here(original):
             return updated
         kept = [a for a in updated.args
                 if not (a.keyword is not None and a.keyword.value in MOVED_ARGS and _literal(a.value) is not NOT_LITERAL)]
@@ -131,7 +157,7 @@ class _StripTrainerArgs(PrunedTransformer):
         return updated.with_changes(args=_without_commas(kept, updated.args))
 
     def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.Dict:
-        if not _is_trainer_dict(original):
+        if not _is_trainer_dict(original) or not self._here(original):
             return updated
         kept = [el for el in updated.elements
                 if not (_dict_key(el) in MOVED_ARGS and _literal(el.value) is not NOT_LITERAL)]  # type: ignore[union-attr]
@@ -249,6 +275,20 @@ def _moved_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
     if isinstance(node, ast.Dict) and _ast_is_trainer_dict(src, node):
         return [(k.value, v) for k, v in zip(node.keys, node.values) if k.value in MOVED_ARGS]  # type: ignore[union-attr]
     return []
+
+
+def _trainer_functions(tree: ast.Module) -> List[Tuple[str, ast.AST]]:
+    """The module's functions and its classes' methods (tests, outermost only) that build a
+    Trainer (``Trainer(...)``), with their names (``"test_x"``, ``"TestSuite.test_x"``)."""
+    candidates: List[Tuple[str, ast.AST]] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            candidates.append((stmt.name, stmt))
+        elif isinstance(stmt, ast.ClassDef):
+            candidates.extend((f"{stmt.name}.{m.name}", m) for m in stmt.body
+                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return [(name, f) for name, f in candidates
+            if any(isinstance(n, ast.Call) and _ast_is_trainer_call(n) for n in ast.walk(f))]
 
 
 def _raising_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
@@ -1279,20 +1319,44 @@ class Model(pl.LightningModule):
                 ambiguous = tuple(sorted((p for p in candidates if raising_settings(project.trainer_settings[p])),
                                          key=lambda p: (_relative(p, ctx.path).count("../"), _relative(p, ctx.path))))
         sites = []
+        functions = _trainer_functions(source.tree)
+        whole_file = False  # some class takes the file's (or another file's) Trainer arguments
+        scoped: List[str] = []  # the functions whose own Trainer trains a class defined in them
+        applied: List[Dict[str, object]] = []
         for found in hook_classes(source, ctx, frozenset({"training_step"})):
             # (migrate_classes marks the training_step of a class it does not recognise, but a
             # class that defines one is recognised: training_step is a Lightning hook name)
-            site = _class_site(src, found.node, found.info, project, settings, where) if found.known else None
+            if not found.known:
+                continue
+            # A class defined in a function that builds a Trainer (a test) is trained by that
+            # Trainer: it takes that function's arguments, not another test's.
+            scope_name, scope = next(((name, f) for name, f in functions
+                                      if f.lineno < found.node.lineno <= f.end_lineno), ("", None))  # type: ignore[operator]
+            if scope is not None:
+                own, own_where = trainer_settings(src, scope), ""
+            else:
+                own, own_where = settings, where
+            site = _class_site(src, found.node, found.info, project, own, own_where)
             if site is not None:
                 sites.append(site)
+                if site.action == "migrate":
+                    applied.append(own)
+                    if scope is not None:
+                        scoped.append(scope_name)
+                    else:
+                        whole_file = True
         # The old loop's Trainer arguments are dealt with once the file has a manual-optimization
         # class (a new one, or one it had) and something changed.
         if sites and (any(s.action == "migrate" for s in sites) or "automatic_optimization = False" in source.text):
-            if where:  # (the script's values that do not raise need not leave it)
-                after: Tuple[str, object] = ("mark-model", where) if raising_settings(settings) else ("", None)
+            if not whole_file and scoped:
+                # only the Trainers of those functions lose the arguments
+                literal = any(applied) and all(v is not NOT_LITERAL for own in applied for v in own.values())
+                after: Tuple[str, object] = ("strip", tuple(sorted(set(scoped)))) if literal else ("", None)
+            elif where:  # (the script's values that do not raise need not leave it)
+                after = ("mark-model", where) if raising_settings(settings) else ("", None)
             elif ambiguous:
                 after = ("mark-ambiguous", ambiguous)
-            elif settings and all(v is not NOT_LITERAL for v in settings.values()):
+            elif settings and all(v is not NOT_LITERAL for v in settings.values()) and not scoped:
                 after = ("strip", None)
             else:
                 after = ("", None)
@@ -1321,7 +1385,7 @@ class Model(pl.LightningModule):
                 elif what == "mark-ambiguous":
                     module = self._mark_model_ambiguous(module, detail, ctx.path)
                 elif what == "strip":
-                    module = transform(module, _StripTrainerArgs())
+                    module = transform(module, _StripTrainerArgs(detail))
                 if _needs_torch_import(module):
                     module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
         if script_lines:

@@ -752,3 +752,26 @@ class Child(Base):
     assert sites_of(RULE, child, {**files, "child.py": child}, path="child.py") == []
     out, _ = run_rule(RULE, child, path="child.py", project_files=files)
     assert out == child
+
+
+def test_classes_of_one_name_in_several_test_functions_are_each_migrated():
+    # a test file defines `class TestModel` in each test: each one is its own class
+    src = HEAD + '''\
+def test_a():
+    class TestModel(pl.LightningModule):
+        def validation_epoch_end(self, outputs):
+            self.log("a", float(len(outputs)))
+
+
+def test_b():
+    class TestModel(pl.LightningModule):
+        def test_epoch_end(self, outputs):
+            self.log("b", 1.0)
+'''
+    from .find_imports import sites_of
+    assert [(s.line, s.data) for s in sites_of(RULE, src)] == [(5, ("validation_epoch_end",)), (11, ("test_epoch_end",))]
+    out, _ = run_rule(RULE, src)
+    first, second = out.split("def test_b():")
+    assert "def on_validation_epoch_end(self):" in first and "validation_epoch_end(self, outputs)" not in first
+    assert "def on_test_epoch_end(self):" in second and "def test_epoch_end" not in second
+    assert run_rule(RULE, out)[0] == out

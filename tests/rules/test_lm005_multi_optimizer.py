@@ -294,6 +294,60 @@ def test_a_config_of_another_project_in_the_tree_is_not_this_modules_trainer(tmp
     assert run([str(tmp_path)], ALL_RULES, Mode.CHECK).changed == 0
 
 
+TEST_FILE = '''\
+import pytorch_lightning as pl
+import torch
+
+
+def test_two_optimizers(tmpdir):
+    class TestModel(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.g = torch.nn.Linear(2, 2)
+
+        def training_step(self, batch, batch_idx, optimizer_idx):
+            return batch.sum()
+
+        def configure_optimizers(self):
+            return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)]
+
+    trainer = pl.Trainer(default_root_dir=tmpdir, max_epochs=1)
+    trainer.fit(TestModel())
+
+
+def test_two_optimizers_accumulate(tmpdir):
+    class TestModel(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.g = torch.nn.Linear(2, 2)
+
+        def training_step(self, batch, batch_idx, optimizer_idx):
+            return batch.sum()
+
+        def configure_optimizers(self):
+            return [torch.optim.SGD(self.g.parameters(), lr=0.1), torch.optim.SGD(self.g.parameters(), lr=0.1)]
+
+    trainer = pl.Trainer(default_root_dir=tmpdir, max_epochs=1, accumulate_grad_batches=2)
+    trainer.fit(TestModel())
+'''
+
+
+def test_classes_of_one_name_in_several_test_functions_are_each_migrated_with_their_own_trainer():
+    # issue 21 kind 7c: a file with two classes that use optimizer_idx. Test files define
+    # `class TestModel` in each test: the index could not tell them apart and the rule left
+    # both as they were, unmarked (they raise on 2.x)
+    once = transform_text(TEST_FILE, ALL_RULES, path="test_gan.py")
+    assert not once.problems
+    first, second = once.text.split("def test_two_optimizers_accumulate(tmpdir):")
+    assert first.count("self.automatic_optimization = False") == 1 and "should_step" not in first
+    assert second.count("self.automatic_optimization = False") == 1
+    assert "should_step = (batch_idx + 1) % 2 == 0 or last_batch" in second
+    # each test's own Trainer: the second one loses the argument its class took over
+    assert "pl.Trainer(default_root_dir=tmpdir, max_epochs=1)\n" in second
+    assert "optimizer_idx):" not in once.text.replace("def _training_step(self, batch, batch_idx, optimizer_idx):", "")
+    assert transform_text(once.text, ALL_RULES, path="test_gan.py").text == once.text
+
+
 # --- find: the sites, and nothing where the rule has nothing to do --------------------------
 
 SMALL_GAN = '''\

@@ -246,11 +246,19 @@ class _Classes(PrunedTransformer):
         self.editor = editor
         self.unknown_why = unknown_why
         self.imports_lightning = imports_lightning(module)
+        self.ordinals: Dict[int, int] = {}
+        self.seen: Dict[str, int] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # (its place among the file's classes of that name: see ClassInfo.ordinal)
+        name = node.name.value
+        self.ordinals[id(node)] = self.seen.get(name, 0)
+        self.seen[name] = self.ordinals[id(node)] + 1
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         if self.only is not None and original.name.value not in self.only:
             return updated
-        info = self.index.resolve(original.name.value, self.ctx.path)
+        info = self.index.local_class(original.name.value, self.ctx.path, self.ordinals.get(id(original), 0))
         if info is None or info.path != self.ctx.path:
             return updated
         ancestors, _ = self.index.ancestors(info)
@@ -326,8 +334,11 @@ def hook_classes(source: SourceFile, ctx: RuleContext, hooks: FrozenSet[str]) ->
         index.add_source(source.text, ctx.path, tree=source.tree)
     found: List[HookClass] = []
     imports = None
+    seen: Dict[str, int] = {}
     for node in ast_class_defs(source.tree):
-        info = index.resolve(node.name, ctx.path)
+        ordinal = seen.get(node.name, 0)
+        seen[node.name] = ordinal + 1
+        info = index.local_class(node.name, ctx.path, ordinal)
         if info is None or info.path != ctx.path:
             continue
         if not (hooks & info.methods) and not (index.may_inherit(info, hooks) and any(
