@@ -37,3 +37,15 @@ def test_classes_in_follows_additions_and_merges():
     assert [c.name for c in index.classes_in("a.py")] == ["A", "B"]
     assert [c.name for c in index.classes_in("c.py")] == ["C"]
     assert index.classes_in("none.py") == []
+
+
+def test_classes_of_one_name_in_a_file_are_told_apart_by_their_place():
+    from lightmigrate.analysis.project import ProjectIndex as Index
+    text = ("import pytorch_lightning as pl\n\n\ndef test_a():\n    class M(pl.LightningModule):\n        def a(self):\n"
+            "            pass\n\n\ndef test_b():\n    class M(pl.LightningModule):\n        def b(self):\n            pass\n")
+    index = Index()
+    index.add_source(text, "t.py")
+    assert index.resolve("M", "t.py") is None  # ambiguous by name
+    assert index.local_class("M", "t.py", 0).methods == frozenset({"a"})
+    assert index.local_class("M", "t.py", 1).methods == frozenset({"b"})
+    assert index.local_class("M", "t.py", 2) is None

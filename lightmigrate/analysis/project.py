@@ -73,6 +73,9 @@ class ClassInfo:
     """one of its bases is Lightning's ``Trainer`` (by the imports of its file)."""
     init_spreads: FrozenSet[str] = field(default=frozenset(), compare=False, hash=False)
     """the names its ``__init__`` spreads (``**NAME``) into ``super().__init__(...)``."""
+    ordinal: int = 0
+    """its place among the classes of the same name in its file, in source order (a test file
+    often defines ``class TestModel`` in several test functions)."""
 
     @property
     def base_names(self) -> Tuple[str, ...]:
@@ -162,9 +165,13 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
     ``ast.walk`` order."""
     out = []
     trainer_names: Optional[Tuple[Set[str], Set[str]]] = None
-    for node in (ast_nodes(tree) if nodes is None else nodes):
-        if type(node) is not ast.ClassDef:
-            continue
+    classes = [node for node in (ast_nodes(tree) if nodes is None else nodes) if type(node) is ast.ClassDef]
+    ordinals: Dict[int, int] = {}
+    seen: Dict[str, int] = {}
+    for node in sorted(classes, key=lambda n: (n.lineno, n.col_offset)):  # (source order)
+        ordinals[id(node)] = seen.get(node.name, 0)  # type: ignore[attr-defined]
+        seen[node.name] = ordinals[id(node)] + 1  # type: ignore[attr-defined]
+    for node in classes:
         methods = set()
         attributes: set = set()
         calls: set = set()
@@ -189,7 +196,8 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
                 trainer_names = lightning_trainer_names(tree)
             trainer_base = any(is_lightning_trainer_base(b, trainer_names) for b in bases)
         out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes),
-                             frozenset(calls), trainer_base, frozenset(spreads)))
+                             frozenset(calls), trainer_base=trainer_base, init_spreads=frozenset(spreads),
+                             ordinal=ordinals[id(node)]))
     return out
 
 
@@ -683,6 +691,15 @@ class ProjectIndex:
         if len(local) == 1:
             return local[0]
         return found[0] if len(found) == 1 else None
+
+    def local_class(self, name: str, path: str, ordinal: int = 0) -> Optional[ClassInfo]:
+        """``resolve(name, path)``; when ``path`` defines several classes called ``name``, the
+        one at ``ordinal`` among them (in source order)."""
+        found = self.resolve(name, path)
+        if found is not None:
+            return found
+        same = [c for c in self.classes_in(path) if c.name == name and c.ordinal == ordinal]
+        return same[0] if len(same) == 1 else None
 
     def _settled(self, name: str, prefer_path: str) -> bool:
         found = self._by_name.get(name, [])

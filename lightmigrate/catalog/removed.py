@@ -49,6 +49,11 @@ NAMES: Dict[str, Entry] = {
     "utilities.distributed.get_default_process_group_backend_for_device": ("R14", ""),
     "utilities.distributed.tpu_distributed": ("R14", ""),
     "utilities.distributed.AllGatherGrad": ("R15", ""),
+    # the module itself is gone in 2.x (e.g. `register_ddp_comm_hook` became private): whatever
+    # else is still imported from it
+    "utilities.distributed": ("R14", "the module is gone in 2.x: `rank_zero_*` are in `pl.utilities.rank_zero`, "
+                                     "the rest is private (use `self.all_gather`, `self.trainer.strategy.reduce` "
+                                     "or `torch.distributed`)"),
     "utilities.AllGatherGrad": ("R15", ""),
     "utilities.seed.seed_everything": ("R16", "`pl.seed_everything` (top level)"),
     "utilities.seed.reset_seed": ("R16", "`lightning_fabric.utilities.seed.reset_seed`"),

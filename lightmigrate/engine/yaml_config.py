@@ -269,18 +269,28 @@ def _rewrite_section(lines: List[str], start: int, eol: str, findings: List[Find
     return out
 
 
+def _marked_by(lines: List[str], at: int, code: str) -> bool:
+    """Whether a marker of ``code`` is among the comment lines right above line ``at``."""
+    j = at - 1
+    while j >= 0 and lines[j].strip().startswith("#"):
+        if lines[j].strip().startswith(f"# {MARKER_PREFIX} {code} "):
+            return True
+        j -= 1
+    return False
+
+
 def mark_keys(text: str, keys: Sequence[str], code: str, why: str) -> str:
     """``text`` with a ``# TODO(lightmigrate): CODE why`` line above each of ``keys`` directly
-    under a top-level ``trainer:`` block (once: an identical marker already there is kept)."""
+    under a top-level ``trainer:`` block, unless a marker of ``code`` is there already (its
+    wording may name modules that a later run no longer counts: one marker per key, for good)."""
     lines = text.splitlines(keepends=True)
     eol = next((_line_ending(l) for l in lines if _line_ending(l)), "\n")
     for start in reversed([i for i, l in enumerate(lines) if _TOP_TRAINER.match(l.rstrip("\r\n"))]):
         sec = _Section(lines, start)
         for line_no, _, m in reversed(sec.keys):
             if m is not None and m.group("key") in keys:
-                marker = _marker_line(sec.indent or "", why, eol, code)
-                if not _already_marked(lines, line_no, marker):
-                    lines.insert(line_no, marker)
+                if not _marked_by(lines, line_no, code):
+                    lines.insert(line_no, _marker_line(sec.indent or "", why, eol, code))
     return "".join(lines)
 
 
@@ -291,11 +301,11 @@ def transform_config(text: str, rules: Sequence, path: str = "<string>", project
     codes = {getattr(r, "code", "") for r in rules}
     marked = text
     if "LM005" in codes and project is not None:
-        from lightmigrate.rules.lm005_multi_optimizer import script_marker  # the rule's own wording
+        from lightmigrate.rules.lm005_multi_optimizer import raising_settings, script_marker  # the rule's own wording
 
         why = script_marker(project, path)
         if why is not None:
-            marked = mark_keys(text, sorted(project.trainer_settings[path]), "LM005", why)
+            marked = mark_keys(text, sorted(raising_settings(project.trainer_settings[path])), "LM005", why)
     out = transform_yaml(marked, path, enabled=CODE in codes)
     out.changed = out.text != text
     return out

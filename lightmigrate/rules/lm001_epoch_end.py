@@ -58,7 +58,14 @@ from lightmigrate.cst.helpers import (
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import ast_class_defs, calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.class_edit import (
+    Hierarchy,
+    ast_class_defs,
+    calls_super,
+    hook_classes,
+    migrate_classes,
+    taken_names,
+)
 from lightmigrate.rules.shared.mro import injection_covers, injection_point, mixin_shadowing
 from lightmigrate.rules.shared.aliases import ast_alias_bound
 from lightmigrate.rules.shared.predict_results import predict_results
@@ -149,6 +156,25 @@ def _names_for(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Tuple[str, 
     return buf, helper
 
 
+def _family_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Optional[str]:
+    """Why the hook ``stage.old`` of ``top`` (its topmost definer) cannot be migrated for a
+    class below it: a subclass trains with several optimizers or TBPTT, so the hook receives
+    outputs nested per optimizer or split for it. (The class's own training_step and its
+    ancestors' are ``_blocked``'s.) One answer for the whole family, so that no class of it is
+    migrated while another keeps the 1.x hook, and a second run finds the same."""
+    if stage is not TRAIN:
+        return None
+    for c in index.descendants(top):
+        step = c.params.get("training_step", ())
+        if "optimizer_idx" in step:
+            return (f"{c.name}, in this hierarchy, takes optimizer_idx: {stage.old} gets its outputs nested "
+                    "per optimizer; migrate the hierarchy together by hand (manual optimization)")
+        if "hiddens" in step or "truncated_bptt_steps" in c.attributes | c.methods:
+            return (f"{c.name}, in this hierarchy, uses TBPTT: {stage.old} gets its outputs nested per split; "
+                    "migrate the hierarchy together by hand")
+    return None
+
+
 def _uses_helper(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
     """Whether the family of ``top`` needs the old hook kept as a callable helper."""
     hooks = {stage.old, stage.new, stage.start, stage.batch_end}
@@ -218,6 +244,11 @@ class _ClassMigration(StageHookEditor):
         if found is None:
             return
         old, top = found
+        why = _family_blocked(self.index, top, stage)
+        if why is not None:  # the whole hierarchy stays as it is: marked, never half-migrated
+            if old is not None:
+                self.mark(stage.old, why)
+            return
         buf, helper = _names_for(self.index, top, stage)
         if old is not None:
             self._note_callback_order(stage)
@@ -719,6 +750,9 @@ class Model(pl.LightningModule):
                 continue
             work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info),
                                ctx.project, found.info)
+            if TRAIN.old in work and TRAIN.old not in methods and _family_blocked(
+                    ctx.project, Hierarchy.of(ctx.project, found.info).top_definer(TRAIN.old), TRAIN):
+                work = tuple(w for w in work if w != TRAIN.old)  # (the hook's class is marked, this one kept)
             if work:
                 sites.append(found.site("migrate", work))
         return sites + _mixin_sites(source, ctx)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import io
+import os
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -119,10 +120,36 @@ def _without_commas(kept: List, original: Sequence) -> List:
 
 
 class _StripTrainerArgs(PrunedTransformer):
-    """Drop the moved arguments from Trainer calls and Trainer dicts (literal values only)."""
+    """Drop the moved arguments from Trainer calls and Trainer dicts (literal values only):
+    everywhere, or only inside the module-level functions or top-level classes' methods named
+    in ``scopes`` (``"test_x"``, ``"TestSuite.test_x"``)."""
+
+    def __init__(self, scopes: Optional[Sequence[str]] = None) -> None:
+        super().__init__()
+        self.scopes = None if scopes is None else frozenset(scopes)
+        self.path: List[str] = []  # the names of the definitions around the node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.path.append(node.name.value)
+
+    def leave_FunctionDef(self, original, updated):
+        self.path.pop()
+        return updated
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.path.append(node.name.value)
+
+    def leave_ClassDef(self, original, updated):
+        self.path.pop()
+        return updated
+
+    def _here(self, node: cst.CSTNode) -> bool:
+        if self.scopes is None:
+            return True
+        return any(".".join(self.path[:n]) in self.scopes for n in (1, 2) if len(self.path) >= n)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if not _is_trainer_call(original):
+        if not _is_trainer_call(original) or not self._here(original):
             return updated
         kept = [a for a in updated.args
                 if not (a.keyword is not None and a.keyword.value in MOVED_ARGS and _literal(a.value) is not NOT_LITERAL)]
@@ -131,7 +158,7 @@ class _StripTrainerArgs(PrunedTransformer):
         return updated.with_changes(args=_without_commas(kept, updated.args))
 
     def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.Dict:
-        if not _is_trainer_dict(original):
+        if not _is_trainer_dict(original) or not self._here(original):
             return updated
         kept = [el for el in updated.elements
                 if not (_dict_key(el) in MOVED_ARGS and _literal(el.value) is not NOT_LITERAL)]  # type: ignore[union-attr]
@@ -249,6 +276,30 @@ def _moved_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
     if isinstance(node, ast.Dict) and _ast_is_trainer_dict(src, node):
         return [(k.value, v) for k, v in zip(node.keys, node.values) if k.value in MOVED_ARGS]  # type: ignore[union-attr]
     return []
+
+
+def _trainer_functions(tree: ast.Module) -> List[Tuple[str, ast.AST]]:
+    """The module's functions and its classes' methods (tests, outermost only) that build a
+    Trainer (``Trainer(...)``), with their names (``"test_x"``, ``"TestSuite.test_x"``)."""
+    candidates: List[Tuple[str, ast.AST]] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            candidates.append((stmt.name, stmt))
+        elif isinstance(stmt, ast.ClassDef):
+            candidates.extend((f"{stmt.name}.{m.name}", m) for m in stmt.body
+                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return [(name, f) for name, f in candidates
+            if any(isinstance(n, ast.Call) and _ast_is_trainer_call(n) for n in ast.walk(f))]
+
+
+def _raising_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
+    """The moved arguments of ``node`` (``_moved_args``) that raise under manual optimization."""
+    out = []
+    for name, value in _moved_args(src, node):
+        literal = value.value if isinstance(value, ast.Constant) else NOT_LITERAL
+        if raises_under_manual(name, literal):
+            out.append((name, value))
+    return out
 
 
 def trainer_settings(src: _Source, tree: ast.AST) -> Dict[str, object]:
@@ -539,6 +590,7 @@ class Plan:
     zero_grad_hooks: List[str] = field(default_factory=list)
     batch_end_outputs: Optional[str] = None  # attribute holding 1.x's on_train_batch_end outputs
     several: bool = False  # configure_optimizers always returns two or more optimizers
+    epoch_end_helper: Optional[str] = None  # the old training_epoch_end kept as a method (it returns early)
 
 
 def _training_step(p: Plan) -> cst.FunctionDef:
@@ -819,6 +871,8 @@ class _MultiOptimizerMigration(ClassEditor):
                              if h in self.info.methods or self.h.ancestor_defines(h)],
             batch_end_outputs=new("_train_batch_outputs") if batch_end is not None else None,
             several=conf.several,
+            epoch_end_helper=new("_training_epoch_end") if old_epoch_end is not None and _has_returns(
+                split_docstring(body_of(old_epoch_end))[1]) else None,
         )
         # the step: the old body moves to the helper, the loop takes its place
         self.rename("training_step", step_helper)
@@ -931,11 +985,12 @@ class _MultiOptimizerMigration(ClassEditor):
             """)
             if so != s:
                 stmts = [transform(st, _RenameName(s, so)) for st in stmts]
-            body_stmts = list(body)
-            if _has_returns(body_stmts):
-                self.mark("training_epoch_end", "an early return in training_epoch_end; moved by hand")
-                return
-            stmts += body_stmts
+            if plan.epoch_end_helper:
+                # it returns early: the body stays a method of its own, which returns to the
+                # schedulers' stepping as 1.x's hook returned to the loop
+                stmts += parse_statements(f"{so}.{plan.epoch_end_helper}({out})")
+            else:
+                stmts += list(body)
         plateau = []
         if conf.monitor is not None:
             plateau = parse_statements(f"""
@@ -960,14 +1015,19 @@ class _MultiOptimizerMigration(ClassEditor):
             merged = prepend_statements(existing, stmts)
             merged = append_statements(merged, plateau)
             self.set("on_train_epoch_end", merged)
-            if old is not None:
+            if old is not None and plan.epoch_end_helper:
+                self.rename("training_epoch_end", plan.epoch_end_helper)
+            elif old is not None:
                 self.set("training_epoch_end", None)
             return
         func = parse_method(f"def on_train_epoch_end({s}):\n    pass")
         func = func.with_changes(body=func.body.with_changes(body=[*stmts, *plateau]))
         if self.h.may_inherit("on_train_epoch_end"):
             func = append_statements(func, parse_statements("super().on_train_epoch_end()"))
-        if old is not None:
+        if old is not None and plan.epoch_end_helper:
+            self.insert_before("training_epoch_end", [func])
+            self.rename("training_epoch_end", plan.epoch_end_helper)
+        elif old is not None:
             i = self.find("training_epoch_end")
             assert i is not None
             self.items[i] = func.with_changes(leading_lines=old.leading_lines, decorators=old.decorators)
@@ -1042,24 +1102,97 @@ def _scripts(project: ProjectIndex) -> List[str]:
     return sorted(p for p, v in project.trainer_settings.items() if v and p not in with_modules)
 
 
+def raises_under_manual(name: str, value: object) -> bool:
+    """Whether ``Trainer(name=value)`` raises under manual optimization in 2.x: it does for
+    ``accumulate_grad_batches`` other than 1 and ``gradient_clip_val`` above 0, never for
+    ``gradient_clip_algorithm`` (a value that is not a literal may raise). None is 1.9's default
+    (LM101 drops ``accumulate_grad_batches=None``)."""
+    literal = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    if name == "accumulate_grad_batches":
+        return not (literal and value in (1, None))
+    if name == "gradient_clip_val":
+        return not (literal and (value is None or value <= 0))  # type: ignore[operator]
+    return False
+
+
+def raising_settings(settings: Optional[Dict[str, object]]) -> Dict[str, object]:
+    """The accumulation/clipping ``settings`` (name -> literal value, "<expr>" or NOT_LITERAL)
+    that raise under manual optimization."""
+    return {k: v for k, v in (settings or {}).items()
+            if raises_under_manual(k, v)}
+
+
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_ROOTS: Dict[str, Optional[str]] = {}
+
+
+def _project_root(path: str) -> Optional[str]:
+    """The nearest folder above ``path`` that holds a project file (``pyproject.toml``,
+    ``setup.py``, ``setup.cfg``, ``.git``); None when there is none."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder in _ROOTS:
+        return _ROOTS[folder]
+    here, found = folder, None
+    while True:
+        if any(os.path.exists(os.path.join(here, name)) for name in _PROJECT_FILES):
+            found = here
+            break
+        up = os.path.dirname(here)
+        if up == here:
+            break
+        here = up
+    _ROOTS[folder] = found
+    return found
+
+
+def same_project(a: str, b: str) -> bool:
+    """Whether two files may belong to one project: not when each lies under a different
+    project file (a tree holding several projects: one's Trainer never trains another's module)."""
+    ra, rb = _project_root(a), _project_root(b)
+    return ra is None or rb is None or ra == rb
+
+
 def script_marker(project: ProjectIndex, path: str) -> Optional[str]:
     """Why the accumulation/clipping Trainer arguments of the training script or config ``path``
-    must go, when LM005 moves a module of the project to manual optimization; None otherwise."""
-    settings = project.trainer_settings.get(path)
-    multi = _multi_classes(project)
+    that raise under manual optimization must go, when LM005 moves a module of the project to
+    manual optimization; None otherwise. Short: the values, and the module nearest to ``path``
+    (and how many others)."""
+    settings = raising_settings(project.trainer_settings.get(path))
+    multi = [c for c in _multi_classes(project) if same_project(c.path, path)]
     scripts = _scripts(project)
     if not settings or not multi or path not in scripts:
         return None
+    values = ", ".join(k if v == "<expr>" or v is NOT_LITERAL else f"{k}={v!r}" for k, v in sorted(settings.items()))
+    verb = "raises" if len(settings) == 1 else "raise"
     takers = [c for c in multi if c.path not in project.trainer_settings
-              and sorted(p for p in scripts if p != c.path) == [path]]
+              and sorted(p for p in scripts if p != c.path and same_project(p, c.path)) == [path]]
     if takers:
-        names = ", ".join(sorted({f"{c.name} ({c.path})" for c in takers}))
-        return (f"{', '.join(sorted(settings))} raise under manual optimization, which {names} now uses; "
-                "remove them here (LM005 moved literal values into the module)")
-    names = ", ".join(sorted({f"{c.name} ({c.path})" for c in multi}))
-    return (f"{', '.join(sorted(settings))} raise under manual optimization if this Trainer trains "
-            f"{names}; several Trainer files could, so LM005 migrated them without these values: "
-            "move them into that module's loop by hand")
+        return (f"{values} {verb} under manual optimization, which {_modules(takers, path)} now uses; "
+                "remove it here (LM005 moved the value into the module)")
+    return (f"{values} {verb} under manual optimization if this Trainer trains {_modules(multi, path, 'or')}; "
+            "LM005 wrote their loops without it (several Trainer files): move it into the right one by hand")
+
+
+def _relative(path: str, start: str) -> str:
+    """``path`` relative to the folder of the file ``start``, with ``/``."""
+    here = os.path.dirname(os.path.abspath(start))
+    return os.path.relpath(os.path.abspath(path), here).replace(os.sep, "/")
+
+
+def _modules(classes: List[ClassInfo], path: str, joiner: str = "and") -> str:
+    """The class nearest to ``path`` (most leading folders in common) with its file relative to
+    ``path``'s folder, and how many others."""
+    def rel(c: ClassInfo) -> str:
+        return _relative(c.path, path)
+
+    def distance(c: ClassInfo) -> Tuple[int, str, str]:
+        return (rel(c).count("../"), rel(c), c.name)
+
+    unique = sorted({(c.name, c.path): c for c in classes}.values(), key=distance)
+    first = unique[0]
+    others = len(unique) - 1
+    tail = f" {joiner} {others} other module{'s' if others > 1 else ''} with several optimizers" if others else ""
+    return f"{first.name} ({rel(first)}){tail}"
 
 
 def _needs_torch_import(module: cst.Module) -> bool:
@@ -1209,7 +1342,7 @@ class Model(pl.LightningModule):
             if why is not None:
                 return [Site(line[0].lineno, line[0].col_offset, "", "mark-trainer-args", why)
                         for line, lower in _statement_lines(src, source.tree)
-                        if any(_moved_args(src, n) for st in line for n in ast.walk(st))
+                        if any(_raising_args(src, n) for st in line for n in ast.walk(st))
                         and not _marked(src, line[0].lineno, _indent(src.line(line[0].lineno)), lower)]
         return []
 
@@ -1222,29 +1355,56 @@ class Model(pl.LightningModule):
         where = ""
         ambiguous: Tuple[str, ...] = ()
         if not settings:
-            candidates = sorted(p for p in _scripts(project) if p != ctx.path)
+            candidates = sorted(p for p in _scripts(project) if p != ctx.path and same_project(p, ctx.path))
             if len(candidates) == 1:
                 # the one training script of the project: its Trainer trains this module
                 path = candidates[0]
-                where = f"(in {path}) "
+                where = f"(in {_relative(path, ctx.path)}) "
                 settings = {k: (NOT_LITERAL if v == "<expr>" else v) for k, v in project.trainer_settings[path].items()}
             else:
-                ambiguous = tuple(candidates)  # none, or several: never guess which one applies
+                # none, or several: never guess which one applies (those whose values raise
+                # under manual optimization matter; nearest first)
+                ambiguous = tuple(sorted((p for p in candidates if raising_settings(project.trainer_settings[p])),
+                                         key=lambda p: (_relative(p, ctx.path).count("../"), _relative(p, ctx.path))))
         sites = []
+        functions = _trainer_functions(source.tree)
+        whole_file = False  # some class takes the file's (or another file's) Trainer arguments
+        scoped: List[str] = []  # the functions whose own Trainer trains a class defined in them
+        applied: List[Dict[str, object]] = []
         for found in hook_classes(source, ctx, frozenset({"training_step"})):
             # (migrate_classes marks the training_step of a class it does not recognise, but a
             # class that defines one is recognised: training_step is a Lightning hook name)
-            site = _class_site(src, found.node, found.info, project, settings, where) if found.known else None
+            if not found.known:
+                continue
+            # A class defined in a function that builds a Trainer (a test) is trained by that
+            # Trainer: it takes that function's arguments, not another test's.
+            scope_name, scope = next(((name, f) for name, f in functions
+                                      if f.lineno < found.node.lineno <= f.end_lineno), ("", None))  # type: ignore[operator]
+            if scope is not None:
+                own, own_where = trainer_settings(src, scope), ""
+            else:
+                own, own_where = settings, where
+            site = _class_site(src, found.node, found.info, project, own, own_where)
             if site is not None:
                 sites.append(site)
+                if site.action == "migrate":
+                    applied.append(own)
+                    if scope is not None:
+                        scoped.append(scope_name)
+                    else:
+                        whole_file = True
         # The old loop's Trainer arguments are dealt with once the file has a manual-optimization
         # class (a new one, or one it had) and something changed.
         if sites and (any(s.action == "migrate" for s in sites) or "automatic_optimization = False" in source.text):
-            if where:
-                after: Tuple[str, object] = ("mark-model", where)
+            if not whole_file and scoped:
+                # only the Trainers of those functions lose the arguments
+                literal = any(applied) and all(v is not NOT_LITERAL for own in applied for v in own.values())
+                after: Tuple[str, object] = ("strip", tuple(sorted(set(scoped)))) if literal else ("", None)
+            elif where:  # (the script's values that do not raise need not leave it)
+                after = ("mark-model", where) if raising_settings(settings) else ("", None)
             elif ambiguous:
                 after = ("mark-ambiguous", ambiguous)
-            elif settings and all(v is not NOT_LITERAL for v in settings.values()):
+            elif settings and all(v is not NOT_LITERAL for v in settings.values()) and not scoped:
                 after = ("strip", None)
             else:
                 after = ("", None)
@@ -1271,19 +1431,21 @@ class Model(pl.LightningModule):
                 if what == "mark-model":
                     module = self._mark_model(module, detail)
                 elif what == "mark-ambiguous":
-                    module = self._mark_model_ambiguous(module, detail)
+                    module = self._mark_model_ambiguous(module, detail, ctx.path)
                 elif what == "strip":
-                    module = transform(module, _StripTrainerArgs())
+                    module = transform(module, _StripTrainerArgs(detail))
                 if _needs_torch_import(module):
                     module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
         if script_lines:
             module = transform(module, _MarkTrainerArgs(ctx, module, script_lines))
         return module
 
-    def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str]) -> cst.Module:
-        why = (f"Trainer arguments in {', '.join(paths)} (accumulation, clipping) may apply to this module; "
-               "this loop was written without them (several Trainer files: LM005 does not guess): if one of "
-               "those Trainers trains this module, move its values into the loop by hand")
+    def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str], self_path: str) -> cst.Module:
+        others = len(paths) - 1
+        where = _relative(paths[0], self_path) + (f" and {others} other file{'s' if others > 1 else ''}" if others else "")
+        why = (f"the accumulation/clipping Trainer arguments in {where} raise under manual optimization and may apply "
+               "to this module; this loop was written without them (LM005 does not guess which Trainer trains it): "
+               "move the right values into the loop by hand")
 
         class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):

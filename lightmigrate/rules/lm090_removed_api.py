@@ -27,6 +27,7 @@ from lightmigrate.analysis.ast_nodes import ast_dotted
 from lightmigrate.catalog.removed import NAMES, TRAINER_ATTRS, TRAINER_KWARGS, Entry
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.import_find import Comments, Lines, statement_nodes
+from lightmigrate.rules.shared.trainer_object import StoreTargets, ast_not_lightning, cst_config_trainer
 from lightmigrate.catalog.spec import rows_by_id
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
@@ -123,6 +124,7 @@ class _Marker(PrunedTransformer):
         self.stack: List[Dict[str, str]] = []  # per open statement: offence key -> text
         self.inner: set = set()  # ids of Attribute nodes inside a chain already checked
         self.in_import = 0
+        self.stores = StoreTargets()  # what statements store to (never Lightning's Trainer)
 
     # -- statements -------------------------------------------------------------------------
     def _push(self) -> None:
@@ -198,6 +200,25 @@ class _Marker(PrunedTransformer):
         self.in_import -= 1
         return updated
 
+    # the expressions stored to or deleted (``config.trainer.devices = 1`` is a user's config)
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.stores.add(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.stores.add(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.stores.add(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.stores.add(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.stores.add(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.stores.add(node.target)
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if self.in_import:
             return
@@ -212,7 +233,7 @@ class _Marker(PrunedTransformer):
         if attr in TRAINER_ATTRS and (
             (isinstance(value, cst.Name) and value.value == "trainer")
             or (isinstance(value, cst.Attribute) and value.attr.value == "trainer")
-        ):
+        ) and id(node) not in self.stores.ids and not cst_config_trainer(value):  # (not a user's config)
             self._offend("attr:" + attr, f"`trainer.{attr}` -> {_hint(TRAINER_ATTRS[attr])}")
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -420,7 +441,8 @@ class _Find:
                 inner.add(id(value))
             if node.attr in TRAINER_ATTRS and (  # type: ignore[attr-defined]
                     (type(value) is ast.Name and value.id == "trainer")
-                    or (type(value) is ast.Attribute and value.attr == "trainer")):
+                    or (type(value) is ast.Attribute and value.attr == "trainer")) \
+                    and not ast_not_lightning(node):  # type: ignore[arg-type]  # (not a user's config)
                 offends = True
             return offends
         if kind is ast.Call:

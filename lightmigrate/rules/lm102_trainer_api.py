@@ -58,6 +58,7 @@ import libcst as cst
 from lightmigrate.analysis.ast_nodes import NodeVisitor
 from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
 from lightmigrate.output.findings import Kind
+from lightmigrate.rules.shared.trainer_object import ast_not_lightning
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.catalog.trainer_args import GUIDE, PRECISION
 from lightmigrate.rules.shared.trainer_calls import (
@@ -518,7 +519,7 @@ class _Finder(NodeVisitor):
         if (attr == "loaders" and isinstance(value, ast.Attribute) and value.attr == "train_dataloader"
                 and self.is_trainer(value.value, value)):
             return "loaders"
-        if not self.is_trainer(value, node):
+        if not self.is_trainer(value, node) or ast_not_lightning(node):  # (a user's config: never the Trainer)
             return None
         if attr in RENAMES:
             return "rename"

@@ -34,7 +34,7 @@ from lightmigrate.cst.helpers import (
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared import trainer_kwargs
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import Hierarchy, ast_class_defs, class_kind
+from lightmigrate.rules.shared.class_edit import Hierarchy, class_defs_with_ordinals, class_kind
 from lightmigrate.rules.shared.hooksa_ast import (
     index_source,
     methods,
@@ -266,7 +266,7 @@ trainer = pl.Trainer(max_epochs=3)
         at = (value.lineno, value.col_offset)  # type: ignore[attr-defined]
         if norm in _OFF:
             return [Site(*at, "", "remove")]
-        classes = [c for c in ast_class_defs(source.tree) if class_kind(ctx, c.name) == "module"]
+        classes = [c for c, ordinal in class_defs_with_ordinals(source.tree) if class_kind(ctx, c.name, ordinal) == "module"]
         if norm is None:
             return [Site(*at, "", "mark", "the value is not a literal")]
         if len(classes) != 1:

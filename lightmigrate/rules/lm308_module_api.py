@@ -105,12 +105,15 @@ class _Finder(NodeVisitor):
         self.bound = _bound_names(source.nodes)
         self.instances = _instance_names(source.nodes)
         self.classes: List[bool] = []
+        self.seen: Dict[str, int] = {}
         self.self_names: List[str] = []
         self.depth = 0
         self.calls: List[Tuple[ast.Call, str, str]] = []  # (call, action, receiver)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.classes.append(class_kind(self.ctx, node.name) in ("module", "datamodule"))
+        ordinal = self.seen.get(node.name, 0)  # (pre-order: source order, as ClassInfo.ordinal)
+        self.seen[node.name] = ordinal + 1
+        self.classes.append(class_kind(self.ctx, node.name, ordinal) in ("module", "datamodule"))
         self.generic_visit(node)
         self.classes.pop()
 

@@ -35,7 +35,7 @@ import libcst as cst
 
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import ast_class_defs, class_kind, uses_lightning
+from lightmigrate.rules.shared.class_edit import class_defs_with_ordinals, class_kind, uses_lightning
 from lightmigrate.rules.shared.method_sites import index_source, methods, physical_lines
 
 CODE = "LM309"
@@ -195,8 +195,8 @@ def _notes(source: SourceFile, ctx: RuleContext) -> List[Site]:
     steps: List[ast.AST] = []
     epoch_end_logs = False
     if "class" in text:
-        for cls in ast_class_defs(source.tree):
-            if class_kind(ctx, cls.name) != "module":
+        for cls, ordinal in class_defs_with_ordinals(source.tree):
+            if class_kind(ctx, cls.name, ordinal) != "module":
                 continue
             for func in methods(cls):
                 if func.name == "training_step":

@@ -293,3 +293,40 @@ def test_find_gives_one_site_per_statement_at_its_libcst_line():
     source = ("import pytorch_lightning as pl\n\n\n@decorate(pl.Trainer.add_argparse_args)\n"
               "def f(trainer):\n    x = trainer.root_gpu; y = trainer.use_amp\n    return x\n")
     assert [(s.line, s.action) for s in sites_of(RULE, source)] == [(5, "mark"), (6, "mark")]
+
+
+def test_a_users_config_trainer_section_is_not_the_trainer():
+    # issue 21 kind 8: `config.trainer.devices = 1` sets a user's config, not Lightning's Trainer
+    # (whose removed attributes were read-only properties on 1.9: assigning one raised there)
+    src = '''\
+import pytorch_lightning as pl
+
+
+def main(config, trainer):
+    config.trainer.devices = 1
+    config.trainer.devices, seed = 1, 0
+    del cfg.trainer.devices
+    n = self.hparams.trainer.devices + cfg.trainer.devices
+    return n, trainer.devices, self.trainer.devices
+'''
+    from .find_imports import check_find
+    out, _ = run_rule(RULE, src)
+    assert markers(out) == [
+        "# TODO(lightmigrate): LM090 removed in Lightning 2.x: `trainer.devices` -> `trainer.num_devices` / "
+        "`trainer.device_ids` [A8-trainer-attributes] (see https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)"]
+    assert out.splitlines()[out.splitlines().index("    " + markers(out)[0]) + 1] == \
+        "    return n, trainer.devices, self.trainer.devices"
+    assert run_rule(RULE, out)[0] == out
+    check_find(RULE, src.replace("    return n, trainer.devices, self.trainer.devices\n", "    return n\n"), False)
+
+
+def test_any_name_still_imported_from_the_removed_utilities_distributed_is_marked():
+    # `register_ddp_comm_hook` (and any name the tables do not list) was left unmarked: the
+    # whole module is gone in 2.x, so the import fails
+    out, _ = run_rule(RULE, "from pytorch_lightning.utilities.distributed import register_ddp_comm_hook\n")
+    assert markers(out) and "utilities.distributed" in markers(out)[0] and "[R14]" in markers(out)[0]
+    assert run_rule(RULE, out)[0] == out
+    whole = transform_text("from pytorch_lightning.utilities.distributed import (\n    rank_zero_only,\n"
+                           "    register_ddp_comm_hook,\n)\n", ALL_RULES, path="m.py")
+    assert "from pytorch_lightning.utilities.rank_zero import (\n    rank_zero_only,\n)" in whole.text
+    assert whole.text.count("TODO(lightmigrate)") == 1 and not whole.problems

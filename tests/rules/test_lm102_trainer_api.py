@@ -384,3 +384,23 @@ def test_progress_bar_dict_loss_is_renamed_and_marked():
     assert run_rule(RULE, out)[0] == out
     check_rewrite(RULE, body("acc = trainer.progress_bar_dict['test_acc']"),
                   body("acc = trainer.progress_bar_metrics['test_acc']"))
+
+
+def test_a_users_config_trainer_section_is_not_the_trainer():
+    # issue 21 kind 8: stores to `<config>.trainer.<attr>` and reads of a config's trainer
+    # section are the user's, not Lightning's Trainer
+    src = '''\
+import pytorch_lightning as pl
+
+
+def main(cfg, args):
+    cfg.trainer.gpus = 2
+    args.trainer.num_processes = 4
+    trainer = pl.Trainer(max_epochs=args.trainer.gpus)
+    return trainer
+'''
+    check_rewrite(RULE, src, None)
+    from .find_imports import sites_of
+    assert sites_of(RULE, src) == []
+    out, _ = run_rule(RULE, src + "\n\ndef f(trainer):\n    return trainer.gpus\n")
+    assert out.count("TODO(lightmigrate): LM102") == 1

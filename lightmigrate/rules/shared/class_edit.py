@@ -36,7 +36,6 @@ from lightmigrate.rules.shared.aliases import (
     keep_aliases_valid,
     rename_alias_target,
     retarget_alias as _retarget_one,
-    retarget_aliases,
 )
 from lightmigrate.analysis.project import CALLBACK_NAMES, LIGHTNING_MODULE_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import RuleContext, Site, SourceFile
@@ -339,11 +338,19 @@ class _Classes(PrunedTransformer):
         self.editor = editor
         self.unknown_why = unknown_why
         self.imports_lightning = imports_lightning(module)
+        self.ordinals: Dict[int, int] = {}
+        self.seen: Dict[str, int] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # (its place among the file's classes of that name: see ClassInfo.ordinal)
+        name = node.name.value
+        self.ordinals[id(node)] = self.seen.get(name, 0)
+        self.seen[name] = self.ordinals[id(node)] + 1
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         if self.only is not None and original.name.value not in self.only:
             return updated
-        info = self.index.resolve(original.name.value, self.ctx.path)
+        info = self.index.local_class(original.name.value, self.ctx.path, self.ordinals.get(id(original), 0))
         if info is None or info.path != self.ctx.path:
             return updated
         ancestors, _ = self.index.ancestors(info)
@@ -393,6 +400,18 @@ def ast_class_defs(tree: ast.AST) -> List[ast.ClassDef]:
     return out
 
 
+def class_defs_with_ordinals(tree: ast.AST) -> List[Tuple[ast.ClassDef, int]]:
+    """``ast_class_defs`` with each class's place among the file's classes of its name
+    (``ClassInfo.ordinal``)."""
+    seen: Dict[str, int] = {}
+    out = []
+    for node in ast_class_defs(tree):
+        ordinal = seen.get(node.name, 0)
+        seen[node.name] = ordinal + 1
+        out.append((node, ordinal))
+    return out
+
+
 # the fields of ast nodes that hold statements (or handlers and match cases, which hold them)
 _STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
@@ -419,8 +438,8 @@ def hook_classes(source: SourceFile, ctx: RuleContext, hooks: FrozenSet[str]) ->
         index.add_source(source.text, ctx.path, tree=source.tree)
     found: List[HookClass] = []
     imports = None
-    for node in ast_class_defs(source.tree):
-        info = index.resolve(node.name, ctx.path)
+    for node, ordinal in class_defs_with_ordinals(source.tree):
+        info = index.local_class(node.name, ctx.path, ordinal)
         if info is None or info.path != ctx.path:
             continue
         if not (hooks & info.methods) and not (index.may_inherit(info, hooks) and any(
@@ -452,12 +471,13 @@ KIND_NAMES: Dict[str, FrozenSet[str]] = {
 }
 
 
-def class_kind(ctx: RuleContext, name: str) -> Optional[str]:
+def class_kind(ctx: RuleContext, name: str, ordinal: int = 0) -> Optional[str]:
     """"module", "callback" or "datamodule" when the class ``name`` defined in ``ctx.path`` is
     known (through its bases, across files) to be one; None otherwise (also for a class that
-    only looks like one)."""
+    only looks like one). ``ordinal``: which of the file's classes called ``name``, in source
+    order (see ``ClassInfo.ordinal``)."""
     index = ctx.project
-    info = index.resolve(name, ctx.path)
+    info = index.local_class(name, ctx.path, ordinal)
     if info is None or info.path != ctx.path:
         return None
     for kind, names in KIND_NAMES.items():
@@ -496,8 +516,8 @@ def kind_classes(source: SourceFile, ctx: RuleContext,
     if not may_define_kind(ctx, kinds):
         return []
     out = []
-    for node in ast_class_defs(source.tree):
-        kind = class_kind(ctx, node.name)
+    for node, ordinal in class_defs_with_ordinals(source.tree):
+        kind = class_kind(ctx, node.name, ordinal)
         if kind is not None and (kinds is None or kind in kinds):
             out.append((node, kind))
     return out
@@ -513,6 +533,7 @@ class KindTransformer(PrunedTransformer):
         self.module = module
         self.only = only
         self.kinds: List[Tuple[Optional[str], str]] = []
+        self.seen: Dict[str, int] = {}  # classes of each name visited (their ClassInfo.ordinal)
 
     @property
     def kind(self) -> Optional[str]:
@@ -523,7 +544,10 @@ class KindTransformer(PrunedTransformer):
         return self.kinds[-1][1] if self.kinds else ""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.kinds.append((class_kind(self.ctx, node.name.value), node.name.value))
+        name = node.name.value
+        ordinal = self.seen.get(name, 0)
+        self.seen[name] = ordinal + 1
+        self.kinds.append((class_kind(self.ctx, name, ordinal), name))
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         kind, _ = self.kinds[-1]
@@ -550,7 +574,7 @@ def may_have_kind(ctx: RuleContext, kinds: FrozenSet[str]) -> bool:
     seen yet (``ensure_indexed`` would add it) may have any."""
     if not ctx.project.has_path(ctx.path):
         return True
-    return any(class_kind(ctx, c.name) in kinds for c in ctx.project.classes_in(ctx.path))
+    return any(class_kind(ctx, c.name, c.ordinal) in kinds for c in ctx.project.classes_in(ctx.path))
 
 
 def ensure_indexed(module: cst.Module, ctx: RuleContext) -> None:

@@ -346,6 +346,25 @@ def dotted_uses(nodes: List[ast.AST]) -> Tuple[List[Tuple[ast.Attribute, str]], 
     return uses, inner  # type: ignore[return-value]
 
 
+def _parameter_uses(nodes: List[ast.AST]) -> Set[int]:
+    """The ids of the names, in a function's or lambda's body, that name one of its
+    parameters (or of an enclosing function's)."""
+    found: Set[int] = set()
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            names = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs,
+                                     *([a.vararg] if a.vararg else []), *([a.kwarg] if a.kwarg else [])]}
+            if not names:
+                continue
+            body = node.body if isinstance(node.body, list) else [node.body]
+            for stmt in body:
+                for inner in ast.walk(stmt):
+                    if type(inner) is ast.Name and inner.id in names:  # type: ignore[attr-defined]
+                        found.add(id(inner))
+    return found
+
+
 def called(nodes: List[ast.AST]) -> Set[int]:
     """The ids of the expressions the file calls (``f`` of ``f(...)``)."""
     return {id(node.func) for node in nodes if type(node) is ast.Call}  # type: ignore[attr-defined]
@@ -451,10 +470,16 @@ def table_sites(view: FileView, code: str, handles: Callable[[Entry], bool],
             mark(node, full, caveat_why(full, entry))
         if new != full:
             rewrite(node, full)
-    # the bare names (not a chain's head) of a marked kind, used other than by a call
+    # the bare names (not a chain's head) of a marked kind, used other than by a call (a
+    # function's parameter of that name is another variable)
     if non_call_whys:
+        shadowed: Optional[Set[int]] = None
         for node in view.nodes:
             if type(node) is ast.Name and id(node) not in view.in_chains and id(node) not in view.calls:
+                if node.id in view.paths and shadowed is None:  # type: ignore[attr-defined]
+                    shadowed = _parameter_uses(view.nodes)
+                if shadowed and id(node) in shadowed:
+                    continue
                 full = view.paths.get(node.id)  # type: ignore[attr-defined]
                 if full is not None and to_relative(full) is not None:
                     why = non_call_whys.get(full.rsplit(".", 1)[-1])

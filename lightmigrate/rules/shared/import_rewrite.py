@@ -28,7 +28,7 @@ the two are unified.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -151,6 +151,46 @@ class _Collect(cst.CSTVisitor):
         self.explicit_modules: Set[str] = set()
         self.depth = 0
         self.not_uses: Set[int] = set()  # ids of the names an attribute or a keyword argument carries
+        # names the file binds other than by an import where renaming them would change what
+        # other code sees: a parameter (its keyword), a function or class name, a class attribute
+        self.shadowing: Set[str] = set()
+        self.scopes: List[str] = []  # "class" / "def" around the node being visited
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.shadowing.add(node.name.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.shadowing.add(node.name.value)
+        self.scopes.append("def")
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.append("def")
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.shadowing.add(node.name.value)
+        self.scopes.append("class")
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scopes.pop()
+
+    def _class_target(self, target: cst.BaseExpression) -> None:
+        if self.scopes and self.scopes[-1] == "class" and isinstance(target, cst.Name):
+            self.shadowing.add(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._class_target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._class_target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._class_target(node.target)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.depth += 1
@@ -256,6 +296,9 @@ class ImportRewriter(PrunedTransformer):
         # old name (last part) -> marker for a use that is not a call (isinstance, a base class)
         self.non_call_whys = non_call_whys or {}
         self.call_funcs: Set[int] = set()
+        self.not_refs: Set[int] = set()  # ids of names that are not references (see visit_Arg)
+        self.bodies: Dict[int, FrozenSet[str]] = {}  # id(function or lambda body) -> its parameters' names
+        self.params: List[FrozenSet[str]] = []  # the parameters of the functions around the node
         self.handles = handles
         self.call_fixes = call_fixes or {}
         self.info = collect(module)
@@ -324,13 +367,16 @@ class ImportRewriter(PrunedTransformer):
         new_mod, new_name = new.rsplit(".", 1) if "." in new else ("import ", new)
         local = b.name
         existing = self._reusable_binding(new, b)
-        if existing is not None and existing != local:
+        if existing is not None and existing != local and local not in self.info.shadowing:
             # the new name is already imported: use it and drop this alias
             plan.removed_aliases.add(id(b.node))
             plan.renames[local] = existing
         else:
             asname = b.node.asname
-            if b.node.asname is None and new_name != old_name:
+            if b.node.asname is None and new_name != old_name and local in self.info.shadowing:
+                # a parameter, function, class or class attribute of that name: keep the name
+                asname = cst.AsName(name=cst.Name(local))
+            elif b.node.asname is None and new_name != old_name:
                 if new_name not in self.taken or self._is_bound_to(new_name, new):
                     plan.renames[local] = new_name
                     self.taken.add(new_name)
@@ -402,10 +448,15 @@ class ImportRewriter(PrunedTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self.mark_stack.append([])
+        params = self.bodies.get(id(node))
+        if params is not None:
+            self.params.append(params)
         return super().on_visit(node)
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         out = super().on_leave(original, updated)
+        if id(original) in self.bodies:
+            self.params.pop()
         if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             marks = self.mark_stack.pop()
             if marks:
@@ -431,16 +482,20 @@ class ImportRewriter(PrunedTransformer):
         for small in line.body:
             if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 kept, moved = self._split_aliases(small.names, marks)
-                groups: Dict[str, List[cst.ImportAlias]] = {}
-                for mod, alias in moved:
-                    groups.setdefault(mod, []).append(alias)
+                groups: Dict[str, List[Tuple[cst.ImportAlias, cst.ImportAlias]]] = {}
+                for mod, pair in moved:
+                    groups.setdefault(mod, []).append(pair)
                 if kept:
-                    body.append(small.with_changes(names=_commas(kept, small.names, small.lpar is not None)))
-                for mod, aliases in groups.items():
-                    if mod == "import ":  # the new name is a top-level package
-                        stmt = cst.Import(names=_commas(aliases, aliases))
+                    body.append(with_aliases(small, kept))
+                for mod, pairs in groups.items():
+                    if mod == "import ":  # the new name is a top-level package: no parentheses
+                        stmt: cst.BaseSmallStatement = cst.Import(names=_commas(pairs, small.names))
                     else:
-                        stmt = cst.ImportFrom(module=build_dotted(mod), names=_commas(aliases, aliases))
+                        # the layout of the original statement; the comment after its ``(``
+                        # goes with the statement that takes its place
+                        first = not kept and not extra
+                        stmt = with_aliases(small, pairs, build_dotted(mod), keep_lpar=first).with_changes(
+                            semicolon=cst.MaybeSentinel.DEFAULT, relative=[])
                     extra.append(cst.SimpleStatementLine(body=[stmt]))
             elif isinstance(small, cst.Import):
                 kept, _ = self._split_aliases(small.names, marks)
@@ -459,8 +514,10 @@ class ImportRewriter(PrunedTransformer):
         return cst.FlattenSentinel(out) if len(out) > 1 else out[0]
 
     def _split_aliases(self, names, marks: List[str]):
-        kept: List[cst.ImportAlias] = []
-        moved: List[Tuple[str, cst.ImportAlias]] = []
+        """The aliases that stay in the statement and those that move to another module's
+        statement, each as (original alias, new alias)."""
+        kept: List[Tuple[cst.ImportAlias, cst.ImportAlias]] = []
+        moved: List[Tuple[str, Tuple[cst.ImportAlias, cst.ImportAlias]]] = []
         for a in names:
             key = id(a)
             if key in self.plan.marks and self.plan.marks[key] not in marks and \
@@ -471,17 +528,39 @@ class ImportRewriter(PrunedTransformer):
             if key in self.plan.aliases:
                 mod, alias = self.plan.aliases[key]
                 if mod:
-                    moved.append((mod, alias))
+                    moved.append((mod, (a, alias)))
                 else:
-                    kept.append(alias)
+                    kept.append((a, alias))
             else:
-                kept.append(a)
+                kept.append((a, a))
         return kept, moved
 
     # --- uses ---------------------------------------------------------------------------------
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return dotted(node) is None  # a whole dotted chain is handled in leave_Attribute
+        if dotted(node) is not None:
+            return False  # a whole dotted chain is handled in leave_Attribute
+        self.not_refs.add(id(node.attr))
+        return True
+
+    # names that refer to no variable (``f(NAME=...)``, ``x().NAME``) or that bind one of
+    # their own (``def NAME``, a parameter): neither renamed nor marked
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_refs.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.not_refs.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.not_refs.add(id(node.name))
+        self.bodies[id(node.body)] = _param_names(node.params)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.bodies[id(node.body)] = _param_names(node.params)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.not_refs.add(id(node.name))
 
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
@@ -492,7 +571,10 @@ class ImportRewriter(PrunedTransformer):
             self._mark(why)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        if updated.value in self.original_paths:
+        if id(original) in self.not_refs:
+            return updated
+        if updated.value in self.original_paths and not any(updated.value in p for p in self.params):
+            # (a parameter of that name is another variable: no marker)
             self._check_non_call(original, self.original_paths[updated.value])
         new = self.plan.renames.get(updated.value)
         if new is not None and updated.value in self.info.bindings:
@@ -572,22 +654,79 @@ class ImportRewriter(PrunedTransformer):
         return add_imports(updated, self.new_imports)
 
 
-def _commas(kept: List[cst.ImportAlias], original, parenthesized: bool = False) -> List[cst.ImportAlias]:
-    """Aliases with commas between them; a trailing comma only inside parentheses, as the
-    original last alias had it."""
-    kept = list(kept)
-    if not kept:
-        return kept
-    last = list(original)[-1]
-    trailing = last.comma if parenthesized and isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
-    out = []
-    for i, a in enumerate(kept):
-        if i < len(kept) - 1:
-            comma = a.comma if isinstance(a.comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            out.append(a.with_changes(comma=comma))
+def _param_names(params: cst.Parameters) -> FrozenSet[str]:
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return frozenset(p.name.value for p in [*params.posonly_params, *params.params, *star,
+                                             *params.kwonly_params, *kwargs])
+
+
+def _commas(kept: Sequence[Union[cst.ImportAlias, Tuple[cst.ImportAlias, cst.ImportAlias]]],
+            original) -> List[cst.ImportAlias]:
+    """The aliases ``kept`` (each an alias of ``original``, or a pair (original alias, its new
+    form)) with ``", "`` between them (or a comma's own whitespace when it is valid outside
+    parentheses) and no comma after the last."""
+    out: List[cst.ImportAlias] = []
+    pairs = [p if isinstance(p, tuple) else (p, p) for p in kept]
+    for i, (_, a) in enumerate(pairs):
+        if i == len(pairs) - 1:
+            out.append(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        elif isinstance(a.comma, cst.Comma) and isinstance(a.comma.whitespace_after, cst.SimpleWhitespace):
+            out.append(a)  # (a backslash continuation is valid here too)
         else:
-            out.append(a.with_changes(comma=trailing))
+            out.append(a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
     return out
+
+
+def with_aliases(stmt: cst.ImportFrom, kept: Sequence[Union[cst.ImportAlias, Tuple[cst.ImportAlias, cst.ImportAlias]]],
+                 module: Optional[cst.BaseExpression] = None, keep_lpar: bool = True) -> cst.ImportFrom:
+    """``stmt`` (or a statement importing from ``module`` in its layout) with the aliases
+    ``kept`` (each an alias of ``stmt``, or a pair (alias of ``stmt``, its new form)).
+
+    Inside parentheses (``from a import (\\n    B,  # why\\n)``) each alias keeps its comma and
+    the comment after it, and the last one ends as ``stmt``'s last did: with a trailing comma
+    or without, on the closing line, keeping its own comment. ``keep_lpar`` False leaves out
+    the comment after ``stmt``'s ``(`` (it stays with ``stmt``)."""
+    pairs = [p if isinstance(p, tuple) else (p, p) for p in kept]
+    changes: Dict[str, object] = {} if module is None else {"module": module}
+    if stmt.lpar is None or isinstance(stmt.names, cst.ImportStar):
+        return stmt.with_changes(names=_commas(pairs, stmt.names), **changes)
+    lpar = stmt.lpar if keep_lpar else stmt.lpar.with_changes(whitespace_after=_without_comment(stmt.lpar.whitespace_after))
+    rpar = stmt.rpar if stmt.rpar is not None else cst.RightParen()
+    names = list(stmt.names)
+    last = names[-1]
+    out = [a for _, a in pairs]
+    orig, alias = pairs[-1]
+    if orig is not last:  # the original last alias went: this one ends the statement
+        own = orig.comma.whitespace_after if isinstance(orig.comma, cst.Comma) else None
+        comment = own.first_line if isinstance(own, cst.ParenthesizedWhitespace) and \
+            own.first_line.comment is not None else None
+        if isinstance(last.comma, cst.Comma):  # a trailing comma, then the original's closing line
+            closing = last.comma.whitespace_after
+            if isinstance(closing, cst.ParenthesizedWhitespace):
+                ws: cst.BaseParenthesizableWhitespace = closing.with_changes(
+                    first_line=comment or cst.TrailingWhitespace(), empty_lines=[])
+            elif comment is not None:
+                ws = cst.ParenthesizedWhitespace(first_line=comment, indent=True, last_line=cst.SimpleWhitespace(""))
+            else:
+                ws = closing
+            out[-1] = alias.with_changes(comma=cst.Comma(whitespace_after=ws))
+        else:  # no trailing comma: the comment (if any) goes before ``)``
+            out[-1] = alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            before = rpar.whitespace_before
+            if isinstance(before, cst.ParenthesizedWhitespace):
+                before = before.with_changes(first_line=comment or cst.TrailingWhitespace(), empty_lines=[])
+            elif comment is not None:
+                before = cst.ParenthesizedWhitespace(first_line=comment, indent=True,
+                                                     last_line=cst.SimpleWhitespace(""))
+            rpar = rpar.with_changes(whitespace_before=before)
+    return stmt.with_changes(names=out, lpar=lpar, rpar=rpar, **changes)
+
+
+def _without_comment(ws: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    if isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None:
+        return ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+    return ws
 
 
 def _is_import_line(stmt: cst.CSTNode) -> bool:
@@ -655,9 +794,10 @@ def drop_unused(module: cst.Module, before: _Collect, touched: Set[str]) -> cst.
             for small in updated.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
                     kept = [a for a in small.names if _local(a) not in dead]
-                    if kept:
-                        parens = isinstance(small, cst.ImportFrom) and small.lpar is not None
-                        body.append(small.with_changes(names=_commas(kept, small.names, parens)))
+                    if kept and isinstance(small, cst.ImportFrom):
+                        body.append(with_aliases(small, kept))
+                    elif kept:
+                        body.append(small.with_changes(names=_commas(kept, small.names)))
                 else:
                     body.append(small)
             if not body:
