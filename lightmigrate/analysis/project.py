@@ -376,6 +376,8 @@ class ProjectIndex:
         self._kinds: Dict[FrozenSet[str], Set[ClassInfo]] = {}
         self._hierarchies: Dict[FrozenSet[str], Set[ClassInfo]] = {}
         self._unparsable: set = set()  # paths whose text the index could not parse
+        # hook names -> ``linked_paths`` of them, worked out since the last class was added
+        self._linked: Dict[FrozenSet[str], Dict[str, FrozenSet[str]]] = {}
         for c in classes:
             self.add(c)
 
@@ -496,13 +498,13 @@ class ProjectIndex:
         self._place[info] = (rank, len(self._place))
         insort(bucket, info, key=self._place.__getitem__)
         self._ordered = self._children = self._by_path = None
-        self._kinds, self._hierarchies = {}, {}
+        self._kinds, self._hierarchies, self._linked = {}, {}, {}
 
     def merge(self, other: "ProjectIndex") -> None:
         """Add everything ``other`` indexed, as if its files had been added here after this
         index's own (the engine indexes files on several processes and merges the parts in file
         order). Every attribute is merged by its type, so a new one cannot be dropped silently."""
-        self._kinds, self._hierarchies = {}, {}
+        self._kinds, self._hierarchies, self._linked = {}, {}, {}
         for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
@@ -548,7 +550,7 @@ class ProjectIndex:
         self._add_settings(path, entry.settings)
         if not entry.kept:
             return
-        self._kinds, self._hierarchies = {}, {}
+        self._kinds, self._hierarchies, self._linked = {}, {}, {}
         self._lazy[path] = text
         self._lazy_bases[path] = entry.bases
         for name in entry.names:
@@ -577,14 +579,14 @@ class ProjectIndex:
 
     def _load(self, paths: Iterable[str]) -> None:
         """Parse and index the lazily indexed files among ``paths``."""
-        known = self._kinds, self._hierarchies  # worked out counting on these files being parsed when needed
+        known = self._kinds, self._hierarchies, self._linked  # worked out counting on these files being parsed when needed
         for path in list(paths):
             text = self._lazy.pop(path, None)
             if text is not None:
                 del self._lazy_bases[path]
                 self._lazy_search.pop(path, None)
                 self._index_tree(text, path, *self._current_tree(path, text))
-        self._kinds, self._hierarchies = known
+        self._kinds, self._hierarchies, self._linked = known
 
     def _current_tree(self, path: str, text: str) -> Tuple[Optional[ast.AST], Optional[list]]:
         """The ``ast`` tree of ``text`` and its nodes when it is the file being migrated (parsed
@@ -639,6 +641,32 @@ class ProjectIndex:
                     seen.append(sub)
                     todo.append(sub)
         return seen
+
+    def linked_paths(self, hooks: FrozenSet[str]) -> Dict[str, FrozenSet[str]]:
+        """The files whose classes a migration of ``hooks`` elsewhere concerns: path -> the names
+        of the classes in other files that define one of ``hooks`` and that a class of the path
+        derives from. A rule that rewrites such a hook in a base class (renames it, wraps the
+        step, adds the hooks that collect outputs) must make the matching change in the
+        subclasses, wherever they are, although their text may not hold any of its triggers."""
+        found = self._linked.get(hooks)
+        if found is not None:
+            return found
+        out: Dict[str, Set[str]] = {}
+        for c in self._classes_defining(hooks):
+            if hooks.isdisjoint(c.methods):
+                continue
+            for d in self.descendants(c):
+                if d.path != c.path:
+                    out.setdefault(d.path, set()).add(c.name)
+        found = {path: frozenset(names) for path, names in out.items()}
+        self._linked[hooks] = found
+        return found
+
+    def _classes_defining(self, names: FrozenSet[str]) -> List[ClassInfo]:
+        """At least every class that defines one of ``names`` (the lazily indexed files whose
+        text holds none of them stay unparsed)."""
+        self._load([p for p, text in self._lazy.items() if any(n in self._searched(p, text) for n in names)])
+        return self._loaded()
 
     def ancestors(self, info: ClassInfo) -> Tuple[List[ClassInfo], bool]:
         """Known ancestors (nearest first, depth-first like a single-inheritance MRO) and whether

@@ -481,6 +481,8 @@ class EpochEndRule(Rule):
              "'used test_epoch_end', 'used on_predict_epoch_end with results'; PRs 16520, 16655)")
     safety = Safety.PRESERVING
     triggers = ("_epoch_end",)
+    # a subclass elsewhere that overrides a hook the buffers are filled in must fill them too
+    linked_hooks = OLD_HOOKS
     description = (
         "Lightning 2.0 removed `training_epoch_end`, `validation_epoch_end` and `test_epoch_end` "
         "(fit/validate/test raise NotImplementedError while they exist) and calls "

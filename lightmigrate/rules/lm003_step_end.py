@@ -382,6 +382,8 @@ class StepEndRule(Rule):
              "'used test_step_end'; PR 16791)")
     safety = Safety.PRESERVING
     triggers = ("_step_end",)
+    # a subclass elsewhere that overrides the step overrides the wrapper: it must override the helper
+    linked_hooks = HOOKS
     description = (
         "Lightning 2.x never calls `training_step_end`, `validation_step_end` or `test_step_end` and "
         "does not warn: a loss built there is no longer backpropagated, metrics updated there stop "
