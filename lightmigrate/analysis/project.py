@@ -359,6 +359,9 @@ class ProjectIndex:
         # those whose text may define a class so named; path -> the base names its classes may
         # have (None: unknown)
         self._lazy: Dict[str, str] = {}
+        # path -> text of the files indexed (or given to ``keep_texts``) and not lazily kept
+        # above: what ``text_of`` answers for a rule that decides as another file decides
+        self._texts: Dict[str, str] = {}
         # The file the engine is migrating now (a ``rules.base.SourceFile``): when the index
         # must parse that file, it takes the tree the rules read (and they, the one it made).
         self.current = None
@@ -479,6 +482,17 @@ class ProjectIndex:
             self._by_path = by_path
         return list(self._by_path.get(path, ()))
 
+    def text_of(self, path: str) -> Optional[str]:
+        """The text ``path`` was indexed from (None when the index was not given it)."""
+        text = self._lazy.get(path)
+        return self._texts.get(path) if text is None else text
+
+    def keep_texts(self, texts: Dict[str, str]) -> None:
+        """Remember the texts of indexed files (path -> text) for ``text_of``."""
+        for path, text in texts.items():
+            if path not in self._lazy:
+                self._texts.setdefault(path, text)
+
     def has_path(self, path: str) -> bool:
         return path in self._rank
 
@@ -529,15 +543,19 @@ class ProjectIndex:
                 raise TypeError(f"ProjectIndex.merge does not know how to merge {name!r}")
 
     def add_source(self, text: str, path: str, tree: Optional[ast.AST] = None, nodes: Optional[list] = None,
-                   lazy: bool = False, present: Optional[FrozenSet[str]] = None) -> None:
+                   lazy: bool = False, present: Optional[FrozenSet[str]] = None, keep_text: bool = True) -> None:
         """Index the classes of ``text`` (``tree``: its ``ast`` tree, and ``nodes``:
         ``ast_nodes(tree)``, when the caller has them already) and the run-wide settings it
         makes. ``lazy``: keep the text and parse it only when a question needs its classes
         (only for a text ``may_index_lazily`` accepts; another is parsed at once).
-        ``present``: the ``TEXT_PROBES`` the text holds, if known."""
+        ``present``: the ``TEXT_PROBES`` the text holds, if known. ``keep_text``: keep the
+        text for ``text_of`` (a part of the index built on another process does not, so the
+        text is not sent back: the engine gives the texts with ``keep_texts``)."""
         if lazy and tree is None and may_index_lazily(text):
             self.add_lazy(text, path, lazy_entry(text, path, present))
             return
+        if keep_text:
+            self._texts[path] = text
         self._rank.setdefault(path, len(self._rank))
         self._add_settings(path, _text_settings(text, path, tree, present))
         if worth_indexing(text, present) and not is_yaml(path):
@@ -583,6 +601,7 @@ class ProjectIndex:
         for path in list(paths):
             text = self._lazy.pop(path, None)
             if text is not None:
+                self._texts[path] = text
                 del self._lazy_bases[path]
                 self._lazy_search.pop(path, None)
                 self._index_tree(text, path, *self._current_tree(path, text))
