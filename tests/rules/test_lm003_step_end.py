@@ -327,3 +327,60 @@ class B(pl.LightningModule):
 '''
     sites = find_sites("model.py", {"model.py": text})
     assert [(s.target, s.action, s.data) for s in sites] == [("A", "migrate", ("validation_step_end", "test_step_end"))]
+
+
+XBASE = HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        raise NotImplementedError
+
+    def validation_step_end(self, out):
+        return {"acc": (out["pred"] == out["target"]).float().mean()}
+'''
+XSUB = '''\
+from base import Base
+
+
+class Argmax(Base):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        return {"pred": self(x).argmax(-1), "target": y}
+'''
+
+
+def test_a_subclass_in_another_file_without_the_trigger_overrides_the_helper():
+    """Issue 21 kind 1: the base's step becomes the wrapper; a subclass's step in a file that
+    holds no ``_step_end`` (the prefilter's trigger) must become the helper the wrapper calls,
+    or the step-end never runs."""
+    index = ProjectIndex()
+    index.add_source(XBASE, "base.py")
+    index.add_source(XSUB, "sub.py")
+    assert index.linked_paths(HOOKS) == {"sub.py": frozenset({"Base"})}
+    assert RULE.find(SourceFile("sub.py", XSUB), RuleContext("sub.py", index)) == [
+        Site(4, 0, "Argmax", "migrate", ("validation_step_end",))]
+    out, findings = run_rule(RULE, XSUB, path="sub.py", project_files={"base.py": XBASE})
+    assert out == XSUB.replace("def validation_step(", "def _validation_step(")
+    assert [f.kind for f in findings] == [Kind.FIXED]
+    assert run_rule(RULE, out, path="sub.py", project_files={"base.py": XBASE})[0] == out
+    base_out, _ = run_rule(RULE, XBASE, path="base.py", project_files={"sub.py": XSUB})
+    assert "return self._validation_step_end(" not in base_out and "self._validation_step(batch, batch_idx)" in base_out
+    # after both are migrated, nothing links the files any more: a second run changes nothing
+    assert run_rule(RULE, out, path="sub.py", project_files={"base.py": base_out})[0] == out
+
+
+def test_the_engine_migrates_the_linked_subclass_file(tmp_path):
+    from lightmigrate.engine import Mode, run
+
+    (tmp_path / "base.py").write_text(XBASE)
+    (tmp_path / "sub.py").write_text(XSUB)
+    (tmp_path / "other.py").write_text("class Other:\n    def validation_step(self, b, i):\n        pass\n")
+    report = run([str(tmp_path)], [RULE], Mode.WRITE)
+    assert report.changed == 2 and report.failed == 0
+    assert "def _validation_step(self, batch, batch_idx):" in (tmp_path / "sub.py").read_text()
+    assert (tmp_path / "other.py").read_text().count("_validation_step") == 0
+    assert run([str(tmp_path)], [RULE], Mode.DIFF).changed == 0
+    for jobs in (2,):  # the same with the files on several processes
+        (tmp_path / "sub.py").write_text(XSUB)
+        (tmp_path / "base.py").write_text(XBASE)
+        assert run([str(tmp_path)], [RULE], Mode.WRITE, jobs=jobs).changed == 2
+        assert "def _validation_step(self, batch, batch_idx):" in (tmp_path / "sub.py").read_text()
