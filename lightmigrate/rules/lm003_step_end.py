@@ -268,6 +268,9 @@ class _StepEndMigration(StageHookEditor):
                 if self.get(name) is not None:
                     self.rename(name, helper)
                     self.fixed(f"{name} kept as {helper}(), called from the inherited {stage.step} wrapper", name)
+                elif name in self.info.self_calls:
+                    # 1.9's self.<step>(...) ran the step alone: so does the helper
+                    self.fixed(f"self.{name}(...) calls {helper}() (the step alone, as in 1.9), not the wrapper")
                 self.renames[name] = helper
 
     # -- batch end -----------------------------------------------------------------------------
@@ -279,6 +282,10 @@ class _StepEndMigration(StageHookEditor):
             return "it is also called directly"
         if any({stage.end, stage.batch_end} & d.methods for d in self.h.descendants):
             return f"subclasses override {stage.end} or {stage.batch_end}"
+        # A subclass (in any file) that overrides or calls the step goes through the helper the
+        # wrapper calls: its file decides the same way from the index, whatever the hook's body.
+        if any(stage.step in d.methods or stage.step in d.self_calls for d in self.h.descendants):
+            return f"subclasses override or call {stage.step}"
         why = _not_side_effect_only(end, param_names(end)[1], stage.training)
         if why:
             return why
@@ -473,8 +480,8 @@ class Model(pl.LightningModule):
         # One site per class the class walk changes: action "mark" for a class that is not
         # recognisably a LightningModule but defines a hook (its hooks get a marker), "migrate"
         # with the hooks of the stages it works on otherwise. Below the class that defines a
-        # hook, only a class that defines the step changes (the step becomes the helper's
-        # override).
+        # hook, only a class that defines the step (it becomes the helper's override) or calls
+        # the step or the hook (the calls go to the helpers) changes.
         sites = []
         for found in hook_classes(source, ctx, HOOKS):
             methods = class_methods(found.node)
@@ -483,7 +490,9 @@ class Model(pl.LightningModule):
                     sites.append(found.site("mark"))
                 continue
             inherited = inherited_methods(ctx.project, found.info)
-            work = tuple(stage.end for stage in STAGES if stage_changes(methods, inherited, stage.end, [stage.step]))
+            calls = found.info.self_calls
+            work = tuple(stage.end for stage in STAGES if stage_changes(methods, inherited, stage.end, [stage.step])
+                         or (stage.end in inherited and {stage.step, stage.end} & calls))
             if work:
                 sites.append(found.site("migrate", work))
         return sites

@@ -384,3 +384,56 @@ def test_the_engine_migrates_the_linked_subclass_file(tmp_path):
         (tmp_path / "base.py").write_text(XBASE)
         assert run([str(tmp_path)], [RULE], Mode.WRITE, jobs=jobs).changed == 2
         assert "def _validation_step(self, batch, batch_idx):" in (tmp_path / "sub.py").read_text()
+
+
+LOG_ONLY_BASE = HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"preds": batch, "target": batch}
+
+    def validation_step_end(self, outputs):
+        self.log("val_acc", outputs["preds"].sum())
+'''
+
+
+def test_a_hook_that_only_logs_is_inlined_when_a_subclass_overrides_the_step():
+    """Moved to on_validation_batch_end, the base would have no wrapper, yet the subclass's
+    step (in this file or another) became ``_validation_step``, which nothing called: the
+    decision now reads the descendants, as every file of the hierarchy does."""
+    sub = '''
+
+class Sub(Base):
+    def validation_step(self, batch, batch_idx):
+        return {"preds": batch * 2, "target": batch}
+'''
+    out, _ = run_rule(RULE, LOG_ONLY_BASE + sub)
+    assert "on_validation_batch_end" not in out
+    assert "result = self._validation_step_end(outputs)" in out
+    assert "class Sub(Base):\n    def _validation_step(self, batch, batch_idx):" in out
+    assert run_rule(RULE, out)[0] == out
+    # the same split across files
+    other = "from base import Base\n" + sub
+    base_out, _ = run_rule(RULE, LOG_ONLY_BASE, path="base.py", project_files={"sub.py": other})
+    assert "result = self._validation_step_end(outputs)" in base_out
+    sub_out, _ = run_rule(RULE, other, path="sub.py", project_files={"base.py": LOG_ONLY_BASE})
+    assert "def _validation_step(self, batch, batch_idx):" in sub_out
+    # without the subclass the hook still moves to the batch-end hook
+    assert "def on_validation_batch_end(" in run_rule(RULE, LOG_ONLY_BASE)[0]
+
+
+def test_a_subclass_elsewhere_that_only_calls_the_step_calls_the_helper():
+    """``self.validation_step(...)`` ran the step alone in 1.9 (no step-end): in a subclass in
+    another file that does not override it, the call goes to the helper, not the wrapper."""
+    caller = ("from base import Base\n\n\nclass Tested(Base):\n    def test_step(self, batch, batch_idx):\n"
+              "        return self.validation_step(batch, batch_idx)\n")
+    index = ProjectIndex()
+    index.add_source(XBASE, "base.py")
+    index.add_source(caller, "caller.py")
+    assert [(s.target, s.data) for s in RULE.find(SourceFile("caller.py", caller), RuleContext("caller.py", index))] == [
+        ("Tested", ("validation_step_end",))]
+    out, findings = run_rule(RULE, caller, path="caller.py", project_files={"base.py": XBASE})
+    assert out == caller.replace("self.validation_step(", "self._validation_step(")
+    assert findings
+    base_out, _ = run_rule(RULE, XBASE, path="base.py", project_files={"caller.py": caller})
+    assert "result = self._validation_step_end(outputs)" in base_out
+    assert run_rule(RULE, out, path="caller.py", project_files={"base.py": base_out})[0] == out

@@ -100,7 +100,8 @@ def test_checkpoint_from_1_9_5_loads_into_migrated_model(runs, name):
     work = runs[name]["workdir"]
     ckpt = torch.load(runs[name]["checkpoints"] / "case.ckpt", map_location="cpu", weights_only=False)
     assert ckpt["pytorch-lightning_version"] == "1.9.5"
-    before_path, before_modules = list(sys.path), set(sys.modules)
+    packages = {p.name for p in (work / "src0").iterdir() if p.is_dir()}
+    before_path = list(sys.path)
     sys.path[:0] = [str(work / "src0"), str(work / "cases")]
     try:
         spec = importlib.util.spec_from_file_location(f"_migrated_project_{name}", work / "cases" / PROJECT_CASE)
@@ -109,8 +110,8 @@ def test_checkpoint_from_1_9_5_loads_into_migrated_model(runs, name):
         model = module.lightmigrate_case()["model"]
     finally:
         sys.path[:] = before_path
-        for added in set(sys.modules) - before_modules:  # the project's package, migrated
-            del sys.modules[added]
+        for loaded in [m for m in sys.modules if m.split(".")[0] in packages]:  # the migrated package
+            del sys.modules[loaded]
     result = model.load_state_dict(ckpt["state_dict"], strict=True)
     assert not result.missing_keys and not result.unexpected_keys
     for key, value in ckpt["state_dict"].items():

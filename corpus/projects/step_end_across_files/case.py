@@ -5,7 +5,10 @@ label smoothing, built from what the step returns) and `validation_step_end` (ac
 epoch-end hooks; `models/linear.py` and `models/mlp.py` subclass it and define the steps (the
 MLP calls `super().training_step`). LM003 wraps the base's steps; the subclasses' steps, in
 files without any `_step_end`, must override the helpers the wrappers call, or 2.x never runs
-the step-end code (no loss: the training step fails; validation collects raw dicts).
+the step-end code (no loss: the training step fails; validation collects raw dicts). The base's
+`predict_step` and the MLP's `test_step` call `self.validation_step(...)`, which in 1.9 ran the
+step alone (no step-end): the calls must reach the step body, not the wrapper, and the base's
+`test_step_end`, which only logs, must still run for the subclasses' `test_step` overrides.
 """
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -30,5 +33,7 @@ def lightmigrate_case():
         "train_dataloaders": _loader(12, 1),
         "val_dataloaders": _loader(8, 2),
         "trainer": {"max_epochs": 2},
-        "run": ["fit", "validate"],
+        "test_dataloaders": _loader(8, 5),
+        "predict_dataloaders": _loader(8, 6),
+        "run": ["fit", "validate", "test", "predict"],
     }

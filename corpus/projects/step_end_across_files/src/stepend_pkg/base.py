@@ -30,12 +30,24 @@ class BaseClassifier(pl.LightningModule):
         acc = (out["logits"].argmax(-1) == out["target"]).float().mean()
         return {"acc": acc, "n": out["target"].numel()}
 
+    def test_step_end(self, out):
+        self.log("test_logit_mean", out["logits"].mean())
+
+    def predict_step(self, batch, batch_idx, dataloader_idx=0):
+        x, _ = batch
+        return self.validation_step((x, x.new_zeros(len(x), dtype=torch.long)), batch_idx)["logits"].argmax(-1)
+
     def training_epoch_end(self, outputs):
         self.log("train_loss_epoch", torch.stack([o["loss"] for o in outputs]).mean())
 
     def validation_epoch_end(self, outputs):
         self.log("val_acc", torch.stack([o["acc"] for o in outputs]).mean())
         self.log("val_n", float(sum(o["n"] for o in outputs)))
+
+    def test_epoch_end(self, outputs):
+        logits = torch.cat([o["logits"] for o in outputs])
+        self.log("test_max_logit", logits.max())
+        self.log("test_n", float(len(logits)))
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.2)

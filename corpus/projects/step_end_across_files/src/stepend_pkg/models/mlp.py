@@ -14,3 +14,7 @@ class MLPClassifier(LinearClassifier):
         out = super().training_step(batch, batch_idx)
         self.log("logit_norm", out["logits"].norm())
         return out
+
+    def test_step(self, batch, batch_idx):
+        # the MLP is tested as it is validated
+        return self.validation_step(batch, batch_idx)
