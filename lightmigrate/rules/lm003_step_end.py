@@ -23,10 +23,11 @@ Two rewrites:
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from functools import partial
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -48,9 +49,9 @@ from lightmigrate.cst.helpers import (
     split_docstring,
     with_body,
 )
-from lightmigrate.analysis.project import ClassInfo
+from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.class_edit import Hierarchy, ast_class_defs, hook_classes, migrate_classes, taken_names
 from lightmigrate.rules.shared.stage_hooks import StageHookEditor, class_methods, inherited_methods, stage_changes
 from lightmigrate.cst.walk import walk
 
@@ -223,8 +224,69 @@ def _call_args(func: cst.FunctionDef) -> str:
     return ", ".join(parts)
 
 
+# The training hook of a class with several optimizers or TBPTT: LM005 / LM006 migrate the step
+# and the hook together (in their loop), for the whole hierarchy.
+PER_OPTIMIZER = ("runs once per optimizer (optimizer_idx) or TBPTT split; this needs the "
+                 "multiple-optimizer / TBPTT migration")
+
+
+def _why_blocked(stage: Stage, unusual_signature: bool, line: Sequence[ClassInfo],
+                 is_generator: Callable[[], bool]) -> Optional[str]:
+    """Why the stage's hook, defined by ``line[0]`` (``line``: it and its ancestors), is marked
+    instead of migrated; None when it is migrated."""
+    if unusual_signature:
+        return f"unusual signature for {stage.end}; call it from {stage.step} by hand"
+    if stage.training:
+        for c in line:
+            step = c.params.get("training_step", ())
+            if "optimizer_idx" in step or "hiddens" in step:
+                return PER_OPTIMIZER
+    if is_generator():
+        return f"{stage.end} is a generator; port it by hand"
+    return None
+
+
+def _top_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Optional[str]:
+    """``_StepEndMigration._blocked`` for the hook of ``top`` (the class that owns the rewrite),
+    decided on Python's ``ast`` from ``top``'s file as the run found it: what every class below
+    it, in any file, must know (its step is not renamed under a hook that stays)."""
+    params = top.params.get(stage.end, ())
+
+    def is_generator() -> bool:
+        text = index.text_of(top.path)
+        func = _ast_method(text, top.name, stage.end) if text is not None else None
+        return func is not None and _ast_yields(func)
+
+    return _why_blocked(stage, len(params) != 2 or any(p.startswith("*") for p in params),
+                        [top, *index.ancestors(top)[0]], is_generator)
+
+
+def _ast_method(text: str, class_name: str, name: str) -> Optional[ast.AST]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    classes = [c for c in ast_class_defs(tree) if c.name == class_name]
+    if len(classes) != 1:
+        return None
+    return class_methods(classes[0]).get(name)
+
+
+def _ast_yields(func: ast.AST) -> bool:
+    """A ``yield`` in ``func``'s own body (not in a nested function, class or lambda)."""
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 class _StepEndMigration(StageHookEditor):
     code = CODE
+    blocked_above: dict = {}  # stage hook -> why the class above that owns it marked it (from find)
 
     def migrate(self) -> None:
         for stage in STAGES:
@@ -237,17 +299,8 @@ class _StepEndMigration(StageHookEditor):
         return step_helper, end_helper
 
     def _blocked(self, stage: Stage, end: cst.FunctionDef) -> Optional[str]:
-        if has_star_params(end) or len(param_names(end)) != 2:
-            return f"unusual signature for {stage.end}; call it from {stage.step} by hand"
-        if stage.training:
-            for c in [self.info, *self.h.ancestors]:
-                step = c.params.get("training_step", ())
-                if "optimizer_idx" in step or "hiddens" in step:
-                    return ("runs once per optimizer (optimizer_idx) or TBPTT split; this needs the "
-                            "multiple-optimizer / TBPTT migration")
-        if BodyFacts(body_of(end)).has_yield:
-            return f"{stage.end} is a generator; port it by hand"
-        return None
+        return _why_blocked(stage, has_star_params(end) or len(param_names(end)) != 2,
+                            [self.info, *self.h.ancestors], lambda: BodyFacts(body_of(end)).has_yield)
 
     def _migrate_stage(self, stage: Stage) -> None:
         found = self.stage_hook(stage.end, partial(self._blocked, stage))
@@ -261,6 +314,13 @@ class _StepEndMigration(StageHookEditor):
             return
         if top is self.info:
             self._inline_top(stage, step_helper, end_helper, why_inline or "")
+        elif stage.end in self.blocked_above:
+            # The owner keeps its hook (marked): this class's step stays what it overrides
+            # (left to LM005 / LM006 when they own the stage).
+            if self.get(stage.step) is not None and self.blocked_above[stage.end] != PER_OPTIMIZER:
+                self.mark(stage.step, f"overrides {stage.step} of {top.name} ({top.path}), whose {stage.end} "
+                                      f"LM003 could not migrate ({self.blocked_above[stage.end]}); port them "
+                                      "together by hand")
         else:
             # Below the class that owns the wrapper: override its helpers, as this class
             # overrode the 1.x hooks.
@@ -491,12 +551,32 @@ class Model(pl.LightningModule):
                 continue
             inherited = inherited_methods(ctx.project, found.info)
             calls = found.info.self_calls
-            work = tuple(stage.end for stage in STAGES if stage_changes(methods, inherited, stage.end, [stage.step])
-                         or (stage.end in inherited and {stage.step, stage.end} & calls))
+            work, blocked = [], []
+            for stage in STAGES:
+                if not (stage_changes(methods, inherited, stage.end, [stage.step])
+                        or (stage.end in inherited and {stage.step, stage.end} & calls)):
+                    continue
+                if stage.end not in methods:  # below the class that owns the hook: its fate is ours
+                    top = Hierarchy.of(ctx.project, found.info).top_definer(stage.end)
+                    why = _top_blocked(ctx.project, top, stage)
+                    if why == PER_OPTIMIZER or (why and stage.step not in methods):
+                        continue  # (LM005 / LM006 own it; or nothing here to mark)
+                    if why:
+                        blocked.append((stage.end, why))
+                work.append(stage.end)
             if work:
-                sites.append(found.site("migrate", work))
+                sites.append(found.site("migrate", tuple(work)))
+            if blocked:
+                sites.append(found.site("blocked", tuple(blocked)))
         return sites
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         only = frozenset(site.target for site in sites)
-        return migrate_classes(module, ctx, CODE, HOOKS, _StepEndMigration, UNKNOWN_CLASS, only=only)
+        blocked = {site.target: dict(site.data) for site in sites if site.action == "blocked"}
+
+        def editor(*args) -> _StepEndMigration:
+            ed = _StepEndMigration(*args)
+            ed.blocked_above = blocked.get(ed.info.name, {})
+            return ed
+
+        return migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS, only=only)

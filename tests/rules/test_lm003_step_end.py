@@ -437,3 +437,38 @@ def test_a_subclass_elsewhere_that_only_calls_the_step_calls_the_helper():
     base_out, _ = run_rule(RULE, XBASE, path="base.py", project_files={"caller.py": caller})
     assert "result = self._validation_step_end(outputs)" in base_out
     assert run_rule(RULE, out, path="caller.py", project_files={"base.py": base_out})[0] == out
+
+
+def test_a_subclass_of_a_marked_hook_is_marked_not_renamed():
+    """Issue 21 kind 1: the base's hook cannot be migrated (here: *args), so the base keeps its
+    step and the hook, marked; a subclass's step (this file or another) must not become a
+    helper nothing calls: it is marked with the base's reason."""
+    base = HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"preds": batch}
+
+    def validation_step_end(self, *outs):
+        return outs[0]
+'''
+    sub = "from base import Base\n\n\nclass Sub(Base):\n    def validation_step(self, batch, batch_idx):\n" \
+          "        return {\"preds\": batch * 2}\n"
+    index = ProjectIndex()
+    index.add_source(base, "base.py")
+    index.add_source(sub, "sub.py")
+    sites = RULE.find(SourceFile("sub.py", sub), RuleContext("sub.py", index))
+    assert [(s.action, s.data if s.action == "migrate" else s.data[0][0]) for s in sites] == [
+        ("migrate", ("validation_step_end",)), ("blocked", "validation_step_end")]
+    assert "unusual signature" in sites[1].data[0][1]
+    out, _ = run_rule(RULE, sub, path="sub.py", project_files={"base.py": base})
+    assert "def validation_step(self, batch, batch_idx):" in out and "_validation_step" not in out
+    assert "# TODO(lightmigrate): LM003 overrides validation_step of Base (base.py)" in out
+    assert run_rule(RULE, out, path="sub.py", project_files={"base.py": base})[0] == out
+    one_file, _ = run_rule(RULE, base + "\n\n" + sub.split("\n\n\n", 1)[1])
+    assert one_file.count("TODO(lightmigrate): LM003") == 2 and "_validation_step" not in one_file
+    assert run_rule(RULE, one_file)[0] == one_file
+    # a subclass that only calls the step has nothing to mark
+    caller = "from base import Base\n\n\nclass C(Base):\n    def test_step(self, batch, batch_idx):\n" \
+             "        return self.validation_step(batch, batch_idx)\n"
+    index.add_source(caller, "caller.py")
+    assert RULE.find(SourceFile("caller.py", caller), RuleContext("caller.py", index)) == []
