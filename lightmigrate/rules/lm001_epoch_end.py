@@ -56,12 +56,14 @@ from lightmigrate.cst.helpers import (
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import calls_super, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.class_edit import Hierarchy, calls_super, hook_classes, migrate_classes, taken_names
 from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.stage_hooks import (
     AstFunction,
     StageHookEditor,
     ast_calls_super,
+    ast_method,
+    ast_yields,
     class_methods,
     inherited_methods,
     stage_changes,
@@ -219,7 +221,11 @@ class _ClassMigration(StageHookEditor):
             return f"{stage.old} is a generator; port it by hand"
         return None
 
+    skip: FrozenSet[str] = frozenset()  # stages whose owner above keeps its (marked) hook (from find)
+
     def _migrate_stage(self, stage: Stage) -> None:
+        if stage.old in self.skip:
+            return
         found = self.stage_hook(stage.old, partial(self._blocked, stage))
         if found is None:
             return
@@ -630,13 +636,47 @@ class Model(pl.LightningModule):
                     sites.append(found.site("mark"))
                 continue
             work = _class_work(source.text, found.node, methods, inherited_methods(ctx.project, found.info))
+            # Below an owner whose hook is marked (it keeps it: no buffer), this class's own
+            # hooks have nothing to collect: the stage is left alone here too.
+            skip = tuple(stage.old for stage in STAGES if stage.old in work and stage.old not in methods
+                         and _top_blocked(ctx.project, Hierarchy.of(ctx.project, found.info).top_definer(stage.old),
+                                          stage))
+            work = tuple(w for w in work if w not in skip)
             if work:
                 sites.append(found.site("migrate", work))
+                if skip:
+                    sites.append(found.site("skip", skip))
         return sites
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         only = frozenset(site.target for site in sites)
-        return migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS, only=only)
+        skip = {site.target: frozenset(site.data) for site in sites if site.action == "skip"}
+
+        def editor(*args) -> _ClassMigration:
+            ed = _ClassMigration(*args)
+            ed.skip = skip.get(ed.info.name, frozenset())
+            return ed
+
+        return migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS, only=only)
+
+
+def _top_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
+    """Whether ``_ClassMigration._blocked`` marks the hook of ``top`` (the class that owns the
+    stage), decided on Python's ``ast`` from ``top``'s file as the run found it (maybe another
+    file than the one asking)."""
+    text = index.text_of(top.path)
+    func = ast_method(text, top.name, stage.old) if text is not None else None
+    if func is None:
+        return False
+    a = func.args  # type: ignore[attr-defined]
+    if a.vararg or a.kwarg or a.kwonlyargs or len(a.posonlyargs) + len(a.args) != 2 or a.defaults:
+        return True
+    if stage is TRAIN:
+        for c in [top, *index.ancestors(top)[0]]:
+            step = c.params.get("training_step", ())
+            if "optimizer_idx" in step or "hiddens" in step or "truncated_bptt_steps" in c.attributes | c.methods:
+                return True
+    return ast_yields(func)
 
 
 def _class_work(text: str, node: ast.ClassDef, methods: Dict[str, AstFunction],

@@ -23,7 +23,6 @@ Two rewrites:
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 from functools import partial
@@ -51,8 +50,9 @@ from lightmigrate.cst.helpers import (
 )
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.rules.shared.class_edit import Hierarchy, ast_class_defs, hook_classes, migrate_classes, taken_names
-from lightmigrate.rules.shared.stage_hooks import StageHookEditor, class_methods, inherited_methods, stage_changes
+from lightmigrate.rules.shared.class_edit import Hierarchy, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.stage_hooks import (
+    StageHookEditor, ast_method, ast_yields, class_methods, inherited_methods, stage_changes)
 from lightmigrate.cst.walk import walk
 
 CODE = "LM003"
@@ -254,34 +254,11 @@ def _top_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Optional[
 
     def is_generator() -> bool:
         text = index.text_of(top.path)
-        func = _ast_method(text, top.name, stage.end) if text is not None else None
-        return func is not None and _ast_yields(func)
+        func = ast_method(text, top.name, stage.end) if text is not None else None
+        return func is not None and ast_yields(func)
 
     return _why_blocked(stage, len(params) != 2 or any(p.startswith("*") for p in params),
                         [top, *index.ancestors(top)[0]], is_generator)
-
-
-def _ast_method(text: str, class_name: str, name: str) -> Optional[ast.AST]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    classes = [c for c in ast_class_defs(tree) if c.name == class_name]
-    if len(classes) != 1:
-        return None
-    return class_methods(classes[0]).get(name)
-
-
-def _ast_yields(func: ast.AST) -> bool:
-    """A ``yield`` in ``func``'s own body (not in a nested function, class or lambda)."""
-    todo = list(ast.iter_child_nodes(func))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-    return False
 
 
 class _StepEndMigration(StageHookEditor):
