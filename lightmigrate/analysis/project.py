@@ -431,6 +431,9 @@ class ProjectIndex:
         # those whose text may define a class so named; path -> the base names its classes may
         # have (None: unknown)
         self._lazy: Dict[str, str] = {}
+        # path -> text of the files indexed (or given to ``keep_texts``) and not lazily kept
+        # above: what ``text_of`` answers for a rule that decides as another file decides
+        self._texts: Dict[str, str] = {}
         # The file the engine is migrating now (a ``rules.base.SourceFile``): when the index
         # must parse that file, it takes the tree the rules read (and they, the one it made).
         self.current = None
@@ -448,6 +451,8 @@ class ProjectIndex:
         self._kinds: Dict[FrozenSet[str], Set[ClassInfo]] = {}
         self._hierarchies: Dict[FrozenSet[str], Set[ClassInfo]] = {}
         self._unparsable: set = set()  # paths whose text the index could not parse
+        # hook names -> ``linked_paths`` of them, worked out since the last class was added
+        self._linked: Dict[FrozenSet[str], Dict[str, FrozenSet[str]]] = {}
         for c in classes:
             self.add(c)
 
@@ -549,6 +554,17 @@ class ProjectIndex:
             self._by_path = by_path
         return list(self._by_path.get(path, ()))
 
+    def text_of(self, path: str) -> Optional[str]:
+        """The text ``path`` was indexed from (None when the index was not given it)."""
+        text = self._lazy.get(path)
+        return self._texts.get(path) if text is None else text
+
+    def keep_texts(self, texts: Dict[str, str]) -> None:
+        """Remember the texts of indexed files (path -> text) for ``text_of``."""
+        for path, text in texts.items():
+            if path not in self._lazy:
+                self._texts.setdefault(path, text)
+
     def has_path(self, path: str) -> bool:
         return path in self._rank
 
@@ -568,13 +584,13 @@ class ProjectIndex:
         self._place[info] = (rank, len(self._place))
         insort(bucket, info, key=self._place.__getitem__)
         self._ordered = self._children = self._by_path = None
-        self._kinds, self._hierarchies = {}, {}
+        self._kinds, self._hierarchies, self._linked = {}, {}, {}
 
     def merge(self, other: "ProjectIndex") -> None:
         """Add everything ``other`` indexed, as if its files had been added here after this
         index's own (the engine indexes files on several processes and merges the parts in file
         order). Every attribute is merged by its type, so a new one cannot be dropped silently."""
-        self._kinds, self._hierarchies = {}, {}
+        self._kinds, self._hierarchies, self._linked = {}, {}, {}
         for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
@@ -599,15 +615,19 @@ class ProjectIndex:
                 raise TypeError(f"ProjectIndex.merge does not know how to merge {name!r}")
 
     def add_source(self, text: str, path: str, tree: Optional[ast.AST] = None, nodes: Optional[list] = None,
-                   lazy: bool = False, present: Optional[FrozenSet[str]] = None) -> None:
+                   lazy: bool = False, present: Optional[FrozenSet[str]] = None, keep_text: bool = True) -> None:
         """Index the classes of ``text`` (``tree``: its ``ast`` tree, and ``nodes``:
         ``ast_nodes(tree)``, when the caller has them already) and the run-wide settings it
         makes. ``lazy``: keep the text and parse it only when a question needs its classes
         (only for a text ``may_index_lazily`` accepts; another is parsed at once).
-        ``present``: the ``TEXT_PROBES`` the text holds, if known."""
+        ``present``: the ``TEXT_PROBES`` the text holds, if known. ``keep_text``: keep the
+        text for ``text_of`` (a part of the index built on another process does not, so the
+        text is not sent back: the engine gives the texts with ``keep_texts``)."""
         if lazy and tree is None and may_index_lazily(text):
             self.add_lazy(text, path, lazy_entry(text, path, present))
             return
+        if keep_text:
+            self._texts[path] = text
         self._rank.setdefault(path, len(self._rank))
         self._add_settings(path, _text_settings(text, path, tree, present))
         feeds = _feeds(text, path, tree)
@@ -625,7 +645,7 @@ class ProjectIndex:
             self.trainer_feeds[path] = entry.feeds
         if not entry.kept:
             return
-        self._kinds, self._hierarchies = {}, {}
+        self._kinds, self._hierarchies, self._linked = {}, {}, {}
         self._lazy[path] = text
         self._lazy_bases[path] = entry.bases
         for name in entry.names:
@@ -654,14 +674,15 @@ class ProjectIndex:
 
     def _load(self, paths: Iterable[str]) -> None:
         """Parse and index the lazily indexed files among ``paths``."""
-        known = self._kinds, self._hierarchies  # worked out counting on these files being parsed when needed
+        known = self._kinds, self._hierarchies, self._linked  # worked out counting on these files being parsed when needed
         for path in list(paths):
             text = self._lazy.pop(path, None)
             if text is not None:
+                self._texts[path] = text
                 del self._lazy_bases[path]
                 self._lazy_search.pop(path, None)
                 self._index_tree(text, path, *self._current_tree(path, text))
-        self._kinds, self._hierarchies = known
+        self._kinds, self._hierarchies, self._linked = known
 
     def _current_tree(self, path: str, text: str) -> Tuple[Optional[ast.AST], Optional[list]]:
         """The ``ast`` tree of ``text`` and its nodes when it is the file being migrated (parsed
@@ -754,6 +775,32 @@ class ProjectIndex:
                     seen.append(sub)
                     todo.append(sub)
         return seen
+
+    def linked_paths(self, hooks: FrozenSet[str]) -> Dict[str, FrozenSet[str]]:
+        """The files whose classes a migration of ``hooks`` elsewhere concerns: path -> the names
+        of the classes in other files that define one of ``hooks`` and that a class of the path
+        derives from. A rule that rewrites such a hook in a base class (renames it, wraps the
+        step, adds the hooks that collect outputs) must make the matching change in the
+        subclasses, wherever they are, although their text may not hold any of its triggers."""
+        found = self._linked.get(hooks)
+        if found is not None:
+            return found
+        out: Dict[str, Set[str]] = {}
+        for c in self._classes_defining(hooks):
+            if hooks.isdisjoint(c.methods):
+                continue
+            for d in self.descendants(c):
+                if d.path != c.path:
+                    out.setdefault(d.path, set()).add(c.name)
+        found = {path: frozenset(names) for path, names in out.items()}
+        self._linked[hooks] = found
+        return found
+
+    def _classes_defining(self, names: FrozenSet[str]) -> List[ClassInfo]:
+        """At least every class that defines one of ``names`` (the lazily indexed files whose
+        text holds none of them stay unparsed)."""
+        self._load([p for p, text in self._lazy.items() if any(n in self._searched(p, text) for n in names)])
+        return self._loaded()
 
     def ancestors(self, info: ClassInfo) -> Tuple[List[ClassInfo], bool]:
         """Known ancestors (nearest first, depth-first like a single-inheritance MRO) and whether

@@ -50,7 +50,7 @@ def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex,
     process pool can run it. ``matched``: the codes whose triggers the prefilter found."""
     result = FileResult(source.path)
     yaml = is_yaml(source.path)  # a LightningCLI config (engine/yaml_config.py)
-    if not yaml and not needs_transform(source.text, rules):
+    if not yaml and not needs_transform(source.text, rules, source.path, project):
         return result
     try:
         if yaml:
@@ -119,6 +119,24 @@ def run(
         return _run(paths, rules, mode, settings, jobs, progress)
 
 
+def _add_linked(sources: Sequence[Optional[Source]], file_rules: Sequence[Sequence[Rule]], project: ProjectIndex,
+                passed: dict) -> None:
+    """Add to ``passed`` (file index -> the codes its prefilter matched) the rules a file is
+    linked to through a base class in another file (``Rule.linked_hooks``): a subclass must get
+    the change its base's migration needs although its own text may not hold the triggers.
+    Worked out here, once, before the files go to the processes (which then share the answer)."""
+    hooks = {r.linked_hooks for r in {r.code: r for rules in file_rules for r in rules}.values() if r.linked_hooks}
+    if not hooks or not passed:
+        return
+    linked = {h: project.linked_paths(h) for h in hooks}
+    for i, s in enumerate(sources):
+        if s is None or is_yaml(s.path):
+            continue
+        codes = {r.code for r in file_rules[i] if r.linked_hooks and s.path in linked[r.linked_hooks]}
+        if codes:
+            passed[i] = frozenset(passed.get(i) or ()) | codes
+
+
 def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs: int,
          progress: Optional[Progress]) -> RunReport:
     report = RunReport(mode)
@@ -152,6 +170,8 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
         project = survey([(notebook.indexable_text(s.path, s.text), s.path, probes.get(i))
                           for i, s in enumerate(sources) if s is not None],
                          jobs, progress, started=_prepare_migration if jobs > 1 else None)
+        _add_linked(sources, file_rules, project, passed)
+        todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)
     # Each file goes to a process, which finds the rules' sites and fixes them (a file no rule

@@ -35,7 +35,7 @@ def _survey_one(item: SurveyItem) -> Found:
     if may_index_lazily(text):
         return lazy_entry(text, path, probes)
     part = ProjectIndex()
-    part.add_source(text, path, present=probes)
+    part.add_source(text, path, present=probes, keep_text=False)  # (``survey`` gives the texts)
     return part
 
 
@@ -87,6 +87,7 @@ def survey(
             project.add_lazy(item[0], item[1], found)
         else:
             project.merge(found)
+    project.keep_texts({item[1]: item[0] for item in files})
     return project
 
 

@@ -61,9 +61,18 @@ class TransformResult:
     problems: List[str] = field(default_factory=list)
 
 
-def needs_transform(text: str, rules: Sequence[Rule]) -> bool:
-    """The cheap prefilter: could any rule apply, or are there markers to count?"""
-    return MARKER_PREFIX in text or any(rule.may_apply(text) for rule in rules)
+def needs_transform(text: str, rules: Sequence[Rule], path: Optional[str] = None,
+                    project: Optional[ProjectIndex] = None) -> bool:
+    """The cheap prefilter: could any rule apply, or are there markers to count? (With ``path``
+    and ``project``: also when a rule is linked to the file through a base class elsewhere.)"""
+    return MARKER_PREFIX in text or any(rule.may_apply(text) for rule in rules) or (
+        path is not None and project is not None and any(is_linked(rule, path, project) for rule in rules))
+
+
+def is_linked(rule: Rule, path: str, project: ProjectIndex) -> bool:
+    """Whether ``path`` holds a subclass of a class in another file that defines one of the
+    rule's ``linked_hooks``: the rule's ``find`` reads the file whatever its text holds."""
+    return bool(rule.linked_hooks) and path in project.linked_paths(rule.linked_hooks)
 
 
 def _caret(text: str, line: int, col: int) -> str:
@@ -256,9 +265,10 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     source.before_parse = lambda: _raise_if_too_deep(text, path)  # (before any parser recurses)
     ctx.project.current = source  # the index parses this file, if it must, into the same tree
     for rule in rules:
-        if new_text == text and matched is not None and rule.code not in matched:
+        if new_text == text and matched is not None and rule.code not in matched \
+                and not is_linked(rule, path, ctx.project):
             continue  # (the prefilter's answer for this very text)
-        if not rule.may_apply(new_text):
+        if not rule.may_apply(new_text) and not is_linked(rule, path, ctx.project):
             continue
         if source.text != new_text:
             source = SourceFile(path, new_text)

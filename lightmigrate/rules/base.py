@@ -11,7 +11,8 @@ safety, before/after examples) and two methods:
 - ``fix(module, sites, ctx)`` carries the sites out on the file's libcst ``Module`` and
   returns the new module. It decides nothing: it edits where the sites say, as they say.
 
-The engine runs ``find`` for every file whose text holds one of the rule's ``triggers``, and
+The engine runs ``find`` for every file whose text holds one of the rule's ``triggers`` (or that
+holds a subclass of a class defining one of its ``linked_hooks`` in another file), and
 parses with libcst and fixes only files with sites. When an earlier rule changed the text, a
 later rule's ``find`` reads the new text. Rules never read or write files; the engine does.
 """
@@ -22,7 +23,7 @@ import ast
 import enum
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -151,6 +152,10 @@ class Rule:
     # Cheap prefilter: a file that contains none of these substrings cannot need the rule. (A
     # rule that overrides ``may_apply`` keeps that true: its ``may_apply`` refines the triggers.)
     triggers: ClassVar[Tuple[str, ...]]
+    # Hook names whose migration in a class must be matched in its subclasses in other files
+    # (a renamed or wrapped step, added output-collecting hooks): the engine also runs ``find``
+    # on every file ``ProjectIndex.linked_paths(linked_hooks)`` names, whatever its text holds.
+    linked_hooks: ClassVar[FrozenSet[str]] = frozenset()
     examples: ClassVar[Sequence[Example]] = ()
     # The coverage ledger: spec row id -> how this rule handles it. Row ids are the ids of the
     # spec tables ("M1", "T-prop2", "R12", "CLI1", "B-3") and, for the bullets of A.8,

@@ -73,6 +73,8 @@ from lightmigrate.rules.shared.stage_hooks import (
     AstFunction,
     StageHookEditor,
     ast_calls_super,
+    ast_method,
+    ast_yields,
     class_methods,
     inherited_methods,
     stage_changes,
@@ -235,7 +237,11 @@ class _ClassMigration(StageHookEditor):
             return f"{stage.old} is a generator; port it by hand"
         return None
 
+    skip: FrozenSet[str] = frozenset()  # stages whose owner above keeps its (marked) hook (from find)
+
     def _migrate_stage(self, stage: Stage) -> None:
+        if stage.old in self.skip:
+            return
         alias = self.alias_of(stage.old)
         if alias is not None:
             self._migrate_alias(stage, alias)
@@ -599,6 +605,8 @@ class EpochEndRule(Rule):
     safety = Safety.PRESERVING
     # ("_epoch_start" and "_batch_end": a mixin's hook that shadows the buffer hooks, issue 21)
     triggers = ("_epoch_end", "_epoch_start", "_batch_end")
+    # a subclass elsewhere that overrides a hook the buffers are filled in must fill them too
+    linked_hooks = OLD_HOOKS
     description = (
         "Lightning 2.0 removed `training_epoch_end`, `validation_epoch_end` and `test_epoch_end` "
         "(fit/validate/test raise NotImplementedError while they exist) and calls "
@@ -753,18 +761,52 @@ class Model(pl.LightningModule):
             if TRAIN.old in work and TRAIN.old not in methods and _family_blocked(
                     ctx.project, Hierarchy.of(ctx.project, found.info).top_definer(TRAIN.old), TRAIN):
                 work = tuple(w for w in work if w != TRAIN.old)  # (the hook's class is marked, this one kept)
+            # Below an owner whose hook is marked (it keeps it: no buffer), this class's own
+            # hooks have nothing to collect: the stage is left alone here too.
+            skip = tuple(stage.old for stage in STAGES if stage.old in work and stage.old not in methods
+                         and _top_blocked(ctx.project, Hierarchy.of(ctx.project, found.info).top_definer(stage.old),
+                                          stage))
+            work = tuple(w for w in work if w not in skip)
             if work:
                 sites.append(found.site("migrate", work))
+                if skip:
+                    sites.append(found.site("skip", skip))
         return sites + _mixin_sites(source, ctx)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         only = frozenset(site.target for site in sites if site.action != "mixin")
+        skip = {site.target: frozenset(site.data) for site in sites if site.action == "skip"}
+
+        def editor(*args) -> _ClassMigration:
+            ed = _ClassMigration(*args)
+            ed.skip = skip.get(ed.info.name, frozenset())
+            return ed
+
         if only:
-            module = migrate_classes(module, ctx, CODE, HOOKS, _ClassMigration, UNKNOWN_CLASS, only=only)
+            module = migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS, only=only)
         mixins = {site.target: site for site in sites if site.action == "mixin"}
         if mixins:
             module = transform(module, _MixinHooks(module, ctx, mixins))  # type: ignore[assignment]
         return module
+
+
+def _top_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
+    """Whether ``_ClassMigration._blocked`` marks the hook of ``top`` (the class that owns the
+    stage), decided on Python's ``ast`` from ``top``'s file as the run found it (maybe another
+    file than the one asking)."""
+    text = index.text_of(top.path)
+    func = ast_method(text, top.name, stage.old) if text is not None else None
+    if func is None:
+        return False
+    a = func.args  # type: ignore[attr-defined]
+    if a.vararg or a.kwarg or a.kwonlyargs or len(a.posonlyargs) + len(a.args) != 2 or a.defaults:
+        return True
+    if stage is TRAIN:
+        for c in [top, *index.ancestors(top)[0]]:
+            step = c.params.get("training_step", ())
+            if "optimizer_idx" in step or "hiddens" in step or "truncated_bptt_steps" in c.attributes | c.methods:
+                return True
+    return ast_yields(func)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import partial
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -49,12 +49,13 @@ from lightmigrate.cst.helpers import (
     split_docstring,
     with_body,
 )
-from lightmigrate.analysis.project import ClassInfo
+from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.aliases import ast_alias_bound
 from lightmigrate.rules.shared.mro import shadowed_by
-from lightmigrate.rules.shared.class_edit import hook_classes, migrate_classes, taken_names
-from lightmigrate.rules.shared.stage_hooks import StageHookEditor, class_methods, inherited_methods, stage_changes
+from lightmigrate.rules.shared.class_edit import Hierarchy, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.stage_hooks import (
+    StageHookEditor, ast_method, ast_yields, class_methods, inherited_methods, stage_changes)
 from lightmigrate.cst.walk import walk
 
 CODE = "LM003"
@@ -226,8 +227,46 @@ def _call_args(func: cst.FunctionDef) -> str:
     return ", ".join(parts)
 
 
+# The training hook of a class with several optimizers or TBPTT: LM005 / LM006 migrate the step
+# and the hook together (in their loop), for the whole hierarchy.
+PER_OPTIMIZER = ("runs once per optimizer (optimizer_idx) or TBPTT split; this needs the "
+                 "multiple-optimizer / TBPTT migration")
+
+
+def _why_blocked(stage: Stage, unusual_signature: bool, line: Sequence[ClassInfo],
+                 is_generator: Callable[[], bool]) -> Optional[str]:
+    """Why the stage's hook, defined by ``line[0]`` (``line``: it and its ancestors), is marked
+    instead of migrated; None when it is migrated."""
+    if unusual_signature:
+        return f"unusual signature for {stage.end}; call it from {stage.step} by hand"
+    if stage.training:
+        for c in line:
+            step = c.params.get("training_step", ())
+            if "optimizer_idx" in step or "hiddens" in step:
+                return PER_OPTIMIZER
+    if is_generator():
+        return f"{stage.end} is a generator; port it by hand"
+    return None
+
+
+def _top_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Optional[str]:
+    """``_StepEndMigration._blocked`` for the hook of ``top`` (the class that owns the rewrite),
+    decided on Python's ``ast`` from ``top``'s file as the run found it: what every class below
+    it, in any file, must know (its step is not renamed under a hook that stays)."""
+    params = top.params.get(stage.end, ())
+
+    def is_generator() -> bool:
+        text = index.text_of(top.path)
+        func = ast_method(text, top.name, stage.end) if text is not None else None
+        return func is not None and ast_yields(func)
+
+    return _why_blocked(stage, len(params) != 2 or any(p.startswith("*") for p in params),
+                        [top, *index.ancestors(top)[0]], is_generator)
+
+
 class _StepEndMigration(StageHookEditor):
     code = CODE
+    blocked_above: dict = {}  # stage hook -> why the class above that owns it marked it (from find)
 
     def migrate(self) -> None:
         for stage in STAGES:
@@ -240,17 +279,8 @@ class _StepEndMigration(StageHookEditor):
         return step_helper, end_helper
 
     def _blocked(self, stage: Stage, end: cst.FunctionDef) -> Optional[str]:
-        if has_star_params(end) or len(param_names(end)) != 2:
-            return f"unusual signature for {stage.end}; call it from {stage.step} by hand"
-        if stage.training:
-            for c in [self.info, *self.h.ancestors]:
-                step = c.params.get("training_step", ())
-                if "optimizer_idx" in step or "hiddens" in step:
-                    return ("runs once per optimizer (optimizer_idx) or TBPTT split; this needs the "
-                            "multiple-optimizer / TBPTT migration")
-        if BodyFacts(body_of(end)).has_yield:
-            return f"{stage.end} is a generator; port it by hand"
-        return None
+        return _why_blocked(stage, has_star_params(end) or len(param_names(end)) != 2,
+                            [self.info, *self.h.ancestors], lambda: BodyFacts(body_of(end)).has_yield)
 
     def _migrate_stage(self, stage: Stage) -> None:
         alias = self.alias_of(stage.end)
@@ -277,6 +307,13 @@ class _StepEndMigration(StageHookEditor):
             return
         if top is self.info:
             self._inline_top(stage, step_helper, end_helper, why_inline or "")
+        elif stage.end in self.blocked_above:
+            # The owner keeps its hook (marked): this class's step stays what it overrides
+            # (left to LM005 / LM006 when they own the stage).
+            if self.get(stage.step) is not None and self.blocked_above[stage.end] != PER_OPTIMIZER:
+                self.mark(stage.step, f"overrides {stage.step} of {top.name} ({top.path}), whose {stage.end} "
+                                      f"LM003 could not migrate ({self.blocked_above[stage.end]}); port them "
+                                      "together by hand")
         else:
             # Below the class that owns the wrapper: override its helpers, as this class
             # overrode the 1.x hooks.
@@ -287,6 +324,9 @@ class _StepEndMigration(StageHookEditor):
                 elif self.alias_of(name) is not None:
                     self.rename_alias(name, helper)
                     self.fixed(f"{name} (an alias) kept as {helper}, called from the inherited {stage.step} wrapper")
+                elif name in self.info.self_calls:
+                    # 1.9's self.<step>(...) ran the step alone: so does the helper
+                    self.fixed(f"self.{name}(...) calls {helper}() (the step alone, as in 1.9), not the wrapper")
                 self.renames[name] = helper
 
     # -- batch end -----------------------------------------------------------------------------
@@ -303,6 +343,10 @@ class _StepEndMigration(StageHookEditor):
         shadow = shadowed_by(self.index, self.info, stage.batch_end)
         if shadow is not None:
             return f"{shadow}.{stage.batch_end} comes before this class in a subclass's MRO"
+        # A subclass (in any file) that overrides or calls the step goes through the helper the
+        # wrapper calls: its file decides the same way from the index, whatever the hook's body.
+        if any(stage.step in d.methods or stage.step in d.self_calls for d in self.h.descendants):
+            return f"subclasses override or call {stage.step}"
         why = _not_side_effect_only(end, param_names(end)[1], stage.training)
         if why:
             return why
@@ -416,6 +460,8 @@ class StepEndRule(Rule):
              "'used test_step_end'; PR 16791)")
     safety = Safety.PRESERVING
     triggers = ("_step_end",)
+    # a subclass elsewhere that overrides the step overrides the wrapper: it must override the helper
+    linked_hooks = HOOKS
     description = (
         "Lightning 2.x never calls `training_step_end`, `validation_step_end` or `test_step_end` and "
         "does not warn: a loss built there is no longer backpropagated, metrics updated there stop "
@@ -505,8 +551,8 @@ class Model(pl.LightningModule):
         # One site per class the class walk changes: action "mark" for a class that is not
         # recognisably a LightningModule but defines a hook (its hooks get a marker), "migrate"
         # with the hooks of the stages it works on otherwise. Below the class that defines a
-        # hook, only a class that defines the step changes (the step becomes the helper's
-        # override).
+        # hook, only a class that defines the step (it becomes the helper's override) or calls
+        # the step or the hook (the calls go to the helpers) changes.
         sites = []
         for found in hook_classes(source, ctx, HOOKS):
             methods = class_methods(found.node)
@@ -520,11 +566,33 @@ class Model(pl.LightningModule):
                 for name in (stage.end, stage.step):
                     if name not in bound and ast_alias_bound(found.node, name):
                         bound[name] = found.node  # type: ignore[assignment]
-            work = tuple(stage.end for stage in STAGES if stage_changes(bound, inherited, stage.end, [stage.step]))
+            calls = found.info.self_calls
+            work, blocked = [], []
+            for stage in STAGES:
+                if not (stage_changes(bound, inherited, stage.end, [stage.step])
+                        or (stage.end in inherited and {stage.step, stage.end} & calls)):
+                    continue
+                if stage.end not in bound:  # below the class that owns the hook: its fate is ours
+                    top = Hierarchy.of(ctx.project, found.info).top_definer(stage.end)
+                    why = _top_blocked(ctx.project, top, stage)
+                    if why == PER_OPTIMIZER or (why and stage.step not in bound):
+                        continue  # (LM005 / LM006 own it; or nothing here to mark)
+                    if why:
+                        blocked.append((stage.end, why))
+                work.append(stage.end)
             if work:
-                sites.append(found.site("migrate", work))
+                sites.append(found.site("migrate", tuple(work)))
+            if blocked:
+                sites.append(found.site("blocked", tuple(blocked)))
         return sites
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         only = frozenset(site.target for site in sites)
-        return migrate_classes(module, ctx, CODE, HOOKS, _StepEndMigration, UNKNOWN_CLASS, only=only)
+        blocked = {site.target: dict(site.data) for site in sites if site.action == "blocked"}
+
+        def editor(*args) -> _StepEndMigration:
+            ed = _StepEndMigration(*args)
+            ed.blocked_above = blocked.get(ed.info.name, {})
+            return ed
+
+        return migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS, only=only)

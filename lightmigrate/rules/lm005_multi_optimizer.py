@@ -63,7 +63,8 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
-from lightmigrate.rules.shared.class_edit import ClassEditor, Hierarchy, hook_classes, migrate_classes, taken_names
+from lightmigrate.rules.shared.class_edit import (
+    ClassEditor, Hierarchy, ast_class_defs, hook_classes, migrate_classes, taken_names)
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
@@ -801,13 +802,69 @@ def _class_site(src: _Source, node: ast.ClassDef, info: ClassInfo, project: Proj
     end_helper = fresh_name("_training_step_end", taken | {step_helper})
     here = (node.lineno, node.col_offset, info.name)
     if top is not info:
-        return Site(*here, "rename", (step_helper, end_helper))
+        # The override follows the top class's fate, decided as that class's own file decides
+        # it (maybe another file): renamed under a loop the top writes, marked with it otherwise.
+        why = _top_blocked(project, top)
+        if why is None:
+            return Site(*here, "rename", (step_helper, end_helper))
+        if _method_marked(src, node, step):
+            return None  # marked by an earlier run already
+        return Site(*here, "mark", f"overrides training_step of {top.name} ({top.path}), which LM005 could not "
+                                   f"switch to manual optimization ({why}); migrate them together by hand")
     why, conf = _blocked(src, node, info, h, settings, where)
     if why:
         if _method_marked(src, node, step):
             return None  # marked by an earlier run already
         return Site(*here, "mark", why)
     return Site(*here, "migrate", (step_helper, end_helper, tuple(settings.items()), conf))
+
+
+def _settings_for(project: ProjectIndex, path: str, settings: Dict[str, object]
+                  ) -> Tuple[Dict[str, object], str, Tuple[str, ...]]:
+    """The Trainer settings that apply to the classes of ``path`` (``settings``: the file's own),
+    where they come from ("" or "(in PATH) ") and, when they cannot be known, the scripts that
+    may hold them."""
+    where = ""
+    ambiguous: Tuple[str, ...] = ()
+    if not settings:
+        candidates = sorted(p for p in _scripts(project) if p != path and same_project(p, path))
+        if len(candidates) == 1:
+            # the one training script of the project: its Trainer trains this module
+            script = candidates[0]
+            where = f"(in {_relative(script, path)}) "
+            settings = {k: (NOT_LITERAL if v == "<expr>" else v) for k, v in project.trainer_settings[script].items()}
+        else:
+            # none, or several: never guess which one applies (those whose values raise
+            # under manual optimization matter; nearest first)
+            ambiguous = tuple(sorted((p for p in candidates if raising_settings(project.trainer_settings[p])),
+                                     key=lambda p: (_relative(p, path).count("../"), _relative(p, path))))
+    return settings, where, ambiguous
+
+
+def _top_blocked(project: ProjectIndex, top: ClassInfo) -> Optional[str]:
+    """Why the class ``top`` (whose training_step takes optimizer_idx) is marked instead of
+    migrated, as the find of its own file decides (from the file's text as the run found it);
+    None when its loop is written."""
+    text = project.text_of(top.path)
+    if text is None:
+        return "its file is not part of this run"
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "its file cannot be parsed"
+    nodes = [n for n in ast_class_defs(tree) if n.name == top.name]
+    if len(nodes) != 1:
+        return "its class statement cannot be told apart from another of the same name"
+    node = nodes[0]
+    step = _last_def(node, "training_step")
+    if step is None or "optimizer_idx" not in _positional(step):
+        return "its training_step does not take optimizer_idx"
+    src = _Source(text)
+    if _method_marked(src, node, step):
+        return "its training_step is marked"
+    settings, where, _ = _settings_for(project, top.path, trainer_settings(src, tree))
+    why, _ = _blocked(src, node, top, Hierarchy.of(project, top), settings, where)
+    return why
 
 
 class _MultiOptimizerMigration(ClassEditor):
@@ -1352,20 +1409,7 @@ class Model(pl.LightningModule):
         per class LM005 changes (see ``_class_site``), and one "after" site (data: what to do
         with the Trainer arguments, see ``fix``) when a class switches to manual optimization."""
         project = ctx.project
-        where = ""
-        ambiguous: Tuple[str, ...] = ()
-        if not settings:
-            candidates = sorted(p for p in _scripts(project) if p != ctx.path and same_project(p, ctx.path))
-            if len(candidates) == 1:
-                # the one training script of the project: its Trainer trains this module
-                path = candidates[0]
-                where = f"(in {_relative(path, ctx.path)}) "
-                settings = {k: (NOT_LITERAL if v == "<expr>" else v) for k, v in project.trainer_settings[path].items()}
-            else:
-                # none, or several: never guess which one applies (those whose values raise
-                # under manual optimization matter; nearest first)
-                ambiguous = tuple(sorted((p for p in candidates if raising_settings(project.trainer_settings[p])),
-                                         key=lambda p: (_relative(p, ctx.path).count("../"), _relative(p, ctx.path))))
+        settings, where, ambiguous = _settings_for(project, ctx.path, settings)
         sites = []
         functions = _trainer_functions(source.tree)
         whole_file = False  # some class takes the file's (or another file's) Trainer arguments

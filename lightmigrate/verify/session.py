@@ -76,10 +76,23 @@ def find_case_files(paths: Sequence[str]) -> tuple:
             files.append(path)
         elif any(Path(p).resolve() == path.resolve() for p in paths):
             problems.append(f"{path}: not a verify case (no lightmigrate_case() entry point; see the README)")
-    names = [f.stem for f in files]
+    names = [f.stem for f in files if project_source(f) is None]  # (project cases all are case.py)
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"two case files are named {name}.py; case names must be unique")
     return files, problems
+
+
+def project_source(case: Path) -> Optional[Path]:
+    """The package folder of a *project case* (``<name>/case.py`` next to ``<name>/src/``: a
+    case whose model lives in a multi-file package of its own, see corpus/README.md), None for
+    a plain case file. ``verify`` runs each project case on its own, with its ``src/`` as one
+    more source folder (imported by the original, migrated with the case for the 2.x run)."""
+    src = case.parent / PROJECT_SOURCE
+    return src if case.name == PROJECT_CASE and src.is_dir() else None
+
+
+PROJECT_CASE = "case.py"
+PROJECT_SOURCE = "src"
 
 
 def _require_lightning() -> None:
@@ -148,7 +161,8 @@ def verify_paths(
     rules: Optional[Sequence[Rule]] = None,
 ) -> VerifyReport:
     """``rules`` migrate the copies (all rules when None; none, to run the code as it is on 2.x:
-    a hand port, or un-migrated 1.x code to see what 2.x does with it)."""
+    a hand port, or un-migrated 1.x code to see what 2.x does with it). Project cases
+    (:func:`project_source`) run one by one, each with its own package; the others together."""
     started = time.perf_counter()
     rules = ALL_RULES if rules is None else list(rules)
     _require_lightning()
@@ -165,32 +179,72 @@ def verify_paths(
     reference = f"pytorch-lightning 1.x at {oracle_python}" if oracle_python else "the v1 shim on Lightning 2.x"
     if not files:
         return VerifyReport(reference, [], problems or ["no case files found"], time.perf_counter() - started)
+    plain = [f for f in files if project_source(f) is None]
+    groups = [(plain, sources)] if plain else []
+    for f in files:
+        src = project_source(f)
+        if src is not None:
+            groups.append(([f], [*sources, *([] if str(src.resolve()) in sources else [str(src.resolve())])]))
+    cases: List[CaseResult] = []
+    for group, group_sources in groups:
+        results = _verify_group(group, group_sources, oracle_python, rtol, atol, limit, rules, problems)
+        for result in results:
+            if project_source(Path(result.path)) is not None:
+                result.name = Path(result.path).parent.name  # (every project case is a case.py)
+        cases.extend(results)
+    return VerifyReport(reference, cases, problems, time.perf_counter() - started)
 
+
+@dataclass
+class SideRuns:
+    """Both runs of some case files: the records of the reference and of the migrated run
+    (case name -> record), the migrated copies (case name -> file), and why the migration
+    failed, if it did."""
+
+    expected: Dict[str, Any]
+    actual: Dict[str, Any]
+    migrated: Dict[str, Path]
+    migrate_error: Optional[str] = None
+
+
+def run_sides(files: Sequence[Path], sources: Sequence[str], oracle_python: Optional[str], out: Path,
+              rules: Sequence[Rule], checkpoint_dir: Optional[Path] = None) -> SideRuns:
+    """Run the ORIGINAL ``files`` (importing ``sources``) on ``oracle_python`` (the v1 shim on
+    this interpreter when None), and their migration, with ``sources`` migrated into ``out``,
+    on this interpreter's Lightning 2.x. ``checkpoint_dir``: where the reference run saves each
+    case's final checkpoint."""
     case_dirs = sorted({f.parent.resolve() for f in files})
+    migrate_error: Optional[str] = None
+    try:
+        migrated = _migrate_tree(files, sources, out, rules)
+    except Exception as exc:  # noqa: BLE001 - reported as an error for every case
+        migrated, migrate_error = {}, f"migration failed: {type(exc).__name__}: {exc}"
+    ref_env = _pythonpath([Path(s) for s in sources] + case_dirs)
+    new_env = _pythonpath([out / f"src{i}" for i in range(len(sources))] + [out / "cases"] + case_dirs)
+    watch = oracle.watch_names(files)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ref_job = pool.submit(
+            oracle.run_in, oracle_python or sys.executable, files, "v1" if oracle_python else "v1shim",
+            None, 900, ref_env, checkpoint_dir,
+        )
+        new_job = pool.submit(
+            oracle.run_in, sys.executable, list(migrated.values()), "v2", watch, 900, new_env
+        ) if migrated else None
+        try:
+            expected = ref_job.result()["cases"]
+            actual = new_job.result()["cases"] if new_job is not None else {}
+        except oracle.OracleError as exc:
+            raise VerifyError(str(exc)) from exc
+    return SideRuns(expected, actual, migrated, migrate_error)
+
+
+def _verify_group(files: List[Path], sources: Sequence[str], oracle_python: Optional[str], rtol: float,
+                  atol: float, limit: Optional[int], rules: Sequence[Rule], problems: List[str]) -> List[CaseResult]:
     with tempfile.TemporaryDirectory(prefix="lightmigrate-verify-") as tmp:
         out = Path(tmp)
         files = _build_published(files, out / "published", problems)
-        migrate_error: Optional[str] = None
-        try:
-            migrated = _migrate_tree(files, sources, out, rules)
-        except Exception as exc:  # noqa: BLE001 - reported as an error for every case
-            migrated, migrate_error = {}, f"migration failed: {type(exc).__name__}: {exc}"
-        ref_env = _pythonpath([Path(s) for s in sources] + case_dirs)
-        new_env = _pythonpath([out / f"src{i}" for i in range(len(sources))] + [out / "cases"] + case_dirs)
-        watch = oracle.watch_names(files)
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            ref_job = pool.submit(
-                oracle.run_in, oracle_python or sys.executable, files, "v1" if oracle_python else "v1shim",
-                None, 900, ref_env,
-            )
-            new_job = pool.submit(
-                oracle.run_in, sys.executable, list(migrated.values()), "v2", watch, 900, new_env
-            ) if migrated else None
-            try:
-                expected = ref_job.result()["cases"]
-                actual = new_job.result()["cases"] if new_job is not None else {}
-            except oracle.OracleError as exc:
-                raise VerifyError(str(exc)) from exc
+        runs = run_sides(files, sources, oracle_python, out, rules)
+    expected, actual, migrate_error = runs.expected, runs.actual, runs.migrate_error
 
     cases = []
     for f in files:
@@ -215,7 +269,7 @@ def verify_paths(
             if result.differences:
                 result.verdict = "mismatch"
         cases.append(result)
-    return VerifyReport(reference, cases, problems, time.perf_counter() - started)
+    return cases
 
 
 def report_to_json(report: VerifyReport) -> Dict[str, Any]:

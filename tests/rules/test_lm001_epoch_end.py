@@ -1092,3 +1092,50 @@ def test_b():
     assert "def on_validation_epoch_end(self):" in first and "validation_epoch_end(self, outputs)" not in first
     assert "def on_test_epoch_end(self):" in second and "def test_epoch_end" not in second
     assert run_rule(RULE, out)[0] == out
+
+
+def test_subclass_in_another_file_overriding_a_collecting_hook_collects_too():
+    """Issue 21 kind 1: the subclass's file holds no ``_epoch_end`` (the prefilter's trigger),
+    yet its ``on_validation_batch_end`` (no super(): 1.x's was a no-op) replaces the hook that
+    fills the base's buffer, so it must fill it too."""
+    base = ("import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n"
+            "    def validation_step(self, batch, batch_idx):\n        return batch\n\n"
+            "    def validation_epoch_end(self, outputs):\n        self.log('n', float(len(outputs)))\n")
+    sub = ("from base import Base\n\n\nclass Sub(Base):\n"
+           "    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):\n"
+           "        self.log('b', outputs.sum())\n")
+    index = ProjectIndex()
+    index.add_source(base, "base.py")
+    index.add_source(sub, "sub.py")
+    assert index.linked_paths(HOOKS - {"on_predict_epoch_end"}) == {"sub.py": frozenset({"Base"})}
+    assert [(s.target, s.action) for s in RULE.find(SourceFile("sub.py", sub), RuleContext("sub.py", index))] == [
+        ("Sub", "migrate")]
+    out, _ = run_rule(RULE, sub, path="sub.py", project_files={"base.py": base})
+    assert "self.validation_step_outputs[dataloader_idx].append(outputs)" in out
+    assert "dataloader_idx=0):" in out
+    # the same run migrates the base; a second run over both changes nothing
+    base_out, _ = run_rule(RULE, base, path="base.py", project_files={"sub.py": sub})
+    assert "self.validation_step_outputs[dataloader_idx].append(outputs)" in base_out
+    assert run_rule(RULE, out, path="sub.py", project_files={"base.py": base_out})[0] == out
+    assert run_rule(RULE, base_out, path="base.py", project_files={"sub.py": out})[0] == base_out
+
+
+def test_below_a_marked_owner_the_subclass_hooks_collect_nothing():
+    """Issue 21 kind 1: the owner's hook is marked (here: a second parameter), so it keeps it
+    and gets no buffer; a subclass's on_validation_batch_end (this file or another) must not
+    append to a buffer nobody creates (AttributeError on 2.x)."""
+    base = ("import pytorch_lightning as pl\n\n\nclass Base(pl.LightningModule):\n"
+            "    def validation_step(self, batch, batch_idx):\n        return batch\n\n"
+            "    def validation_epoch_end(self, outputs, extra):\n        self.log('n', 1.0)\n")
+    sub = ("from base import Base\n\n\nclass Sub(Base):\n"
+           "    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx):\n"
+           "        self.log('b', outputs.sum())\n")
+    index = ProjectIndex()
+    index.add_source(base, "base.py")
+    index.add_source(sub, "sub.py")
+    assert RULE.find(SourceFile("sub.py", sub), RuleContext("sub.py", index)) == []
+    out, _ = run_rule(RULE, sub, path="sub.py", project_files={"base.py": base})
+    assert out == sub
+    one_file, _ = run_rule(RULE, base + "\n\n" + sub.split("\n\n\n", 1)[1])
+    assert "validation_step_outputs" not in one_file and one_file.count("TODO(lightmigrate): LM001") == 1
+    assert run_rule(RULE, one_file)[0] == one_file

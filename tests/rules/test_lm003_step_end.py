@@ -473,3 +473,148 @@ class Model(Base, Counting):
     assert ("    def on_validation_batch_end(self, out, batch, batch_idx, dataloader_idx=0):\n"
             "        self.log(\"v\", out)\n"
             "        super().on_validation_batch_end(out, batch, batch_idx, dataloader_idx)\n") in out
+
+
+XBASE = HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        raise NotImplementedError
+
+    def validation_step_end(self, out):
+        return {"acc": (out["pred"] == out["target"]).float().mean()}
+'''
+XSUB = '''\
+from base import Base
+
+
+class Argmax(Base):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        return {"pred": self(x).argmax(-1), "target": y}
+'''
+
+
+def test_a_subclass_in_another_file_without_the_trigger_overrides_the_helper():
+    """Issue 21 kind 1: the base's step becomes the wrapper; a subclass's step in a file that
+    holds no ``_step_end`` (the prefilter's trigger) must become the helper the wrapper calls,
+    or the step-end never runs."""
+    index = ProjectIndex()
+    index.add_source(XBASE, "base.py")
+    index.add_source(XSUB, "sub.py")
+    assert index.linked_paths(HOOKS) == {"sub.py": frozenset({"Base"})}
+    assert RULE.find(SourceFile("sub.py", XSUB), RuleContext("sub.py", index)) == [
+        Site(4, 0, "Argmax", "migrate", ("validation_step_end",))]
+    out, findings = run_rule(RULE, XSUB, path="sub.py", project_files={"base.py": XBASE})
+    assert out == XSUB.replace("def validation_step(", "def _validation_step(")
+    assert [f.kind for f in findings] == [Kind.FIXED]
+    assert run_rule(RULE, out, path="sub.py", project_files={"base.py": XBASE})[0] == out
+    base_out, _ = run_rule(RULE, XBASE, path="base.py", project_files={"sub.py": XSUB})
+    assert "return self._validation_step_end(" not in base_out and "self._validation_step(batch, batch_idx)" in base_out
+    # after both are migrated, nothing links the files any more: a second run changes nothing
+    assert run_rule(RULE, out, path="sub.py", project_files={"base.py": base_out})[0] == out
+
+
+def test_the_engine_migrates_the_linked_subclass_file(tmp_path):
+    from lightmigrate.engine import Mode, run
+
+    (tmp_path / "base.py").write_text(XBASE)
+    (tmp_path / "sub.py").write_text(XSUB)
+    (tmp_path / "other.py").write_text("class Other:\n    def validation_step(self, b, i):\n        pass\n")
+    report = run([str(tmp_path)], [RULE], Mode.WRITE)
+    assert report.changed == 2 and report.failed == 0
+    assert "def _validation_step(self, batch, batch_idx):" in (tmp_path / "sub.py").read_text()
+    assert (tmp_path / "other.py").read_text().count("_validation_step") == 0
+    assert run([str(tmp_path)], [RULE], Mode.DIFF).changed == 0
+    for jobs in (2,):  # the same with the files on several processes
+        (tmp_path / "sub.py").write_text(XSUB)
+        (tmp_path / "base.py").write_text(XBASE)
+        assert run([str(tmp_path)], [RULE], Mode.WRITE, jobs=jobs).changed == 2
+        assert "def _validation_step(self, batch, batch_idx):" in (tmp_path / "sub.py").read_text()
+
+
+LOG_ONLY_BASE = HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"preds": batch, "target": batch}
+
+    def validation_step_end(self, outputs):
+        self.log("val_acc", outputs["preds"].sum())
+'''
+
+
+def test_a_hook_that_only_logs_is_inlined_when_a_subclass_overrides_the_step():
+    """Moved to on_validation_batch_end, the base would have no wrapper, yet the subclass's
+    step (in this file or another) became ``_validation_step``, which nothing called: the
+    decision now reads the descendants, as every file of the hierarchy does."""
+    sub = '''
+
+class Sub(Base):
+    def validation_step(self, batch, batch_idx):
+        return {"preds": batch * 2, "target": batch}
+'''
+    out, _ = run_rule(RULE, LOG_ONLY_BASE + sub)
+    assert "on_validation_batch_end" not in out
+    assert "result = self._validation_step_end(outputs)" in out
+    assert "class Sub(Base):\n    def _validation_step(self, batch, batch_idx):" in out
+    assert run_rule(RULE, out)[0] == out
+    # the same split across files
+    other = "from base import Base\n" + sub
+    base_out, _ = run_rule(RULE, LOG_ONLY_BASE, path="base.py", project_files={"sub.py": other})
+    assert "result = self._validation_step_end(outputs)" in base_out
+    sub_out, _ = run_rule(RULE, other, path="sub.py", project_files={"base.py": LOG_ONLY_BASE})
+    assert "def _validation_step(self, batch, batch_idx):" in sub_out
+    # without the subclass the hook still moves to the batch-end hook
+    assert "def on_validation_batch_end(" in run_rule(RULE, LOG_ONLY_BASE)[0]
+
+
+def test_a_subclass_elsewhere_that_only_calls_the_step_calls_the_helper():
+    """``self.validation_step(...)`` ran the step alone in 1.9 (no step-end): in a subclass in
+    another file that does not override it, the call goes to the helper, not the wrapper."""
+    caller = ("from base import Base\n\n\nclass Tested(Base):\n    def test_step(self, batch, batch_idx):\n"
+              "        return self.validation_step(batch, batch_idx)\n")
+    index = ProjectIndex()
+    index.add_source(XBASE, "base.py")
+    index.add_source(caller, "caller.py")
+    assert [(s.target, s.data) for s in RULE.find(SourceFile("caller.py", caller), RuleContext("caller.py", index))] == [
+        ("Tested", ("validation_step_end",))]
+    out, findings = run_rule(RULE, caller, path="caller.py", project_files={"base.py": XBASE})
+    assert out == caller.replace("self.validation_step(", "self._validation_step(")
+    assert findings
+    base_out, _ = run_rule(RULE, XBASE, path="base.py", project_files={"caller.py": caller})
+    assert "result = self._validation_step_end(outputs)" in base_out
+    assert run_rule(RULE, out, path="caller.py", project_files={"base.py": base_out})[0] == out
+
+
+def test_a_subclass_of_a_marked_hook_is_marked_not_renamed():
+    """Issue 21 kind 1: the base's hook cannot be migrated (here: *args), so the base keeps its
+    step and the hook, marked; a subclass's step (this file or another) must not become a
+    helper nothing calls: it is marked with the base's reason."""
+    base = HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        return {"preds": batch}
+
+    def validation_step_end(self, *outs):
+        return outs[0]
+'''
+    sub = "from base import Base\n\n\nclass Sub(Base):\n    def validation_step(self, batch, batch_idx):\n" \
+          "        return {\"preds\": batch * 2}\n"
+    index = ProjectIndex()
+    index.add_source(base, "base.py")
+    index.add_source(sub, "sub.py")
+    sites = RULE.find(SourceFile("sub.py", sub), RuleContext("sub.py", index))
+    assert [(s.action, s.data if s.action == "migrate" else s.data[0][0]) for s in sites] == [
+        ("migrate", ("validation_step_end",)), ("blocked", "validation_step_end")]
+    assert "unusual signature" in sites[1].data[0][1]
+    out, _ = run_rule(RULE, sub, path="sub.py", project_files={"base.py": base})
+    assert "def validation_step(self, batch, batch_idx):" in out and "_validation_step" not in out
+    assert "# TODO(lightmigrate): LM003 overrides validation_step of Base (base.py)" in out
+    assert run_rule(RULE, out, path="sub.py", project_files={"base.py": base})[0] == out
+    one_file, _ = run_rule(RULE, base + "\n\n" + sub.split("\n\n\n", 1)[1])
+    assert one_file.count("TODO(lightmigrate): LM003") == 2 and "_validation_step" not in one_file
+    assert run_rule(RULE, one_file)[0] == one_file
+    # a subclass that only calls the step has nothing to mark
+    caller = "from base import Base\n\n\nclass C(Base):\n    def test_step(self, batch, batch_idx):\n" \
+             "        return self.validation_step(batch, batch_idx)\n"
+    index.add_source(caller, "caller.py")
+    assert RULE.find(SourceFile("caller.py", caller), RuleContext("caller.py", index)) == []

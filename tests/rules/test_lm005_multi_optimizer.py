@@ -545,3 +545,32 @@ def test_epoch_end_with_an_early_return_stays_a_method_called_after_the_buffer_i
     once = transform_text(src, ALL_RULES, path="gan.py")
     assert "TODO(lightmigrate)" not in once.text and "training_step_outputs" not in once.text
     assert transform_text(once.text, ALL_RULES, path="gan.py").text == once.text
+
+
+def test_a_subclass_elsewhere_is_marked_with_its_blocked_base_not_renamed():
+    """Issue 21 kind 1: a base whose loop LM005 cannot write (here: another subclass overrides
+    training_epoch_end) is marked; its subclasses' ``training_step(..., optimizer_idx)`` in other
+    files must be marked too, not renamed to a helper nothing calls."""
+    base = SMALL_GAN.replace("optimizer_idx):", "optimizer_idx=0):")
+    wgan = ("from gan import GAN\n\n\nclass WGAN(GAN):\n    def training_step(self, batch, batch_idx, optimizer_idx=0):\n"
+            "        return super().training_step(batch, batch_idx, optimizer_idx) * 2\n")
+    logged = ("import torch\nfrom gan import GAN\n\n\nclass LoggedGAN(GAN):\n    def training_epoch_end(self, outputs):\n"
+              "        self.log('n', float(len(outputs)))\n")
+    files = {"gan.py": base, "wgan.py": wgan, "logged.py": logged}
+    top = find(base, "gan.py", files)
+    assert [s.action for s in top] == ["mark"] and "training_epoch_end" in top[0].data
+    sites = find(wgan, "wgan.py", files)
+    assert [(s.line, s.target, s.action) for s in sites] == [(4, "WGAN", "mark")]
+    assert "GAN (gan.py)" in sites[0].data and "training_epoch_end" in sites[0].data
+    out, _ = run_rule(RULE, wgan, path="wgan.py", project_files={"gan.py": base, "logged.py": logged})
+    assert "def training_step(self, batch, batch_idx, optimizer_idx=0):" in out and "_training_step" not in out
+    assert out.count("TODO(lightmigrate): LM005") == 1
+    assert run_rule(RULE, out, path="wgan.py", project_files={"gan.py": base, "logged.py": logged})[0] == out
+    # once the base carries its marker (a second run), the subclass still is not renamed
+    marked_base, _ = run_rule(RULE, base, path="gan.py", project_files={"wgan.py": wgan, "logged.py": logged})
+    assert "TODO(lightmigrate): LM005" in marked_base
+    assert find(out, "wgan.py", {"gan.py": marked_base, "logged.py": logged}) == []
+    # without the blocking subclass, the base migrates and the override is renamed, as before
+    ok = {"gan.py": base, "wgan.py": wgan}
+    assert [s.action for s in find(base, "gan.py", ok)] == ["migrate", "after"]
+    assert [s.action for s in find(wgan, "wgan.py", ok)] == ["rename"]

@@ -21,7 +21,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Optional, Tuple, Union
 import libcst as cst
 
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
-from lightmigrate.rules.shared.class_edit import ClassEditor
+from lightmigrate.rules.shared.class_edit import ClassEditor, ast_class_defs
 from lightmigrate.rules.shared.mro import reached_after
 
 AstFunction = Union[ast.FunctionDef, ast.AsyncFunctionDef]
@@ -93,3 +93,29 @@ def stage_changes(methods: Dict[str, AstFunction], inherited: FrozenSet[str], ho
     if hook in methods:
         return True
     return hook in inherited and any(name in methods for name in below)
+
+
+def ast_method(text: str, class_name: str, name: str) -> Optional[ast.AST]:
+    """The last ``def name`` in the body of the one class ``class_name`` of ``text`` (None when
+    there is none, or several such classes, or the text does not parse): how a rule reads a
+    method of a class in another file (``ProjectIndex.text_of``)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    classes = [c for c in ast_class_defs(tree) if c.name == class_name]
+    if len(classes) != 1:
+        return None
+    return class_methods(classes[0]).get(name)
+
+
+def ast_yields(func: ast.AST) -> bool:
+    """A ``yield`` in ``func``'s own body (not in a nested function, class or lambda)."""
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
