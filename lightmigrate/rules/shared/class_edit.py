@@ -100,9 +100,10 @@ def calls_super(func: cst.FunctionDef, name: str) -> bool:
 class CallRenamer(PrunedTransformer):
     """Renames ``self.OLD(...)`` / ``super().OLD(...)`` calls inside one method."""
 
-    def __init__(self, self_param: str, renames: Dict[str, str]) -> None:
+    def __init__(self, self_param: str, renames: Dict[str, str], supers: bool = True) -> None:
         self.self_param = self_param
         self.renames = renames
+        self.supers = supers  # False: only ``self.OLD(...)``
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = updated.func
@@ -110,7 +111,7 @@ class CallRenamer(PrunedTransformer):
             return updated
         target = func.value
         is_self = isinstance(target, cst.Name) and target.value == self.self_param
-        if is_self or super_call_attr(cst.Call(func=func)) is not None:
+        if is_self or (self.supers and super_call_attr(cst.Call(func=func)) is not None):
             return updated.with_changes(func=func.with_changes(attr=cst.Name(self.renames[func.attr.value])))
         return updated
 
@@ -415,10 +416,14 @@ class KindTransformer(PrunedTransformer):
     override :meth:`edit_class` (called for classes of a known kind) or read ``self.kind``.
     ``only``: the names of the classes to edit (those of the rule's sites), None for all."""
 
-    def __init__(self, ctx: RuleContext, module: cst.Module, only: Optional[FrozenSet[str]] = None) -> None:
+    def __init__(self, ctx: RuleContext, module: cst.Module, only: Optional[FrozenSet[str]] = None,
+                 inferred: Optional[Dict[Tuple[str, int], str]] = None) -> None:
         self.ctx = ctx
         self.module = module
         self.only = only
+        # (class name, line of its ``class`` statement) -> the kind ``find`` inferred for a class
+        # whose kind the index cannot know (``legacy_super.inferred_kinds``)
+        self.inferred = inferred or {}
         self.kinds: List[Tuple[Optional[str], str]] = []
 
     @property
@@ -430,7 +435,10 @@ class KindTransformer(PrunedTransformer):
         return self.kinds[-1][1] if self.kinds else ""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.kinds.append((class_kind(self.ctx, node.name.value), node.name.value))
+        kind = class_kind(self.ctx, node.name.value)
+        if kind is None and self.inferred:
+            kind = self.inferred.get((node.name.value, self.ctx.position(self.module, node)[0]))
+        self.kinds.append((kind, node.name.value))
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         kind, _ = self.kinds[-1]

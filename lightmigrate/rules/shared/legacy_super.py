@@ -1,0 +1,126 @@
+"""``super()`` calls to legacy hooks, and classes whose Lightning base lies outside the run
+(the ``ast`` side, for LM305 and LM002).
+
+Lightning 1.x base classes defined the hooks removed in 1.6-1.8 as methods that did nothing
+(``Callback.on_epoch_start``, ``LightningModule.on_pretrain_routine_start`` ...), so a
+``super().on_epoch_start(trainer, pl_module)`` in a user's hook was a no-op; on 2.x (and 1.9)
+the base no longer has the attribute and the call raises ``AttributeError``.
+
+A class whose bases cannot be followed (``class Model(BaseModel)`` with ``BaseModel`` imported
+from a package that is not part of the run) has no known Lightning kind; a method of it that
+calls ``super()`` with its own name, a Lightning hook name, with the parameters Lightning passes
+that hook, is taken as the sign that the class is a LightningModule or Callback.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+
+from lightmigrate.catalog.hooks import hook_table, removed_table
+from lightmigrate.rules.base import RuleContext, SourceFile
+from lightmigrate.rules.shared.class_edit import KIND_NAMES, ast_class_defs
+from lightmigrate.rules.shared.method_sites import (
+    FuncDef, has_star_params, imports_lightning_anywhere, methods, positional,
+)
+
+# 1.x hooks that the 1.5 base classes defined as no-ops and that 2.x no longer defines: a
+# ``super()`` call to one did nothing in 1.x and raises ``AttributeError`` on 2.x.
+LEGACY_NOOP_HOOKS: Dict[str, FrozenSet[str]] = {
+    "module": frozenset({
+        "on_epoch_start", "on_epoch_end", "on_pretrain_routine_start", "on_pretrain_routine_end",
+        "on_post_move_to_device", "on_train_dataloader", "on_val_dataloader", "on_test_dataloader",
+        "on_predict_dataloader", "on_hpc_save", "on_hpc_load",
+    }),
+    "callback": frozenset({
+        "on_epoch_start", "on_epoch_end", "on_batch_start", "on_batch_end", "on_pretrain_routine_start",
+        "on_pretrain_routine_end", "on_init_start", "on_init_end", "on_keyboard_interrupt",
+        "on_configure_sharded_model", "on_before_accelerator_backend_setup",
+    }),
+}
+# What ``super().NAME(...)`` of these names mean when the enclosing method is not renamed.
+SUPER_TRIGGERS: Tuple[str, ...] = tuple(sorted(LEGACY_NOOP_HOOKS["module"] | LEGACY_NOOP_HOOKS["callback"]))
+
+# Hook names other libraries use too (Keras-like, catalyst-like trainers, plain ``setup``): a
+# ``super()`` call to one of these is a sign only in a file that imports Lightning.
+_GENERIC_NAMES = frozenset({
+    "on_epoch_start", "on_epoch_end", "on_batch_start", "on_batch_end", "on_train_start", "on_train_end",
+    "on_init_start", "on_init_end", "on_keyboard_interrupt", "on_exception", "setup", "teardown",
+    "on_save_checkpoint", "on_load_checkpoint", "state_dict", "load_state_dict",
+})
+_SKIP = {"module": 1, "callback": 3}  # self; self, trainer, pl_module
+
+
+def super_calls(func: FuncDef, names: Optional[FrozenSet[str]] = None) -> Iterator[ast.Call]:
+    """The calls ``super().NAME(...)`` in ``func`` (``NAME`` in ``names`` when given), outside
+    nested functions and classes (where ``super()`` means something else)."""
+    todo: List[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call) and is_super_call(node) and (names is None or node.func.attr in names):  # type: ignore[attr-defined]
+            yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def is_super_call(node: ast.Call) -> bool:
+    """``super().NAME(...)`` or ``super(Cls, self).NAME(...)``."""
+    func = node.func
+    return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == "super")
+
+
+def _hook_kind(func: FuncDef, name: str, kinds: FrozenSet[str]) -> Optional[str]:
+    """The kind whose hook ``name`` takes exactly the positional parameters of ``func``."""
+    if has_star_params(func) or func.decorator_list:
+        return None
+    count = len(positional(func))
+    for kind in sorted(kinds):
+        if name in LEGACY_NOOP_HOOKS[kind]:
+            passes = 0
+        elif name in hook_table(kind) and name not in removed_table(kind):
+            passes = hook_table(kind)[name]
+        else:
+            continue
+        if count == _SKIP[kind] + passes:
+            return kind
+    return None
+
+
+def inferred_kinds(source: SourceFile, ctx: RuleContext,
+                   kinds: FrozenSet[str] = frozenset({"module", "callback"})) -> List[Tuple[ast.ClassDef, str]]:
+    """The classes of ``source`` whose kind the index cannot know (a base it cannot follow, none
+    it knows as Lightning's) and that show they are a LightningModule or Callback: a method
+    named after a hook of the kind, taking that hook's parameters, calls ``super()`` with its
+    own name. Where the name is one other libraries use too (``on_epoch_start``), the file must
+    import Lightning, or the callback hook's third parameter be called ``pl_module``. With the
+    kind so shown."""
+    if "super(" not in source.text:
+        return []
+    index = ctx.project
+    out = []
+    lightning_file: Optional[bool] = None
+    for cls in ast_class_defs(source.tree):
+        if not cls.bases:
+            continue
+        info = index.resolve(cls.name, ctx.path)
+        if info is None or info.path != ctx.path:
+            continue
+        if any(index.is_lightning_module(info, names) is not None for names in KIND_NAMES.values()):
+            continue  # its kind is known (True), or it is known not to be Lightning's (False)
+        found = None
+        for func in methods(cls):
+            kind = _hook_kind(func, func.name, kinds)
+            if kind is None or not any(True for _ in super_calls(func, frozenset({func.name}))):
+                continue
+            if func.name in _GENERIC_NAMES and not (kind == "callback" and positional(func)[2].arg == "pl_module"):
+                if lightning_file is None:
+                    lightning_file = imports_lightning_anywhere(source)
+                if not lightning_file:
+                    continue
+            found = kind
+            break
+        if found is not None:
+            out.append((cls, found))
+    return out
