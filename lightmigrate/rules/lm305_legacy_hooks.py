@@ -16,10 +16,27 @@ renamed:
 - callback ``on_configure_sharded_model`` / ``on_before_accelerator_backend_setup`` ->
   ``setup(trainer, pl_module, stage)``.
 
-Nothing is renamed when the class already defines the target, when two old hooks map to one
-target, or when the body calls ``super()`` with the old name: LM002 then marks the old hook.
-Hooks whose mapping is a human's choice (``on_epoch_start/end``: train, validation or test?
-``on_init_*``, ``on_hpc_save/load``, ``get_progress_bar_dict``) stay marked by LM002.
+Nothing is renamed when the class already defines the target or when two old hooks map to one
+target: LM002 then marks the old hook. A ``super()`` call with the old name inside the renamed
+method becomes one to the new name, when the base it reaches is Lightning's (whose 1.x hook did
+nothing), a class outside the run, or a class of the run whose own hook is renamed the same way;
+otherwise nothing is renamed and LM002 marks the hook. Hooks whose mapping is a human's choice
+(``on_epoch_start/end``: train, validation or test? ``on_init_*``, ``on_hpc_save/load``,
+``get_progress_bar_dict``) stay marked by LM002.
+
+``super()`` calls to a legacy hook from other methods (``super().on_epoch_start(trainer,
+pl_module)`` in a callback's ``on_train_epoch_start``): 1.x's base classes defined these hooks
+as no-ops, 2.x's raise ``AttributeError``. Such a call is dropped when every base it may reach
+is known and none of the run defines the hook (it reaches Lightning's ``Callback`` or
+``LightningModule``); it follows a base hook of the run that this rule renames (without new
+parameters); it stays when it reaches a user's own method; and it is marked when a base outside
+the run (or a Lightning subclass such as ``ModelCheckpoint``) may define it.
+
+A class whose bases lie outside the run (``class Model(BaseModel)``, ``from mylib import
+BaseModel``) is taken as a LightningModule or Callback when one of its methods, named after a
+hook and taking that hook's parameters, calls ``super()`` with its own name
+(``rules/shared/legacy_super.inferred_kinds``); its legacy hooks are then renamed the same way.
+A module's ``on_batch_start/end`` are not renamed: 1.6-1.9 never called them (LM002 marks them).
 """
 
 from __future__ import annotations
@@ -430,7 +447,11 @@ class LegacyHooksRule(Rule):
         "-> `on_train_batch_start/end(trainer, pl_module, [outputs,] batch, batch_idx)`, "
         "`on_keyboard_interrupt` -> `on_exception` guarded by `isinstance(exception, KeyboardInterrupt)`, "
         "`on_configure_sharded_model` / `on_before_accelerator_backend_setup` -> `setup(trainer, pl_module, "
-        "stage)`. Needs review: 1.x code with these hooks predates 1.9 (most raised there, and 1.7-1.9 silently "
+        "stage)`. A `super()` call with the old name follows the rename; one to a legacy hook from another method "
+        "is dropped where it reaches Lightning's base class (a no-op in 1.x, AttributeError on 2.x), redirected "
+        "where it reaches a base hook renamed here, and marked where a base outside the run may define the hook. "
+        "Classes whose Lightning base lies outside the run are recognised by a hook calling `super()` with its own "
+        "name. Needs review: 1.x code with these hooks predates 1.9 (most raised there, and 1.7-1.9 silently "
         "ignored `on_keyboard_interrupt`), so no 1.9 run can confirm the timing. When the target already exists (or two old hooks map to it) nothing is "
         "renamed and LM002 marks the old hook; `on_epoch_start/end`, `on_init_*` and `on_hpc_save/load` "
         "need a human's choice and stay marked by LM002."
@@ -488,6 +509,34 @@ class Model(pl.LightningModule):
 
     def on_fit_start(self):
         self.started = True
+''',
+        ),
+        Example(
+            title="super() calls to legacy hooks",
+            before='''\
+from pytorch_lightning import Callback
+
+
+class Timer(Callback):
+    def on_pretrain_routine_start(self, trainer, pl_module):
+        super().on_pretrain_routine_start(trainer, pl_module)
+        self.fits = 0
+
+    def on_train_epoch_start(self, trainer, pl_module):
+        super().on_epoch_start(trainer, pl_module)
+        self.fits += 1
+''',
+            after='''\
+from pytorch_lightning import Callback
+
+
+class Timer(Callback):
+    def on_fit_start(self, trainer, pl_module):
+        super().on_fit_start(trainer, pl_module)
+        self.fits = 0
+
+    def on_train_epoch_start(self, trainer, pl_module):
+        self.fits += 1
 ''',
         ),
         Example(

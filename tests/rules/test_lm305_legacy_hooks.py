@@ -420,3 +420,28 @@ class Plain(BaseModel):
 ''')
     assert sites("m.py", {"m.py": src}) == [("Model", "rename", "on_pretrain_routine_start", "on_fit_start"),
                                             ("Watch", "rename", "on_pretrain_routine_end", "on_fit_start")]
+
+
+def test_super_call_to_a_removed_module_hook_in_a_live_hook_is_dropped():
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_start(self):
+        super().on_epoch_start()
+        self.x = 1
+
+    def on_train_epoch_end(self):
+        super(M, self).on_epoch_end()
+''', '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_start(self):
+        self.x = 1
+
+    def on_train_epoch_end(self):
+        pass
+''')
