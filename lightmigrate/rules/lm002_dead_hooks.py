@@ -306,7 +306,7 @@ class Model(pl.LightningModule):
         lines: Optional[List[str]] = None
         classes = [(cls, kind, False) for cls, kind in kind_classes(source, ctx, HOOK_KINDS)]
         # classes whose Lightning base lies outside the run: only their removed hooks are marked
-        classes += [(cls, kind, True) for cls, kind in inferred_kinds(source, ctx)]
+        classes += [(cls, kind, True) for cls, kind in inferred_kinds(source, ctx, known=[c for c, _, _ in classes])]
         for cls, kind, inferred in classes:
             called: Optional[FrozenSet[str]] = None
             for i, item in enumerate(cls.body):

@@ -563,7 +563,7 @@ class Model(pl.LightningModule):
         index_source(source, ctx)
         sites = []
         classes = [(cls, kind, False) for cls, kind in kind_classes(source, ctx, _KINDS)]
-        classes += [(cls, kind, True) for cls, kind in inferred_kinds(source, ctx, _KINDS)]
+        classes += [(cls, kind, True) for cls, kind in inferred_kinds(source, ctx, _KINDS, [c for c, _, _ in classes])]
         for cls, kind, inferred in classes:
             renamed = {}
             for func, old, new in _renames(cls, kind, ctx, ctx.path):

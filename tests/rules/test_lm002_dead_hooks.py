@@ -178,7 +178,11 @@ def test_find_misspelt_and_removed_hooks():
     }
     assert [s.target for s in _find(callback, "p.py")] == ["Printer.on_epoch_end"]
     assert _acts(callback, "p.py")
-    assert _find({"p.py": callback["p.py"]}, "p.py") == []  # the base unknown
+    # the base unknown: the hook's (trainer, pl_module) parameters show a callback (issue 21)
+    assert [(s.target, s.action) for s in _find({"p.py": callback["p.py"]}, "p.py")] == [
+        ("Printer.on_epoch_end", "mark_inferred")]
+    renamed = callback["p.py"].replace("trainer, pl_module", "runner, state").replace("trainer.", "runner.")
+    assert _find({"p.py": renamed}, "p.py") == []
 
 
 def test_find_nothing_for_a_callback_signature_next_to_a_module_or_a_plain_class():
@@ -343,6 +347,40 @@ class Other(BaseModel):
     # callback hook takes ``pl_module``
     plain = src.replace("import pytorch_lightning as pl\n", "")
     assert _site_acts({"m.py": plain}, "m.py") == [("Watch.on_epoch_end", "mark_inferred")]
+    # a class deriving only from torch's nn.Module is not taken for a LightningModule
+    torch_only = src.replace("class Model(BaseModel):", "class Model(nn.Module):")
+    assert _site_acts({"m.py": torch_only}, "m.py") == [("Watch.on_epoch_end", "mark_inferred")]
     # a Lightning-only name is a sign on its own
     legacy = plain.replace("on_epoch_start", "on_pretrain_routine_start")
     assert ("Model.on_pretrain_routine_start", "mark_inferred") in _site_acts({"m.py": legacy}, "m.py")
+
+
+def test_removed_hooks_of_an_outside_class_shown_by_its_own_methods():
+    # no super() call needed: a LightningModule's own methods, or a callback hook taking
+    # (trainer, pl_module), show the kind of a class whose base lies outside the run
+    src = '''\
+from mylib import BaseModel, BaseCallback
+
+
+class Model(BaseModel):
+    def training_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def on_epoch_end(self):
+        self.y = 2
+
+
+class Watch(BaseCallback):
+    def on_init_end(self, trainer):
+        pass
+
+    def on_train_start(self, trainer, pl_module):
+        pass
+
+
+class Runner(BaseCallback):
+    def on_epoch_end(self, runner):
+        pass
+'''
+    assert _site_acts({"m.py": src}, "m.py") == [("Model.on_epoch_end", "mark_inferred"),
+                                                 ("Watch.on_init_end", "mark_inferred")]

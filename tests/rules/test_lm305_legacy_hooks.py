@@ -176,8 +176,11 @@ def test_find_callback_subclass_of_a_class_in_another_file():
         "w.py": "from cb import Base\n\n\nclass W(Base):\n    def on_batch_end(self, trainer, pl_module):\n        pass\n",
     }
     assert sites("w.py", files) == [("W", "rename", "on_batch_end", "on_train_batch_end")]
-    # without the base class the kind is unknown: nothing
-    assert sites("w.py", {"w.py": files["w.py"]}) == []
+    # without the base class the kind is unknown, but a hook taking (trainer, pl_module) shows it
+    assert sites("w.py", {"w.py": files["w.py"]}) == [("W", "rename", "on_batch_end", "on_train_batch_end")]
+    # a method of that name with other parameters does not
+    other = files["w.py"].replace("self, trainer, pl_module", "self, runner, state")
+    assert sites("w.py", {"w.py": other}) == []
 
 
 def test_find_leaves_what_lm002_marks():

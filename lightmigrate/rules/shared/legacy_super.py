@@ -15,7 +15,7 @@ that hook, is taken as the sign that the class is a LightningModule or Callback.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
 from lightmigrate.catalog.hooks import hook_table, removed_table
 from lightmigrate.rules.base import RuleContext, SourceFile
@@ -49,6 +49,19 @@ _GENERIC_NAMES = frozenset({
     "on_save_checkpoint", "on_load_checkpoint", "state_dict", "load_state_dict",
 })
 _SKIP = {"module": 1, "callback": 3}  # self; self, trainer, pl_module
+# Bases that are certainly not Lightning's (a class deriving only from these is not inferred).
+_NOT_LIGHTNING = frozenset({
+    "object", "Module", "Sequential", "ModuleList", "ModuleDict", "Dataset", "IterableDataset", "ABC", "Enum",
+    "Exception", "NamedTuple", "Protocol", "Generic", "dict", "list",
+})
+
+
+def _base_name(node: ast.expr) -> str:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def super_calls(func: FuncDef, names: Optional[FrozenSet[str]] = None) -> Iterator[ast.Call]:
@@ -88,29 +101,43 @@ def _hook_kind(func: FuncDef, name: str, kinds: FrozenSet[str]) -> Optional[str]
     return None
 
 
+# Methods only a LightningModule has: a class defining one is a LightningModule.
+_MODULE_ONLY = frozenset({"training_step", "configure_optimizers", "training_epoch_end", "validation_epoch_end",
+                          "test_epoch_end", "training_step_end", "validation_step_end", "test_step_end"})
+
+
+def _plain_sign(cls: ast.ClassDef, kinds: FrozenSet[str]) -> Optional[str]:
+    """The kind shown by the class's methods alone, without ``super()``: a LightningModule's own
+    methods (``training_step``, ``configure_optimizers``, the 1.x epoch- and step-end hooks), or a
+    callback hook whose parameters after ``self`` start with ``trainer, pl_module``."""
+    for func in methods(cls):
+        if "module" in kinds and func.name in _MODULE_ONLY:
+            return "module"
+        names = [a.arg for a in positional(func)]
+        if ("callback" in kinds and names[1:3] == ["trainer", "pl_module"]
+                and (func.name in hook_table("callback") or func.name in removed_table("callback"))):
+            return "callback"
+    return None
+
+
 def inferred_kinds(source: SourceFile, ctx: RuleContext,
-                   kinds: FrozenSet[str] = frozenset({"module", "callback"})) -> List[Tuple[ast.ClassDef, str]]:
+                   kinds: FrozenSet[str] = frozenset({"module", "callback"}),
+                   known: Iterable[ast.ClassDef] = ()) -> List[Tuple[ast.ClassDef, str]]:
     """The classes of ``source`` whose kind the index cannot know (a base it cannot follow, none
     it knows as Lightning's) and that show they are a LightningModule or Callback: a method
     named after a hook of the kind, taking that hook's parameters, calls ``super()`` with its
-    own name. Where the name is one other libraries use too (``on_epoch_start``), the file must
-    import Lightning, or the callback hook's third parameter be called ``pl_module``. With the
-    kind so shown."""
-    if "super(" not in source.text:
-        return []
+    own name (where the name is one other libraries use too, ``on_epoch_start``, the file must
+    import Lightning, or the callback hook's third parameter be called ``pl_module``); or
+    :func:`_plain_sign`. With the kind so shown."""
     index = ctx.project
     out = []
     lightning_file: Optional[bool] = None
+    skip = {id(cls) for cls in known}  # classes whose kind is known already
     for cls in ast_class_defs(source.tree):
-        if not cls.bases:
+        if id(cls) in skip or not cls.bases or all(_base_name(b) in _NOT_LIGHTNING for b in cls.bases):
             continue
-        info = index.resolve(cls.name, ctx.path)
-        if info is None or info.path != ctx.path:
-            continue
-        if any(index.is_lightning_module(info, names) is not None for names in KIND_NAMES.values()):
-            continue  # its kind is known (True), or it is known not to be Lightning's (False)
-        found = None
-        for func in methods(cls):
+        found = _plain_sign(cls, kinds)
+        for func in ([] if found else methods(cls)):
             kind = _hook_kind(func, func.name, kinds)
             if kind is None or not any(True for _ in super_calls(func, frozenset({func.name}))):
                 continue
@@ -121,6 +148,13 @@ def inferred_kinds(source: SourceFile, ctx: RuleContext,
                     continue
             found = kind
             break
-        if found is not None:
-            out.append((cls, found))
+        if found is None:
+            continue
+        # (the index last: it may have to parse other files)
+        info = index.resolve(cls.name, ctx.path)
+        if info is None or info.path != ctx.path:
+            continue
+        if any(index.is_lightning_module(info, names) is not None for names in KIND_NAMES.values()):
+            continue  # its kind is known (True), or it is known not to be Lightning's (False)
+        out.append((cls, found))
     return out
