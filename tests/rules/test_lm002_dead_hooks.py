@@ -384,3 +384,13 @@ class Runner(BaseCallback):
 '''
     assert _site_acts({"m.py": src}, "m.py") == [("Model.on_epoch_end", "mark_inferred"),
                                                  ("Watch.on_init_end", "mark_inferred")]
+
+    # an adapter deriving from a torch module of the run (and from a package outside it) that
+    # forwards a training_step is not taken for a LightningModule
+    adapter = {
+        "adapter.py": "from torch import nn\n\n\nclass Adapter(nn.Module):\n    \"\"\"Wrapped by a Lightning task.\"\"\"\n",
+        "m.py": "from adapter import Adapter\nfrom vissl import Hooks\n\n\nclass VISSLAdapter(Adapter, Hooks):\n"
+                "    def training_step(self, batch, batch_idx):\n        return batch\n\n"
+                "    def on_epoch_start(self):\n        pass\n",
+    }
+    assert _site_acts(adapter, "m.py") == []

@@ -120,6 +120,32 @@ def _plain_sign(cls: ast.ClassDef, kinds: FrozenSet[str]) -> Optional[str]:
     return None
 
 
+def _has_torch_module_base(index, info) -> bool:
+    """Whether a base of ``info`` is a class of the run that derives from torch's ``nn.Module``
+    (or another base in ``_NOT_LIGHTNING``) without reaching a Lightning class."""
+    for base in info.base_names:
+        found = index.resolve(base, info.path)
+        if found is None or found is info:
+            continue
+        seen, todo, torch_base = set(), [found], False
+        while todo:
+            c = todo.pop()
+            if (c.name, c.path) in seen:
+                continue
+            seen.add((c.name, c.path))
+            for name in c.base_names:
+                if any(name in names for names in KIND_NAMES.values()):
+                    return False
+                nxt = index.resolve(name, c.path)
+                if nxt is None:
+                    torch_base = torch_base or (name in _NOT_LIGHTNING and name != "object")
+                else:
+                    todo.append(nxt)
+        if torch_base:
+            return True
+    return False
+
+
 def inferred_kinds(source: SourceFile, ctx: RuleContext,
                    kinds: FrozenSet[str] = frozenset({"module", "callback"}),
                    known: Iterable[ast.ClassDef] = ()) -> List[Tuple[ast.ClassDef, str]]:
@@ -137,6 +163,7 @@ def inferred_kinds(source: SourceFile, ctx: RuleContext,
         if id(cls) in skip or not cls.bases or all(_base_name(b) in _NOT_LIGHTNING for b in cls.bases):
             continue
         found = _plain_sign(cls, kinds)
+        plain = found is not None
         for func in ([] if found else methods(cls)):
             kind = _hook_kind(func, func.name, kinds)
             if kind is None or not any(True for _ in super_calls(func, frozenset({func.name}))):
@@ -156,5 +183,7 @@ def inferred_kinds(source: SourceFile, ctx: RuleContext,
             continue
         if any(index.is_lightning_module(info, names) is not None for names in KIND_NAMES.values()):
             continue  # its kind is known (True), or it is known not to be Lightning's (False)
+        if plain and found == "module" and _has_torch_module_base(index, info):
+            continue  # a plain torch module of the run (an adapter forwarding hooks) is a base
         out.append((cls, found))
     return out
