@@ -394,3 +394,15 @@ class Runner(BaseCallback):
                 "    def on_epoch_start(self):\n        pass\n",
     }
     assert _site_acts(adapter, "m.py") == []
+
+
+def test_the_text_gate_of_the_outside_base_inference_lets_every_sign_through():
+    from lightmigrate.catalog.hooks import hook_table
+    from lightmigrate.rules.shared.legacy_super import _GENERIC_NAMES, LEGACY_NOOP_HOOKS, may_show_kind
+
+    for kind in ("module", "callback"):
+        for name in sorted(set(hook_table(kind)) | LEGACY_NOOP_HOOKS[kind]):
+            if name not in _GENERIC_NAMES:
+                assert may_show_kind(f"class A(B):\n    def {name}(self):\n        super().{name}()\n"), name
+    assert not may_show_kind("class A(keras.callbacks.Callback):\n    def on_epoch_end(self, epoch, logs):\n"
+                             "        super().on_epoch_end(epoch, logs)\n")

@@ -146,6 +146,24 @@ def _has_torch_module_base(index, info) -> bool:
     return False
 
 
+# Words one of which a text holds when one of its classes may show its kind (``_plain_sign``,
+# or a hook calling super() with its own name: with a Lightning import, a ``pl_module``
+# parameter or a Lightning-only hook name in the text).
+_SIGN_WORDS = ("pl_module", "def training_step", "def configure_optimizers", "training_epoch_end",
+               "validation_epoch_end", "test_epoch_end", "_step_end(")
+_SUPER_SIGN_WORDS = ("ightning", "on_pretrain_routine", "accelerator_backend_setup", "configure_sharded_model",
+                     "on_hpc_", "_dataloader(", "on_post_move_to_device", "on_fit_", "on_train_", "on_validation_",
+                     "on_test_", "on_predict_", "on_sanity_check_", "on_before_", "on_after_", "configure_",
+                     "optimizer_", "lr_scheduler_", "_step(", "backward(", "teardown(", "prepare_data(", "_to_device(")
+
+
+def may_show_kind(text: str) -> bool:
+    """False only when no class of ``text`` can show its kind to :func:`inferred_kinds`."""
+    if any(word in text for word in _SIGN_WORDS):
+        return True
+    return "super(" in text and any(word in text for word in _SUPER_SIGN_WORDS)
+
+
 def inferred_kinds(source: SourceFile, ctx: RuleContext,
                    kinds: FrozenSet[str] = frozenset({"module", "callback"}),
                    known: Iterable[ast.ClassDef] = ()) -> List[Tuple[ast.ClassDef, str]]:
@@ -155,6 +173,8 @@ def inferred_kinds(source: SourceFile, ctx: RuleContext,
     own name (where the name is one other libraries use too, ``on_epoch_start``, the file must
     import Lightning, or the callback hook's third parameter be called ``pl_module``); or
     :func:`_plain_sign`. With the kind so shown."""
+    if not may_show_kind(source.text):
+        return []  # (without parsing the file)
     index = ctx.project
     out = []
     lightning_file: Optional[bool] = None
