@@ -448,3 +448,41 @@ class M(pl.LightningModule):
     def on_train_epoch_end(self):
         pass
 ''')
+
+
+def test_whole_rule_set_on_legacy_hooks_and_super_calls_is_idempotent_and_never_silent():
+    src = textwrap.dedent('''\
+        import pytorch_lightning as pl
+        from mylib import BaseModel
+
+
+        class Timer(pl.Callback):
+            def on_train_epoch_start(self, trainer, pl_module):
+                super().on_epoch_start(trainer, pl_module)
+                self.t = 0
+
+            def on_epoch_end(self, trainer, pl_module):
+                super().on_epoch_end(trainer, pl_module)
+
+
+        class Model(BaseModel):
+            def on_pretrain_routine_start(self):
+                super().on_pretrain_routine_start()
+
+            def on_epoch_start(self):
+                super().on_epoch_start()
+
+            def on_batch_start(self):
+                self.n = 0
+        ''')
+    index = ProjectIndex()
+    index.add_source(src, "m.py")
+    out = transform_text(src, ALL_RULES, path="m.py", project=index)
+    assert "super().on_epoch_start(trainer, pl_module)" not in out.text
+    assert "def on_fit_start(self):\n        super().on_fit_start()" in out.text
+    marked = [line.split("LM002 `")[1].split("`")[0] for line in out.text.splitlines() if "TODO(lightmigrate): LM002" in line]
+    assert marked == ["on_epoch_end", "on_epoch_start", "on_batch_start"]
+    compile(out.text, "m.py", "exec")
+    index = ProjectIndex()
+    index.add_source(out.text, "m.py")
+    assert transform_text(out.text, ALL_RULES, path="m.py", project=index).text == out.text
