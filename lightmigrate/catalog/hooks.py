@@ -132,6 +132,10 @@ REMOVED_MODULE_HOOKS: Dict[str, str] = {
     "on_epoch_end": "on_train_epoch_end / on_validation_epoch_end / on_test_epoch_end",
     "on_pretrain_routine_start": "on_fit_start",
     "on_pretrain_routine_end": "on_fit_start",
+    # (1.5 called a module's on_batch_start/on_batch_end; 1.6-1.9 already ignored them: see
+    # IGNORED_SINCE_1_6)
+    "on_batch_start": "on_train_batch_start(self, batch, batch_idx)",
+    "on_batch_end": "on_train_batch_end(self, outputs, batch, batch_idx)",
     "on_post_move_to_device": "nothing (removed in 1.x)",
     "on_hpc_save": "on_save_checkpoint",
     "on_hpc_load": "on_load_checkpoint",
@@ -155,6 +159,10 @@ REMOVED_CALLBACK_HOOKS: Dict[str, str] = {
     "on_before_accelerator_backend_setup": "setup",
     "on_keyboard_interrupt": "on_exception",
 }
+
+# Module hooks that 1.6-1.9 already never called (without an error): renaming one to its 2.x
+# equivalent would start running code that 1.9 did not run.
+IGNORED_SINCE_1_6: FrozenSet[str] = frozenset({"on_batch_start", "on_batch_end"})
 
 # Where a 1.x module hook's work happens in 2.x, for comparing hook sequences across versions.
 V1_TO_V2_NAME: Dict[str, Optional[str]] = {

@@ -18,6 +18,7 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
 from lightmigrate.engine.transform import TransformResult
 from lightmigrate.output.findings import Finding, Kind
+from lightmigrate.catalog import removed as removed_catalog
 from lightmigrate.catalog import trainer_args as tam
 
 CODE = "LM101"
@@ -40,6 +41,26 @@ _STRUCTURAL = {
     "auto_select_gpus": "T5: `auto_select_gpus` was removed; pick free GPUs with "
                         "pytorch_lightning.accelerators.find_usable_cuda_devices(N) for `devices`",
 }
+
+
+# Removed keys whose 1.9 value turned the feature off: the line is dropped (2.x rejects the key).
+_DISABLED = {
+    "track_grad_norm": (-1, -1.0, "-1"),
+    "truncated_bptt_steps": (None, 0),
+    "reload_dataloaders_every_epoch": (False,),
+}
+_REMOVED_KEYS = frozenset(removed_catalog.TRAINER_KWARGS)
+
+
+def _removed_key_why(key: str) -> str:
+    row, instead = removed_catalog.TRAINER_KWARGS[key]
+    if key == "track_grad_norm":
+        return ("T10/M17: `track_grad_norm` was removed (2.x's Trainer rejects it); log the norms in the "
+                "LightningModule: `self.log_dict(grad_norm(self, norm_type=p))` in `on_before_optimizer_step` "
+                "(from pytorch_lightning.utilities import grad_norm; 1.9 logged them for the first optimizer on "
+                "stepping batches only, rounded to 4 digits: what LM302 writes for Trainer(track_grad_norm=p) in "
+                f"Python), then delete this key ({tam.GUIDE})")
+    return f"{row}: `{key}` was removed (2.x's Trainer rejects it); use {instead} ({tam.GUIDE})"
 
 
 def has_trainer_section(text: str) -> bool:
@@ -204,6 +225,14 @@ def _rewrite_section(lines: List[str], start: int, eol: str, findings: List[Find
             quote = style
         styles[line_no] = style
         v = tam.Value(literal=value, code=value_text)
+        if key in _DISABLED and value is not tam.NOT_LITERAL and any(
+                value == off and type(value) is type(off) for off in _DISABLED[key]):
+            continue  # the 1.9 value that turned the removed feature off: the line is dropped
+        if key == "reload_dataloaders_every_epoch" and value is True and not any(
+                k[2] is not None and k[2].group("key") == "reload_dataloaders_every_n_epochs" for k in sec.keys):
+            # A.8: the same reloading, under the 1.6+ name
+            entries.append(tam.Entry("reload_dataloaders_every_n_epochs", tam.lit(1), origin=line_no, changed=True))
+            continue
         if key in _STRUCTURAL and not (value is None or value is False):
             if key == "accumulate_grad_batches" and isinstance(value, int):
                 pass
@@ -218,6 +247,13 @@ def _rewrite_section(lines: List[str], start: int, eol: str, findings: List[Find
             pre_marks.append((e.origin, f"`{e.name}` needs a value this editor cannot write; see LM101 ({tam.GUIDE})"))
             mapped = tam.Mapped(entries=entries, markers=mapped.markers)
             break
+    # A removed argument the mapping neither rewrote nor marked: 2.x's Trainer (or the
+    # LightningCLI parser) rejects it, so it gets a marker naming what replaces it.
+    said = " ".join([*mapped.markers, *(why for _, why in pre_marks)])
+    for e in mapped.entries:
+        if not e.changed and isinstance(e.origin, int) and e.name in _REMOVED_KEYS and not re.search(
+                rf"(?<![A-Za-z0-9_]){e.name}(?![A-Za-z0-9_])", said):
+            pre_marks.append((e.origin, _removed_key_why(e.name)))
     indent = sec.indent
     kept = {e.origin for e in mapped.entries if not e.changed}
     produced: dict = {}

@@ -18,11 +18,12 @@ import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst.helpers import add_marker
-from lightmigrate.catalog.hooks import hook_table, likely_misspelling, removed_table
+from lightmigrate.catalog.hooks import IGNORED_SINCE_1_6, hook_table, likely_misspelling, removed_table
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.cst.walk import transform
 from lightmigrate.rules.shared.class_edit import HOOK_KINDS, KindTransformer, kind_classes
 from lightmigrate.rules.shared.hooksa_ast import index_source, methods, positional_defaults, positional_names
+from lightmigrate.rules.shared.legacy_super import inferred_kinds
 
 CODE = "LM002"
 DATALOADER_IDX_HOOKS = frozenset(
@@ -121,6 +122,9 @@ def diagnose(name: str, params: Sequence[Tuple[str, bool]], kind: str,
     removed = removed_table(kind)
     if name in removed and name in called:
         return None
+    if name in removed and kind == "module" and name in IGNORED_SINCE_1_6:
+        return (f"`{name}` is not a LightningModule hook since 1.6: neither 1.9 nor 2.x calls it, so this code never "
+                f"runs; delete it, or, to run it again as 1.5 did, rename it to {removed[name]}")
     if name in removed:
         return f"`{name}` is never called by Lightning 2.x, so this code silently stops running; instead: {removed[name]}"
     hooks = hook_table(kind)
@@ -155,8 +159,11 @@ class _Marker(KindTransformer):
     """Marks the methods at the sites' positions, each with its site's text."""
 
     def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
-        super().__init__(ctx, module, only=frozenset(s.target.split(".")[0] for s in sites))
-        self.todo = {(s.line, s.col + 1): s.data for s in sites}
+        # a class whose kind ``find`` inferred (``legacy_super.inferred_kinds``): data is
+        # (why, line of the class statement, kind)
+        inferred = {(s.target.split(".")[0], s.data[1]): s.data[2] for s in sites if s.action == "mark_inferred"}
+        super().__init__(ctx, module, only=frozenset(s.target.split(".")[0] for s in sites), inferred=inferred)
+        self.todo = {(s.line, s.col + 1): (s.data[0] if s.action == "mark_inferred" else s.data) for s in sites}
 
     def edit_class(self, kind, original, updated):
         items = list(updated.body.body)
@@ -297,10 +304,15 @@ class Model(pl.LightningModule):
         index_source(source, ctx)
         sites = []
         lines: Optional[List[str]] = None
-        for cls, kind in kind_classes(source, ctx, HOOK_KINDS):
+        classes = [(cls, kind, False) for cls, kind in kind_classes(source, ctx, HOOK_KINDS)]
+        # classes whose Lightning base lies outside the run: only their removed hooks are marked
+        classes += [(cls, kind, True) for cls, kind in inferred_kinds(source, ctx, known=[c for c, _, _ in classes])]
+        for cls, kind, inferred in classes:
             called: Optional[FrozenSet[str]] = None
             for i, item in enumerate(cls.body):
                 if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                if inferred and item.name not in removed_table(kind):
                     continue
                 if called is None:
                     called = frozenset(_self_calls(cls))
@@ -312,7 +324,11 @@ class Model(pl.LightningModule):
                     lines = re.split(r"\r\n|\r|\n", source.text)
                 if _has_marker_above(cls.body, i, lines):
                     continue
-                sites.append(Site(item.lineno, item.col_offset, f"{cls.name}.{item.name}", "mark", why))
+                if inferred:
+                    sites.append(Site(item.lineno, item.col_offset, f"{cls.name}.{item.name}", "mark_inferred",
+                                      (why, cls.lineno, kind)))
+                else:
+                    sites.append(Site(item.lineno, item.col_offset, f"{cls.name}.{item.name}", "mark", why))
         return sites
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:

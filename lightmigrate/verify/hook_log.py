@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from lightmigrate.catalog.hooks import (
     KNOWN_HOOK_NAMES,
+    IGNORED_SINCE_1_6,
     REMOVED_MODULE_HOOKS,
     V1_TO_V2_NAME,
     hook_like,
@@ -128,6 +129,8 @@ def certainly_dead(name: str) -> bool:
 
 
 def dead_reason(name: str) -> str:
+    if name in IGNORED_SINCE_1_6:
+        return f"not called since Lightning 1.6 (1.9 ignored it too); to run it: {REMOVED_MODULE_HOOKS[name]}"
     if name in REMOVED_MODULE_HOOKS:
         return f"removed in Lightning 2.0; instead: {REMOVED_MODULE_HOOKS[name]}"
     meant = likely_misspelling(name)

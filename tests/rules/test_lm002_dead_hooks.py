@@ -178,7 +178,11 @@ def test_find_misspelt_and_removed_hooks():
     }
     assert [s.target for s in _find(callback, "p.py")] == ["Printer.on_epoch_end"]
     assert _acts(callback, "p.py")
-    assert _find({"p.py": callback["p.py"]}, "p.py") == []  # the base unknown
+    # the base unknown: the hook's (trainer, pl_module) parameters show a callback (issue 21)
+    assert [(s.target, s.action) for s in _find({"p.py": callback["p.py"]}, "p.py")] == [
+        ("Printer.on_epoch_end", "mark_inferred")]
+    renamed = callback["p.py"].replace("trainer, pl_module", "runner, state").replace("trainer.", "runner.")
+    assert _find({"p.py": renamed}, "p.py") == []
 
 
 def test_find_nothing_for_a_callback_signature_next_to_a_module_or_a_plain_class():
@@ -274,3 +278,131 @@ def test_find_skips_methods_with_a_marker_of_their_own_as_libcst_reads_them():
     plain_chain = chain.replace("# TODO(lightmigrate): LM003", "# plain")
     assert [s.target for s in _find({"m.py": plain_chain}, "m.py")] == ["M.on_epoch_end"]
     assert _marked_by_fix(plain_chain) == 1
+
+
+# --- issue 21, kind 5: removed hooks that were left silent ------------------------------------
+
+
+def _site_acts(files, path):
+    return [(s.target, s.action) for s in _find(files, path)]
+
+
+def test_module_on_batch_start_and_end_are_marked_as_hooks_1_9_already_ignored():
+    # 1.5 called a LightningModule's on_batch_start()/on_batch_end(); 1.6-1.9 silently never did
+    # (checked on 1.9.5), nor does 2.x: renaming would run code 1.9 did not, so it is marked
+    src = HEAD + '''\
+class M(pl.LightningModule):
+    def on_batch_start(self):
+        self.n = 0
+
+    def on_batch_end(self):
+        self.n += 1
+'''
+    out, findings = run_rule(RULE, src)
+    assert markers(out) == [
+        "# TODO(lightmigrate): LM002 `on_batch_start` is not a LightningModule hook since 1.6: neither 1.9 nor 2.x "
+        "calls it, so this code never runs; delete it, or, to run it again as 1.5 did, rename it to "
+        "on_train_batch_start(self, batch, batch_idx)",
+        "# TODO(lightmigrate): LM002 `on_batch_end` is not a LightningModule hook since 1.6: neither 1.9 nor 2.x "
+        "calls it, so this code never runs; delete it, or, to run it again as 1.5 did, rename it to "
+        "on_train_batch_end(self, outputs, batch, batch_idx)",
+    ]
+    assert _site_acts({"m.py": src}, "m.py") == [("M.on_batch_start", "mark"), ("M.on_batch_end", "mark")]
+    check_rewrite(RULE, src, out)  # a second run changes nothing
+
+
+def test_removed_hooks_of_a_class_whose_lightning_base_is_outside_the_run():
+    # ``from mylib import BaseModel``: a hook calling super() with its own name shows the kind;
+    # only removed hooks are marked there (no guesses about misspellings or signatures)
+    src = '''\
+import pytorch_lightning as pl
+from mylib import BaseModel, BaseCallback
+
+
+class Model(BaseModel):
+    def on_epoch_start(self):
+        super().on_epoch_start()
+        self.y = 2
+
+    def on_training_epoch_end(self):
+        pass
+
+
+class Watch(BaseCallback):
+    def on_epoch_end(self, trainer, pl_module):
+        super().on_epoch_end(trainer, pl_module)
+
+
+class Other(BaseModel):
+    def on_epoch_end(self, runner):
+        super().on_epoch_end(runner)
+'''
+    out, _ = run_rule(RULE, src)
+    assert [m.split(" is ")[0] for m in markers(out)] == [
+        "# TODO(lightmigrate): LM002 `on_epoch_start`", "# TODO(lightmigrate): LM002 `on_epoch_end`"]
+    assert _site_acts({"m.py": src}, "m.py") == [("Model.on_epoch_start", "mark_inferred"),
+                                             ("Watch.on_epoch_end", "mark_inferred")]
+    check_rewrite(RULE, src, out)
+    # a generic hook name in a file that does not import Lightning is not a sign, unless the
+    # callback hook takes ``pl_module``
+    plain = src.replace("import pytorch_lightning as pl\n", "")
+    assert _site_acts({"m.py": plain}, "m.py") == [("Watch.on_epoch_end", "mark_inferred")]
+    # a class deriving only from torch's nn.Module is not taken for a LightningModule
+    torch_only = src.replace("class Model(BaseModel):", "class Model(nn.Module):")
+    assert _site_acts({"m.py": torch_only}, "m.py") == [("Watch.on_epoch_end", "mark_inferred")]
+    # a Lightning-only name is a sign on its own
+    legacy = plain.replace("on_epoch_start", "on_pretrain_routine_start")
+    assert ("Model.on_pretrain_routine_start", "mark_inferred") in _site_acts({"m.py": legacy}, "m.py")
+
+
+def test_removed_hooks_of_an_outside_class_shown_by_its_own_methods():
+    # no super() call needed: a LightningModule's own methods, or a callback hook taking
+    # (trainer, pl_module), show the kind of a class whose base lies outside the run
+    src = '''\
+from mylib import BaseModel, BaseCallback
+
+
+class Model(BaseModel):
+    def training_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def on_epoch_end(self):
+        self.y = 2
+
+
+class Watch(BaseCallback):
+    def on_init_end(self, trainer):
+        pass
+
+    def on_train_start(self, trainer, pl_module):
+        pass
+
+
+class Runner(BaseCallback):
+    def on_epoch_end(self, runner):
+        pass
+'''
+    assert _site_acts({"m.py": src}, "m.py") == [("Model.on_epoch_end", "mark_inferred"),
+                                                 ("Watch.on_init_end", "mark_inferred")]
+
+    # an adapter deriving from a torch module of the run (and from a package outside it) that
+    # forwards a training_step is not taken for a LightningModule
+    adapter = {
+        "adapter.py": "from torch import nn\n\n\nclass Adapter(nn.Module):\n    \"\"\"Wrapped by a Lightning task.\"\"\"\n",
+        "m.py": "from adapter import Adapter\nfrom vissl import Hooks\n\n\nclass VISSLAdapter(Adapter, Hooks):\n"
+                "    def training_step(self, batch, batch_idx):\n        return batch\n\n"
+                "    def on_epoch_start(self):\n        pass\n",
+    }
+    assert _site_acts(adapter, "m.py") == []
+
+
+def test_the_text_gate_of_the_outside_base_inference_lets_every_sign_through():
+    from lightmigrate.catalog.hooks import hook_table
+    from lightmigrate.rules.shared.legacy_super import _GENERIC_NAMES, LEGACY_NOOP_HOOKS, may_show_kind
+
+    for kind in ("module", "callback"):
+        for name in sorted(set(hook_table(kind)) | LEGACY_NOOP_HOOKS[kind]):
+            if name not in _GENERIC_NAMES:
+                assert may_show_kind(f"class A(B):\n    def {name}(self):\n        super().{name}()\n"), name
+    assert not may_show_kind("class A(keras.callbacks.Callback):\n    def on_epoch_end(self, epoch, logs):\n"
+                             "        super().on_epoch_end(epoch, logs)\n")

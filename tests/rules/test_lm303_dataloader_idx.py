@@ -202,3 +202,41 @@ def test_find_nothing_for_defaults_present_or_not_a_hook_of_the_kind():
         """}
     assert _find(files, "m.py") == []
     assert not _acts(files, "m.py")
+
+
+def test_train_batch_hooks_keep_dataloader_idx_in_a_class_the_epoch_end_rule_edits():
+    # issue 21, kind 5: the whole rule set on a 1.6-era class whose training_epoch_end LM001
+    # migrates (merging its buffer into the existing on_train_batch_end); the file also has a
+    # black-style parenthesised import of a moved module. 2.x calls the train batch hooks with
+    # (outputs,) batch, batch_idx: dataloader_idx needs its default
+    src = textwrap.dedent('''\
+        import pytorch_lightning as pl
+        from pytorch_lightning.utilities.cli import (
+            LightningCLI,
+        )
+
+
+        class Model(pl.LightningModule):
+            def on_train_batch_start(self, batch, batch_idx, dataloader_idx):
+                self.started = batch_idx
+
+            def training_step(self, batch, batch_idx):
+                return {"loss": batch.sum()}
+
+            def training_epoch_end(self, outputs):
+                self.log("n", float(len(outputs)))
+
+            def on_train_batch_end(self, outputs, batch, batch_idx, dataloader_idx):
+                self.seen = batch_idx
+        ''')
+    index = ProjectIndex()
+    index.add_source(src, "m.py")
+    out = transform_text(src, ALL_RULES, path="m.py", project=index)
+    assert "def on_train_batch_start(self, batch, batch_idx, dataloader_idx=0):" in out.text
+    assert "def on_train_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):" in out.text
+    assert "self.training_step_outputs.append(outputs)" in out.text and "training_epoch_end" not in out.text
+    assert "TODO(lightmigrate)" not in out.text
+    compile(out.text, "m.py", "exec")
+    index = ProjectIndex()
+    index.add_source(out.text, "m.py")
+    assert transform_text(out.text, ALL_RULES, path="m.py", project=index).text == out.text

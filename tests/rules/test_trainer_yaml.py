@@ -118,3 +118,36 @@ def test_discovery_and_run(tmp_path):
     (tmp_path / "config.yaml").write_text(CONFIG)
     run([str(tmp_path)], select_rules(["LM001"]), Mode.WRITE)
     assert (tmp_path / "config.yaml").read_text() == CONFIG
+
+
+def test_removed_trainer_keys_are_never_left_silent():
+    # issue 21, kind 5: a plain config (not LightningCLI-shaped) that code passes as
+    # ``Trainer(**cfg.trainer)``; 2.x's Trainer rejects these keys with a TypeError
+    src = (
+        "# read by train.py\n"
+        "trainer:\n"
+        "  max_epochs: 3  # short\n"
+        "  track_grad_norm: 2\n"
+        "  truncated_bptt_steps: 5\n"
+        "  reload_dataloaders_every_epoch: true\n"
+        "model:\n"
+        "  lr: 0.1\n"
+    )
+    out = transform_yaml(src, "conf.yaml")
+    lines = out.text.splitlines()
+    marks = [line.strip() for line in lines if "TODO(lightmigrate)" in line]
+    assert [m.split(": `")[0] for m in marks] == ["# TODO(lightmigrate): LM101 T10/M17", "# TODO(lightmigrate): LM101 M16"]
+    assert "`track_grad_norm` was removed (2.x's Trainer rejects it); log the norms in the LightningModule" in marks[0]
+    assert lines[lines.index("  track_grad_norm: 2") - 1].strip() == marks[0]
+    assert lines[lines.index("  truncated_bptt_steps: 5") - 1].strip() == marks[1]
+    # the 1.x flag has a 2.x name with the same meaning
+    assert "  reload_dataloaders_every_n_epochs: 1" in lines and "reload_dataloaders_every_epoch" not in out.text
+    assert out.markers == 2
+    assert transform_yaml(out.text, "conf.yaml").text == out.text  # a second run changes nothing
+
+
+def test_removed_trainer_keys_set_to_their_off_value_are_dropped():
+    src = "trainer:\n  track_grad_norm: -1\n  truncated_bptt_steps: null\n  reload_dataloaders_every_epoch: false\n  max_epochs: 1\n"
+    out = transform_yaml(src, "conf.yaml")
+    assert out.text == "trainer:\n  max_epochs: 1\n"
+    assert out.markers == 0

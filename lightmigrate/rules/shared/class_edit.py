@@ -111,9 +111,10 @@ def calls_super(func: cst.FunctionDef, name: str) -> bool:
 class CallRenamer(PrunedTransformer):
     """Renames ``self.OLD(...)`` / ``super().OLD(...)`` calls inside one method."""
 
-    def __init__(self, self_param: str, renames: Dict[str, str]) -> None:
+    def __init__(self, self_param: str, renames: Dict[str, str], supers: bool = True) -> None:
         self.self_param = self_param
         self.renames = renames
+        self.supers = supers  # False: only ``self.OLD(...)``
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = updated.func
@@ -121,7 +122,7 @@ class CallRenamer(PrunedTransformer):
             return updated
         target = func.value
         is_self = isinstance(target, cst.Name) and target.value == self.self_param
-        if is_self or super_call_attr(cst.Call(func=func)) is not None:
+        if is_self or (self.supers and super_call_attr(cst.Call(func=func)) is not None):
             return updated.with_changes(func=func.with_changes(attr=cst.Name(self.renames[func.attr.value])))
         return updated
 
@@ -528,10 +529,14 @@ class KindTransformer(PrunedTransformer):
     override :meth:`edit_class` (called for classes of a known kind) or read ``self.kind``.
     ``only``: the names of the classes to edit (those of the rule's sites), None for all."""
 
-    def __init__(self, ctx: RuleContext, module: cst.Module, only: Optional[FrozenSet[str]] = None) -> None:
+    def __init__(self, ctx: RuleContext, module: cst.Module, only: Optional[FrozenSet[str]] = None,
+                 inferred: Optional[Dict[Tuple[str, int], str]] = None) -> None:
         self.ctx = ctx
         self.module = module
         self.only = only
+        # (class name, line of its ``class`` statement) -> the kind ``find`` inferred for a class
+        # whose kind the index cannot know (``legacy_super.inferred_kinds``)
+        self.inferred = inferred or {}
         self.kinds: List[Tuple[Optional[str], str]] = []
         self.seen: Dict[str, int] = {}  # classes of each name visited (their ClassInfo.ordinal)
 
@@ -547,7 +552,10 @@ class KindTransformer(PrunedTransformer):
         name = node.name.value
         ordinal = self.seen.get(name, 0)
         self.seen[name] = ordinal + 1
-        self.kinds.append((class_kind(self.ctx, name, ordinal), name))
+        kind = class_kind(self.ctx, name, ordinal)
+        if kind is None and self.inferred:
+            kind = self.inferred.get((name, self.ctx.position(self.module, node)[0]))
+        self.kinds.append((kind, name))
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         kind, _ = self.kinds[-1]
