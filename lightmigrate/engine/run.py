@@ -121,18 +121,17 @@ def run(
 
 def _add_linked(sources: Sequence[Optional[Source]], file_rules: Sequence[Sequence[Rule]], project: ProjectIndex,
                 passed: dict) -> None:
-    """Add to ``passed`` (file index -> the codes its prefilter matched) the rules a file is
-    linked to through a base class in another file (``Rule.linked_hooks``): a subclass must get
-    the change its base's migration needs although its own text may not hold the triggers.
-    Worked out here, once, before the files go to the processes (which then share the answer)."""
-    hooks = {r.linked_hooks for r in {r.code: r for rules in file_rules for r in rules}.values() if r.linked_hooks}
-    if not hooks or not passed:
+    """Add to ``passed`` (file index -> the codes its prefilter matched) the rules the project
+    links a file to (``Rule.linked``: a subclass must get the change its base's migration needs,
+    a dict that another file spreads into a Trainer must be migrated, although the file's own
+    text may not hold the triggers). Worked out here, once, before the files go to the
+    processes (which then share the answer)."""
+    if not passed or not any(r.links_files for rules in file_rules for r in rules):
         return
-    linked = {h: project.linked_paths(h) for h in hooks}
     for i, s in enumerate(sources):
         if s is None or is_yaml(s.path):
             continue
-        codes = {r.code for r in file_rules[i] if r.linked_hooks and s.path in linked[r.linked_hooks]}
+        codes = {r.code for r in file_rules[i] if r.links_files and r.linked(s.path, s.text, project)}
         if codes:
             passed[i] = frozenset(passed.get(i) or ()) | codes
 

@@ -64,15 +64,14 @@ class TransformResult:
 def needs_transform(text: str, rules: Sequence[Rule], path: Optional[str] = None,
                     project: Optional[ProjectIndex] = None) -> bool:
     """The cheap prefilter: could any rule apply, or are there markers to count? (With ``path``
-    and ``project``: also when a rule is linked to the file through a base class elsewhere.)"""
+    and ``project``: also when the project links a rule to the file, ``Rule.linked``.)"""
     return MARKER_PREFIX in text or any(rule.may_apply(text) for rule in rules) or (
-        path is not None and project is not None and any(is_linked(rule, path, project) for rule in rules))
+        path is not None and project is not None and any(is_linked(rule, path, text, project) for rule in rules))
 
 
-def is_linked(rule: Rule, path: str, project: ProjectIndex) -> bool:
-    """Whether ``path`` holds a subclass of a class in another file that defines one of the
-    rule's ``linked_hooks``: the rule's ``find`` reads the file whatever its text holds."""
-    return bool(rule.linked_hooks) and path in project.linked_paths(rule.linked_hooks)
+def is_linked(rule: Rule, path: str, text: str, project: ProjectIndex) -> bool:
+    """``rule.linked(path, text, project)`` for a rule that links files (``Rule.links_files``)."""
+    return rule.links_files and rule.linked(path, text, project)
 
 
 def _caret(text: str, line: int, col: int) -> str:
@@ -266,9 +265,9 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     ctx.project.current = source  # the index parses this file, if it must, into the same tree
     for rule in rules:
         if new_text == text and matched is not None and rule.code not in matched \
-                and not is_linked(rule, path, ctx.project):
+                and not is_linked(rule, path, text, ctx.project):
             continue  # (the prefilter's answer for this very text)
-        if not rule.may_apply(new_text) and not is_linked(rule, path, ctx.project):
+        if not rule.may_apply(new_text) and not is_linked(rule, path, new_text, ctx.project):
             continue
         if source.text != new_text:
             source = SourceFile(path, new_text)

@@ -166,6 +166,18 @@ class Rule:
     def may_apply(self, text: str) -> bool:
         return any(t in text for t in self.triggers)
 
+    def linked(self, path: str, text: str, project: ProjectIndex) -> bool:
+        """Whether ``find`` must read the file ``path`` (its ``text``) whatever ``may_apply``
+        says: the project links the file to this rule. By default, when it holds a subclass of
+        a class in another file that defines one of ``linked_hooks``. Asked once the project
+        index is complete, for a rule that overrides it or has ``linked_hooks``."""
+        return bool(self.linked_hooks) and path in project.linked_paths(self.linked_hooks)
+
+    @property
+    def links_files(self) -> bool:
+        """Whether ``linked`` can say yes (the engine asks only such rules)."""
+        return bool(self.linked_hooks) or type(self).linked is not Rule.linked
+
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:  # pragma: no cover
         """Every site of this rule in ``source`` (none: the rule changes and reports nothing)."""
         raise NotImplementedError

@@ -59,11 +59,13 @@ from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, from_module, plan_for
 from lightmigrate.rules.shared.trainer_dicts import Builders, block_statements, builders, module_function, returned
 from lightmigrate.analysis.trainer_feeds import Feed
+from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 CODE = "LM101"
 # The Trainer arguments whose 1.9 form the mapping changes, as they stand in a dict another
 # file spreads into a Trainer (a file without a Lightning import is read only when it holds one)
+TRAINER_BASES = frozenset({"Trainer"})  # a class with a base of this name may be a project Trainer subclass
 FEED_KEYS = ("gpus", "tpu_cores", "ipus", "num_processes", "auto_select_gpus", "resume_from_checkpoint",
              "replace_sampler_ddp", "amp_backend", "amp_level", "move_metrics_to_cpu", "multiple_trainloader_mode",
              "auto_lr_find", "auto_scale_batch_size", "precision", "strategy", "accelerator", "devices",
@@ -1198,11 +1200,17 @@ class TrainerConstructorRule(Rule):
 
     def may_apply(self, text: str) -> bool:
         # The rule acts in a file that imports from a Lightning package (whose name holds
-        # "lightning"), in a file that calls a project Trainer subclass (whose name holds
-        # "Trainer"), and in a file holding a dict another file spreads into a Trainer (which
-        # sets one of the arguments the mapping changes).
-        return any(t in text for t in self.triggers) and (
-            "lightning" in text or "Trainer" in text or any(k in text for k in FEED_KEYS))
+        # "lightning") or calls a project Trainer subclass (one named "...Trainer"); a file that
+        # only holds a dict another file spreads into a Trainer, or calls a subclass of another
+        # name, is found through the project (``linked``).
+        return any(t in text for t in self.triggers) and ("lightning" in text or "Trainer" in text)
+
+    def linked(self, path: str, text: str, project: ProjectIndex) -> bool:
+        """A file holding a dict that another file spreads into a Trainer, or naming one of the
+        project's Trainer subclasses."""
+        if project.feeds_into(path):
+            return True
+        return any(c.name in text for c in project.kind_classes(TRAINER_BASES))
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         feeds: List[Feed] = []
@@ -1210,12 +1218,12 @@ class TrainerConstructorRule(Rule):
             # Without a Lightning import the file can only call a project Trainer subclass or
             # hold a dict another file spreads into a Trainer: settled before any parse.
             feeds = ctx.project.feeds_into(source.path)
-            if not feeds and not ctx.project.kind_classes(frozenset({"Trainer"})):
+            if not feeds and not ctx.project.kind_classes(TRAINER_BASES):
                 return []
         else:
             feeds = ctx.project.feeds_into(source.path)
         imports = LightningImports(source.tree)
-        if not imports.any() and not feeds and not ctx.project.kind_classes(frozenset({"Trainer"})):
+        if not imports.any() and not feeds and not ctx.project.kind_classes(TRAINER_BASES):
             return []
         text = Text(source.text)
         subs = SubclassNames(source.tree, source.path, ctx.project, imports)

@@ -93,8 +93,11 @@ def test_calls_of_the_subclass_in_other_files_migrate_what_reaches_lightning():
 def test_a_subclass_without_init_is_called_as_lightnings_trainer():
     files = {"a/trainers.py": "import pytorch_lightning as pl\n\n\nclass Runner(pl.Trainer):\n    pass\n",
              "a/run.py": "import a.trainers\n\nt = a.trainers.Runner(gpus=2, replace_sampler_ddp=False)\n"}
-    # no Lightning import in run.py: the prefilter lets it through for `gpus`, find for the index
-    assert RULE.may_apply(files["a/run.py"])
+    # no Lightning import, no "Trainer" in run.py: the text prefilter passes it by, the project
+    # links it to the rule (it names the project's Trainer subclass)
+    assert not RULE.may_apply(files["a/run.py"])
+    assert RULE.linked("a/run.py", files["a/run.py"], project(files))
+    assert not RULE.linked("a/trainers.py", "x = 1\n", project(files))
     assert [(s.line, s.target, s.data) for s in sites(files, "a/run.py")] == [(3, "Runner", (False, False, ()))]
     assert migrate(files)["a/run.py"].endswith(
         't = a.trainers.Runner(accelerator="gpu", devices=2, use_distributed_sampler=False)\n')
