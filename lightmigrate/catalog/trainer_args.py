@@ -196,9 +196,12 @@ class _Builder:
 
 
 def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = False,
-                  resume_handled: bool = False) -> Mapped:
+                  resume_handled: bool = False, tuned: bool = False) -> Mapped:
     """Apply the 1.9 -> 2.x mapping to Trainer arguments given by name (``entries`` must be
-    keyword entries plus ``name=None`` spreads; positional arguments are named by the caller)."""
+    keyword entries plus ``name=None`` spreads; positional arguments are named by the caller).
+    ``has_tune``: the file still calls ``trainer.tune()``; ``tuned``: this Trainer is handed to
+    ``Tuner(...)`` in its own function (what LM102 made of its ``tune()``), which runs what the
+    tuner flags asked for."""
     b = _Builder(entries, quote)
 
     # --- explicit defaults / values 2.x rejects or ignores (T7, T12, T28, A.8)
@@ -309,7 +312,10 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
     # --- T14: the tuner flags did nothing without trainer.tune()
     for name in ("auto_lr_find", "auto_scale_batch_size"):
         if b.get(name) is not None:
-            if has_tune:
+            if tuned:
+                b.drop(name)  # 2.x rejects it; the Tuner calls that replaced tune() do its work
+                b.out.fixed.append(f"dropped `{name}` (the Tuner calls that replaced trainer.tune() run it)")
+            elif has_tune:
                 b.mark(f"T14: `{name}` was removed; call Tuner(trainer).lr_find / scale_batch_size "
                        "(from pytorch_lightning.tuner) where trainer.tune() was called")
             else:

@@ -112,6 +112,8 @@ class _Facts(NodeVisitor):
         self.section_dicts: List[ast.Dict] = []  # {"trainer": {...}}
         self.other_calls: List[Tuple[ast.Call, str]] = []  # (call, action)
         self.has_tune = False
+        self.bound: Dict[Place, Tuple[Place, str]] = {}  # Trainer call -> (function, target) it is bound to
+        self.tuners: Set[Tuple[Place, str]] = set()  # (function, argument) of Tuner(...) calls
         self.argparse_options: List[str] = []  # parser.add_argument("--gpus", ...) of changed Trainer args
         self.argparse_trainer = False  # Trainer.add_argparse_args(parser) in the file
 
@@ -125,9 +127,10 @@ class _Facts(NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         value = node.value
         if len(node.targets) == 1 and isinstance(value, ast.Call) and is_lightning_trainer(value.func, self.imports):
+            key = (self.scope[-1], self.text.segment(node.targets[0]))
             if _keyword(value, "resume_from_checkpoint") is not None:
-                key = (self.scope[-1], self.text.segment(node.targets[0]))
                 self.resume.setdefault(key, []).append(value)
+            self.bound[_place(value)] = key
         if isinstance(value, ast.Dict):
             self.assigned_dicts.append(({t.id for t in node.targets if isinstance(t, ast.Name)}, value))
         self.generic_visit(node)
@@ -154,6 +157,9 @@ class _Facts(NodeVisitor):
             self.other_calls.append((node, "argparse"))
         elif last_name(func) in STRATEGY_CALLS and dotted(func) is not None:
             self.other_calls.append((node, "ddp" if last_name(func) == "DDPStrategy" else "strategy-class"))
+        if last_name(func) == "Tuner" and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], (ast.Name, ast.Attribute)):
+            self.tuners.add((self.scope[-1], self.text.segment(node.args[0])))
         if isinstance(func, ast.Attribute):
             if func.attr == "tune":
                 self.has_tune = True
@@ -188,6 +194,12 @@ class _Facts(NodeVisitor):
                     fit_trainers[_place(f)] = calls[0]
         return moved, fit_trainers
 
+    def tuned(self, call: ast.Call) -> bool:
+        """Whether this Trainer call is bound to a name that ``Tuner(...)`` gets in the same
+        function (LM102's rewrite of its ``tune()``: the Tuner calls run what its flags asked)."""
+        key = self.bound.get(_place(call))
+        return key is not None and key in self.tuners
+
     def keys_ok(self, d: ast.Dict) -> bool:
         """Whether every key of ``d`` (spreads aside) is a Trainer argument's name, and it has one."""
         keys = [ast_literal(k, self.text) for k in d.keys if k is not None]
@@ -211,7 +223,7 @@ def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
                 or len(mapped.entries) != len(entries) or any(e.changed for e in mapped.entries))
 
 
-def _call_acts(call: ast.Call, facts: _Facts, handled: bool) -> bool:
+def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool) -> bool:
     """Whether the fix changes, marks or reports something at this Lightning Trainer call."""
     text = facts.text
     entries: List[tam.Entry] = []
@@ -234,7 +246,7 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool) -> bool:
             return True  # T-meth3 marker
     if handled:
         return True
-    mapped = tam.map_arguments(entries, '"', facts.has_tune, handled)
+    mapped = tam.map_arguments(entries, '"', facts.has_tune, handled, tuned)
     spread = any(e.name is None for e in mapped.entries)
     if not spread and (not mapped.has_accelerator or (mapped.multi_device and not mapped.has_strategy)):
         return True  # B-1 / T22 note
@@ -470,7 +482,7 @@ class _Transformer(PrunedTransformer):
         return updated
 
     def _trainer_call(self, original: cst.Call, updated: cst.Call, has_tune: bool, handled: bool,
-                      argparse: Tuple[str, ...]) -> cst.Call:
+                      argparse: Tuple[str, ...], tuned: bool = False) -> cst.Call:
         entries: List[tam.Entry] = []
         pos = 0
         for arg in updated.args:
@@ -504,7 +516,7 @@ class _Transformer(PrunedTransformer):
                                 f"(e.g. gpus -> accelerator/devices) before building the Trainer ({tam.GUIDE})"])
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
-        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled)
+        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled, tuned)
         new_args = self._rebuild_args(mapped, updated)
         self._finish(mapped, original)
         if new_args is None:
@@ -699,9 +711,10 @@ class TrainerConstructorRule(Rule):
         sites: List[Site] = []
         for call in facts.trainer_calls:
             handled = _place(call) in moved
-            if _call_acts(call, facts, handled):
+            tuned = facts.tuned(call)
+            if _call_acts(call, facts, handled, tuned):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
-                                  (facts.has_tune, handled, argparse)))
+                                  (facts.has_tune, handled, argparse, tuned)))
         for (line, col), trainer in fit_trainers.items():
             sites.append(Site(line, col, "fit", "ckpt", (trainer.lineno, trainer.col_offset, last_name(trainer.func))))
         lightning_strategy = "fabric" not in source.text.lower()

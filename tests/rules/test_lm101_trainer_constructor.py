@@ -156,6 +156,48 @@ def test_tuner_flags_are_marked_when_tune_is_called():
     assert any(f.kind is Kind.MARKER and "T14" in f.message for f in findings)
 
 
+def test_tuner_flags_of_a_trainer_whose_tune_became_tuner_calls_are_dropped():
+    # LM102 turned this Trainer's tune() into Tuner calls (which run lr_find / scale_batch_size
+    # exactly when 1.9's tune did); a tune() left in another function of the file must not keep
+    # the flags on this Trainer, where 2.x raises a TypeError (issue 21, kind 6.8)
+    before = PL + """\
+def tune_and_fit(model, dm):
+    trainer = pl.Trainer(max_epochs=3, auto_lr_find=True, auto_scale_batch_size="binsearch")
+    with isolate_rng():
+        tuner = Tuner(trainer)
+        tuner.scale_batch_size(model, datamodule=dm, mode="binsearch")
+        tuner.lr_find(model, datamodule=dm, update_attr=True)
+
+
+def tune_elsewhere(trainer, model):
+    other = pl.Trainer(auto_lr_find=True)
+    trainer.tune(model)
+"""
+    out, findings = run_rule(RULE, before)
+    assert "    trainer = pl.Trainer(max_epochs=3)\n" in out
+    assert "    other = pl.Trainer(auto_lr_find=True)\n" in out  # still marked: tune() is called in the file
+    assert [f.line for f in findings if f.kind is Kind.MARKER] == [12]
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_tune_rewritten_by_lm102_and_flags_dropped_by_lm101_together():
+    from lightmigrate.rules import ALL_RULES
+    before = PL + """\
+def tune_and_fit(model, dm):
+    trainer = pl.Trainer(max_epochs=3, auto_lr_find=True)
+    trainer.tune(model, datamodule=dm)
+    trainer.fit(model, datamodule=dm)
+
+
+def tune_elsewhere(trainer, model):
+    trainer.tune(model)
+"""
+    out = transform_text(before, ALL_RULES, path="m.py").text
+    assert "trainer = pl.Trainer(max_epochs=3" in out and "auto_lr_find" not in out.split("def tune_elsewhere")[0]
+    assert "tuner.lr_find(model, datamodule=dm, update_attr=True)" in out
+    assert transform_text(out, ALL_RULES, path="m.py").text == out
+
+
 def test_from_argparse_args_is_marked():
     out, findings = run_rule(RULE, PL + "t = pl.Trainer.from_argparse_args(args)\n")
     assert "# TODO(lightmigrate): LM101 T-meth3" in out
@@ -300,22 +342,22 @@ def test_find_resume_needs_one_trainer_and_fits_that_can_take_the_path():
             "    t.fit(m, ckpt_path='x')\n\n\ndef b():\n    t = pl.Trainer(resume_from_checkpoint=c)\n    t.fit(*args)\n")
     found = sites(text)
     assert [(s.line, s.action, s.data) for s in found] == [
-        (5, "call", (False, True, ())), (6, "ckpt", (5, 8, "Trainer")), (11, "call", (False, False, ()))]
+        (5, "call", (False, True, (), False)), (6, "ckpt", (5, 8, "Trainer")), (11, "call", (False, False, (), False))]
 
 
 def test_find_argparse_facts_go_with_the_trainer_call():
     text = ("import pytorch_lightning as pl\nparser.add_argument('--gpus', type=int)\nparser.add_argument('--max-epochs')\n"
             "t = pl.Trainer(**vars(args))\n")
-    assert [(s.action, s.data) for s in sites(text)] == [("call", (False, False, ("gpus",)))]
+    assert [(s.action, s.data) for s in sites(text)] == [("call", (False, False, ("gpus",), False))]
     tuned = text.replace("t = pl", "trainer.tune(m)\nt = pl")
-    assert [(s.action, s.data) for s in sites(tuned)] == [("call", (True, False, ("gpus",)))]
+    assert [(s.action, s.data) for s in sites(tuned)] == [("call", (True, False, ("gpus",), False))]
 
 
 def test_find_does_not_depend_on_the_other_files_of_the_project():
     # the rule reads imports and calls of the file itself: a Trainer subclass elsewhere is not a Trainer
     other = {"mytrainer.py": "import pytorch_lightning as pl\n\n\nclass MyTrainer(pl.Trainer):\n    pass\n"}
     text = "import pytorch_lightning as pl\nfrom mytrainer import MyTrainer\nt = MyTrainer(gpus=2)\nu = pl.Trainer(gpus=2)\n"
-    assert sites(text, "train.py", other) == sites(text) == [Site(4, 4, "Trainer", "call", (False, False, ()))]
+    assert sites(text, "train.py", other) == sites(text) == [Site(4, 4, "Trainer", "call", (False, False, (), False))]
 
 
 def test_prefilter_needs_a_lightning_import_in_the_text():
