@@ -196,12 +196,13 @@ class _Builder:
 
 
 def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = False,
-                  resume_handled: bool = False, tuned: bool = False) -> Mapped:
+                  resume_handled: bool = False, tuned: bool = False, combined: bool = False) -> Mapped:
     """Apply the 1.9 -> 2.x mapping to Trainer arguments given by name (``entries`` must be
     keyword entries plus ``name=None`` spreads; positional arguments are named by the caller).
     ``has_tune``: the file still calls ``trainer.tune()``; ``tuned``: this Trainer is handed to
     ``Tuner(...)`` in its own function (what LM102 made of its ``tune()``), which runs what the
-    tuner flags asked for."""
+    tuner flags asked for. ``combined``: the file's ``train_dataloader`` returns get wrapped in
+    ``CombinedLoader(..., mode=<this multiple_trainloader_mode>)`` (LM101, T17)."""
     b = _Builder(entries, quote)
 
     # --- explicit defaults / values 2.x rejects or ignores (T7, T12, T28, A.8)
@@ -297,7 +298,12 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
                "(native AMP, numerics change)")
     if b.get("move_metrics_to_cpu") is not None:
         b.mark("T16: `move_metrics_to_cpu` was removed; drop it (logged tensors stay on their device)")
-    if b.get("multiple_trainloader_mode") is not None:
+    mtm = b.get("multiple_trainloader_mode")
+    if mtm is not None and combined:
+        b.drop("multiple_trainloader_mode")
+        b.out.fixed.append(f"moved `multiple_trainloader_mode={mtm.value.code}` to CombinedLoader(..., "
+                           f"mode={mtm.value.code}) in train_dataloader")
+    elif mtm is not None:
         b.mark("T17: `multiple_trainloader_mode` was removed; return CombinedLoader(loaders, mode=...) "
                "from train_dataloader")
 

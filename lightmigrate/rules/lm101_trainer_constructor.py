@@ -5,8 +5,11 @@ arguments (passed with ``**`` or recognised by their keys), with their 1.9 meani
 becomes ``accelerator="gpu", devices=N`` (``gpus=0``/``None`` meant the CPU and is dropped),
 ``precision=16`` becomes ``"16-mixed"``, ``strategy="ddp"`` keeps 1.9's
 ``find_unused_parameters=True``, positional arguments become keywords, explicit ``None`` values
-2.x rejects are dropped, ``resume_from_checkpoint`` moves to the ``fit`` call of that trainer.
-What cannot be rewritten faithfully gets a marker; the silent default changes (B-1: the
+2.x rejects are dropped, ``resume_from_checkpoint`` moves to the ``fit`` call of that trainer,
+``multiple_trainloader_mode`` moves into ``CombinedLoader(..., mode=...)`` around what the file's
+``train_dataloader`` methods return (when every one returns loaders written out and the file's
+Trainer arguments agree on one mode), the tuner flags of a Trainer whose ``tune()`` became
+``Tuner`` calls (LM102) are dropped. What cannot be rewritten faithfully gets a marker; the silent default changes (B-1: the
 accelerator default, T22: ``ddp_spawn`` becomes ``ddp``) are one NOTE per ``Trainer(...)`` call.
 The argument mapping itself lives in :mod:`lightmigrate.catalog.trainer_args`.
 
@@ -114,8 +117,13 @@ class _Facts(NodeVisitor):
         self.has_tune = False
         self.bound: Dict[Place, Tuple[Place, str]] = {}  # Trainer call -> (function, target) it is bound to
         self.tuners: Set[Tuple[Place, str]] = set()  # (function, argument) of Tuner(...) calls
+        self.train_loaders: List[ast.FunctionDef] = []  # train_dataloader methods
         self.argparse_options: List[str] = []  # parser.add_argument("--gpus", ...) of changed Trainer args
         self.argparse_trainer = False  # Trainer.add_argparse_args(parser) in the file
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.train_loaders += [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "train_dataloader"]
+        self.generic_visit(node)
 
     def _function(self, node) -> None:
         self.scope.append((node.lineno, node.col_offset))
@@ -200,6 +208,35 @@ class _Facts(NodeVisitor):
         key = self.bound.get(_place(call))
         return key is not None and key in self.tuners
 
+    def combine(self) -> Tuple[Optional[str], List[ast.Return]]:
+        """T17: the ``multiple_trainloader_mode`` every Trainer call and Trainer-argument dict
+        of the file that gives one agrees on (a string other than 1.9's default), and the
+        ``return`` statements of the file's ``train_dataloader`` methods, when each returns a
+        dict, list or tuple of loaders written out (or a name bound only to one in its
+        function): each becomes ``CombinedLoader(..., mode=...)``. (None, []) otherwise."""
+        values = []
+        for call in self.trainer_calls:
+            k = _keyword(call, "multiple_trainloader_mode")
+            if k is not None:
+                values.append(ast_literal(k.value, self.text))
+        for d in self.trainer_dicts():
+            for k, v in zip(d.keys, d.values):
+                if k is not None and ast_literal(k, self.text) == "multiple_trainloader_mode":
+                    values.append(ast_literal(v, self.text))
+        modes = {v for v in values if isinstance(v, str)}
+        if len(modes) != 1 or len(values) != sum(isinstance(v, str) for v in values) or not self.train_loaders:
+            return None, []
+        mode = modes.pop()
+        if mode == "max_size_cycle":
+            return None, []
+        returns: List[ast.Return] = []
+        for func in self.train_loaders:
+            found = _loader_returns(func)
+            if not found:
+                return None, []
+            returns += found
+        return mode, returns
+
     def keys_ok(self, d: ast.Dict) -> bool:
         """Whether every key of ``d`` (spreads aside) is a Trainer argument's name, and it has one."""
         keys = [ast_literal(k, self.text) for k in d.keys if k is not None]
@@ -217,13 +254,51 @@ def _place(node: ast.AST) -> Place:
     return (node.lineno, node.col_offset)
 
 
+_LOADERS = (ast.Dict, ast.List, ast.Tuple)
+
+
+def _loader_returns(func: ast.FunctionDef) -> List[ast.Return]:
+    """The ``return`` statements of a ``train_dataloader`` when every one returns a dict, list
+    or tuple display (no ``*``/``**`` in it), or a name that the function binds only to such a
+    display; [] otherwise (also when it has no return, or a nested function or yield)."""
+    returns: List[ast.Return] = []
+    bound: Dict[str, List[ast.expr]] = {}
+    for node in ast.walk(func):
+        if node is not func and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                                                  ast.Yield, ast.YieldFrom)):
+            return []
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for t in targets:
+                for n in ast.walk(t) if t is not None else ():
+                    if isinstance(n, ast.Name):
+                        value = node.value if isinstance(node, ast.Assign) and t is n else None
+                        bound.setdefault(n.id, []).append(value)
+
+    def display(v: Optional[ast.expr]) -> bool:
+        if isinstance(v, ast.Dict):
+            return None not in v.keys
+        return isinstance(v, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in v.elts)
+
+    for r in returns:
+        v = r.value
+        if isinstance(v, ast.Name):
+            if not bound.get(v.id) or not all(display(b) for b in bound[v.id]):
+                return []
+        elif not display(v):
+            return []
+    return returns
+
+
 def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
     """Whether the mapping changes, marks or notes anything (what a Dict site does)."""
     return bool(mapped.markers or mapped.imports or mapped.notes or mapped.callbacks
                 or len(mapped.entries) != len(entries) or any(e.changed for e in mapped.entries))
 
 
-def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool) -> bool:
+def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool, combined: bool) -> bool:
     """Whether the fix changes, marks or reports something at this Lightning Trainer call."""
     text = facts.text
     entries: List[tam.Entry] = []
@@ -246,18 +321,18 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool) -> boo
             return True  # T-meth3 marker
     if handled:
         return True
-    mapped = tam.map_arguments(entries, '"', facts.has_tune, handled, tuned)
+    mapped = tam.map_arguments(entries, '"', facts.has_tune, handled, tuned, combined)
     spread = any(e.name is None for e in mapped.entries)
     if not spread and (not mapped.has_accelerator or (mapped.multi_device and not mapped.has_strategy)):
         return True  # B-1 / T22 note
     return _effect(mapped, entries)
 
 
-def _dict_acts(d: ast.Dict, facts: _Facts) -> bool:
+def _dict_acts(d: ast.Dict, facts: _Facts, combined: bool) -> bool:
     text = facts.text
     entries = [tam.Entry(None if k is None else ast_literal(k, text), _ast_value(v, text))
                for k, v in zip(d.keys, d.values)]
-    return _effect(tam.map_arguments(entries, '"', facts.has_tune, False), entries)
+    return _effect(tam.map_arguments(entries, '"', facts.has_tune, False, combined=combined), entries)
 
 
 def _env_strings(text: Text) -> List[Site]:
@@ -358,6 +433,7 @@ class _Transformer(PrunedTransformer):
         self.call_names = frozenset(s.target for s in self.calls.values())
         self.strings = {(s.line, s.col, s.target): s for s in sites if s.action == "env"}
         self.dicts = {(s.line, s.col): s for s in sites if s.action == "dict"}
+        self.returns = {(s.line, s.col): s.data for s in sites if s.action == "combine"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -474,6 +550,21 @@ class _Transformer(PrunedTransformer):
                         f"XLAStrategy, sharded/DP/Horovod -> \"ddp\"/\"fsdp\") ({tam.GUIDE})"])
         return updated
 
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
+        mode = self.returns.get(self.locate(original)) if self.returns else None
+        if mode is None or updated.value is None:
+            return updated
+        self.imports.append((f"{self.root}.utilities.combined_loader", "CombinedLoader"))
+        line, col = self.ctx.position(self.module, original)
+        self.ctx.report(CODE, f"T17: train_dataloader returns CombinedLoader(..., mode={tam.py_repr(mode, chr(34))}), the "
+                        "Trainer's multiple_trainloader_mode, which 1.9 applied to the loaders it returned",
+                        Kind.FIXED, line, col)
+        call = cst.Call(func=cst.Name("CombinedLoader"), args=[
+            cst.Arg(updated.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(cst.SimpleString(tam.py_repr(mode, chr(34))), keyword=cst.Name("mode"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+        return updated.with_changes(value=call)
+
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
         if self.strings:
             v = original.evaluated_value
@@ -482,7 +573,7 @@ class _Transformer(PrunedTransformer):
         return updated
 
     def _trainer_call(self, original: cst.Call, updated: cst.Call, has_tune: bool, handled: bool,
-                      argparse: Tuple[str, ...], tuned: bool = False) -> cst.Call:
+                      argparse: Tuple[str, ...], tuned: bool = False, combined: bool = False) -> cst.Call:
         entries: List[tam.Entry] = []
         pos = 0
         for arg in updated.args:
@@ -516,7 +607,8 @@ class _Transformer(PrunedTransformer):
                                 f"(e.g. gpus -> accelerator/devices) before building the Trainer ({tam.GUIDE})"])
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
-        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled, tuned)
+        mapped = tam.map_arguments(entries, _quote_of(a.value for a in updated.args), has_tune, handled, tuned,
+                                   combined)
         new_args = self._rebuild_args(mapped, updated)
         self._finish(mapped, original)
         if new_args is None:
@@ -591,7 +683,7 @@ class _Transformer(PrunedTransformer):
                 entries.append(tam.Entry(literal(el.key), v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
-        mapped = tam.map_arguments(entries, quote, site.data, False)
+        mapped = tam.map_arguments(entries, quote, site.data[0], False, combined=site.data[1])
         self._finish(mapped, original, is_call=False)
         changed = any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
         if not changed:
@@ -633,8 +725,12 @@ STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 # call that gets ckpt_path= ("ckpt", data: the line, column and name of that Trainer call), a
 # Trainer argparse method ("argparse"), DDPStrategy(...) that gets find_unused_parameters=True
 # ("ddp"), a removed strategy class ("strategy-class"). Their target is the called name.
+# The call site's data ends with whether the Trainer goes to Tuner(...) in its function and
+# whether multiple_trainloader_mode moves to the file's train_dataloader returns.
 # The other sites: a dict literal of Trainer arguments ("dict", data: whether the file calls
-# tune()) and a string naming a removed environment variable ("env", target: the string).
+# tune(), whether multiple_trainloader_mode moves), a string naming a removed environment
+# variable ("env", target: the string) and a train_dataloader return to wrap in CombinedLoader
+# ("combine", data: the mode).
 CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class"})
 
 
@@ -653,7 +749,7 @@ class TrainerConstructorRule(Rule):
         "T0": Handling.REWRITTEN, "T1": Handling.REWRITTEN, "T2": Handling.REWRITTEN, "T3": Handling.MARKED,
         "T4": Handling.REWRITTEN, "T5": Handling.REWRITTEN, "T6": Handling.REWRITTEN, "T7": Handling.REWRITTEN,
         "T8": Handling.MARKED, "T9": Handling.REWRITTEN, "T11": Handling.REWRITTEN, "T12": Handling.REWRITTEN,
-        "T14": Handling.REWRITTEN, "T15": Handling.REWRITTEN, "T16": Handling.MARKED, "T17": Handling.MARKED,
+        "T14": Handling.REWRITTEN, "T15": Handling.REWRITTEN, "T16": Handling.MARKED, "T17": Handling.REWRITTEN,
         "T18": Handling.MARKED, "T19": Handling.MARKED, "T20": Handling.NOTED, "T21": Handling.REWRITTEN,
         "T22": Handling.NOTED, "T23": Handling.REWRITTEN, "T24": Handling.REWRITTEN, "T25": Handling.MARKED,
         "T26": Handling.MARKED, "T27": Handling.MARKED, "T28": Handling.REWRITTEN, "T29": Handling.NOTED,
@@ -706,15 +802,17 @@ class TrainerConstructorRule(Rule):
         facts = _Facts(imports, text)
         facts.visit(source.tree)
         moved, fit_trainers = facts.resume_plans()
+        mode, combine_returns = facts.combine()
+        combined = mode is not None
         argparse = (("add_argparse_args",) if facts.argparse_trainer
                     else tuple(dict.fromkeys(facts.argparse_options)))
         sites: List[Site] = []
         for call in facts.trainer_calls:
             handled = _place(call) in moved
             tuned = facts.tuned(call)
-            if _call_acts(call, facts, handled, tuned):
+            if _call_acts(call, facts, handled, tuned, combined):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
-                                  (facts.has_tune, handled, argparse, tuned)))
+                                  (facts.has_tune, handled, argparse, tuned, combined)))
         for (line, col), trainer in fit_trainers.items():
             sites.append(Site(line, col, "fit", "ckpt", (trainer.lineno, trainer.col_offset, last_name(trainer.func))))
         lightning_strategy = "fabric" not in source.text.lower()
@@ -727,8 +825,10 @@ class TrainerConstructorRule(Rule):
                 continue
             sites.append(Site(call.lineno, call.col_offset, last_name(call.func), action))
         for d in facts.trainer_dicts():
-            if _dict_acts(d, facts):
-                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", facts.has_tune))
+            if _dict_acts(d, facts, combined):
+                sites.append(Site(d.lineno, d.col_offset, "dict", "dict", (facts.has_tune, combined)))
+        for ret in combine_returns:
+            sites.append(Site(ret.lineno, ret.col_offset, "train_dataloader", "combine", mode))
         sites += _env_strings(text)
         return sorted(sites, key=lambda s: (s.line, s.col))
 

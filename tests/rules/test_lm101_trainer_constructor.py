@@ -342,22 +342,22 @@ def test_find_resume_needs_one_trainer_and_fits_that_can_take_the_path():
             "    t.fit(m, ckpt_path='x')\n\n\ndef b():\n    t = pl.Trainer(resume_from_checkpoint=c)\n    t.fit(*args)\n")
     found = sites(text)
     assert [(s.line, s.action, s.data) for s in found] == [
-        (5, "call", (False, True, (), False)), (6, "ckpt", (5, 8, "Trainer")), (11, "call", (False, False, (), False))]
+        (5, "call", (False, True, (), False, False)), (6, "ckpt", (5, 8, "Trainer")), (11, "call", (False, False, (), False, False))]
 
 
 def test_find_argparse_facts_go_with_the_trainer_call():
     text = ("import pytorch_lightning as pl\nparser.add_argument('--gpus', type=int)\nparser.add_argument('--max-epochs')\n"
             "t = pl.Trainer(**vars(args))\n")
-    assert [(s.action, s.data) for s in sites(text)] == [("call", (False, False, ("gpus",), False))]
+    assert [(s.action, s.data) for s in sites(text)] == [("call", (False, False, ("gpus",), False, False))]
     tuned = text.replace("t = pl", "trainer.tune(m)\nt = pl")
-    assert [(s.action, s.data) for s in sites(tuned)] == [("call", (True, False, ("gpus",), False))]
+    assert [(s.action, s.data) for s in sites(tuned)] == [("call", (True, False, ("gpus",), False, False))]
 
 
 def test_find_does_not_depend_on_the_other_files_of_the_project():
     # the rule reads imports and calls of the file itself: a Trainer subclass elsewhere is not a Trainer
     other = {"mytrainer.py": "import pytorch_lightning as pl\n\n\nclass MyTrainer(pl.Trainer):\n    pass\n"}
     text = "import pytorch_lightning as pl\nfrom mytrainer import MyTrainer\nt = MyTrainer(gpus=2)\nu = pl.Trainer(gpus=2)\n"
-    assert sites(text, "train.py", other) == sites(text) == [Site(4, 4, "Trainer", "call", (False, False, (), False))]
+    assert sites(text, "train.py", other) == sites(text) == [Site(4, 4, "Trainer", "call", (False, False, (), False, False))]
 
 
 def test_prefilter_needs_a_lightning_import_in_the_text():
@@ -380,3 +380,66 @@ def test_find_removed_env_vars_inside_f_string_fields():
     assert [(s.line, s.col, s.target) for s in sites(text)] == [
         (2, 45, "PL_RECONCILE_PROCESS"), (3, 19, "PL_FAULT_TOLERANT_TRAINING")]  # as ast places them
     assert transform_text(text, [RULE], "train.py").text.count("T31:") == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# T17: multiple_trainloader_mode -> CombinedLoader(..., mode=...) in the file's train_dataloader
+# (issue 21 kind 6.7; corpus multiple_trainloader_min_size)
+
+T17_MODULE = '''\
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader
+
+
+class M(pl.LightningModule):
+    def train_dataloader(self):
+        loaders = [DataLoader(a), DataLoader(b)]
+        if self.flag:
+            return {"a": DataLoader(a), "b": DataLoader(b)}
+        return loaders
+
+
+trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")
+'''
+
+
+def test_multiple_trainloader_mode_moves_into_the_loaders_of_the_file():
+    findings = check_rewrite(RULE, T17_MODULE, '''\
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader
+from pytorch_lightning.utilities.combined_loader import CombinedLoader
+
+
+class M(pl.LightningModule):
+    def train_dataloader(self):
+        loaders = [DataLoader(a), DataLoader(b)]
+        if self.flag:
+            return CombinedLoader({"a": DataLoader(a), "b": DataLoader(b)}, mode="min_size")
+        return CombinedLoader(loaders, mode="min_size")
+
+
+trainer = pl.Trainer(accelerator="cpu")
+''')
+    assert [(f.line, f.kind) for f in findings] == [(9, Kind.FIXED), (10, Kind.FIXED)]
+
+
+@pytest.mark.parametrize("change", [
+    ("        return loaders\n", "        return self.loaders\n"),  # not visibly a collection of loaders
+    ("class M(pl.LightningModule):\n    def train_dataloader(self):\n", "class M(pl.LightningModule):\n    def other(self):\n"),
+    ('multiple_trainloader_mode="min_size"', "multiple_trainloader_mode=mode"),  # not a literal
+    ('trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")\n',  # two modes
+     'trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")\n'
+     'other = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="max_size_cycle")\n'),
+])
+def test_multiple_trainloader_mode_stays_marked_when_the_loaders_are_not_known(change):
+    out, findings = run_rule(RULE, T17_MODULE.replace(*change))
+    assert "CombinedLoader" not in out.replace("CombinedLoader(loaders, mode=...)", "")
+    assert any(f.kind is Kind.MARKER and "T17" in f.message for f in findings)
+
+
+def test_multiple_trainloader_mode_in_a_trainer_kwargs_dict():
+    source = T17_MODULE.replace('trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")\n',
+                                'config = {"trainer": {"max_epochs": 2, "multiple_trainloader_mode": "min_size"}}\n')
+    out, _ = run_rule(RULE, source)
+    assert 'config = {"trainer": {"max_epochs": 2}}' in out and 'CombinedLoader(loaders, mode="min_size")' in out
+    assert run_rule(RULE, out)[0] == out
