@@ -604,13 +604,20 @@ def _optimize(p: Plan) -> cst.FunctionDef:
     lines.append("    return loss")
     lines += [""]
     if p.overrides_optimizer_step:
-        do_step = f"{s}.optimizer_step({s}.current_epoch, batch_idx, optimizer, closure)"
+        # 1.x counted a step per optimizer_step call, also one that only ran the closure; 2.x
+        # manual optimization counts the optimizer's real steps (global_step, max_steps)
+        do_step = [f"steps = {s}.trainer.fit_loop.epoch_loop.manual_optimization.optim_step_progress",
+                   "stepped = steps.total.completed",
+                   f"{s}.optimizer_step({s}.current_epoch, batch_idx, optimizer, closure)",
+                   "if steps.total.completed == stepped:  # 1.x counted this call as a step too",
+                   "    steps.increment_ready()",
+                   "    steps.increment_completed()"]
     else:
-        do_step = "optimizer.step(closure=closure)"
+        do_step = ["optimizer.step(closure=closure)"]
     if n > 1:
-        lines += ["if should_step:", "    " + do_step, "else:", "    closure()"]
+        lines += ["if should_step:", *("    " + d for d in do_step), "else:", "    closure()"]
     else:
-        lines.append(do_step)
+        lines += do_step
     if collect:
         lines += ["if output is None:", "    return None",
                   "if isinstance(output, dict):",

@@ -158,7 +158,31 @@ def test_accumulation_notes_the_changed_logging_cadence():
 
 
 
-@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip'])
+def test_user_optimizer_step_that_only_runs_the_closure_still_counts_a_step():
+    # 1.9 counted global_step once per optimizer_step call (the hook ran the closure alone on
+    # batches it did not step); 2.x manual optimization counts real steps: the loop adds the
+    # missing count (issue 21 kind 6.6; corpus gan_optimizer_step_closure_only)
+    source = GAN + '''
+    def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx, optimizer_closure,
+                       on_tpu=False, using_native_amp=False, using_lbfgs=False):
+        if optimizer_idx == 0 or batch_idx % 2:
+            optimizer.step(closure=optimizer_closure)
+        else:
+            optimizer_closure()
+'''
+    out = transform_text(source, ALL_RULES, path="m.py").text
+    assert """\
+        steps = self.trainer.fit_loop.epoch_loop.manual_optimization.optim_step_progress
+        stepped = steps.total.completed
+        self.optimizer_step(self.current_epoch, batch_idx, optimizer, closure)
+        if steps.total.completed == stepped:  # 1.x counted this call as a step too
+            steps.increment_ready()
+            steps.increment_completed()
+""" in out
+    assert transform_text(out, ALL_RULES, path="m.py").text == out
+
+
+@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_optimizer_step_closure_only', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)
