@@ -182,7 +182,7 @@ def test_user_optimizer_step_that_only_runs_the_closure_still_counts_a_step():
     assert transform_text(out, ALL_RULES, path="m.py").text == out
 
 
-@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_optimizer_step_closure_only', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip'])
+@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_callback_zero_grad_outputs', 'gan_optimizer_step_closure_only', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)
@@ -374,3 +374,48 @@ def test_find_reads_configure_optimizers_with_the_comments_libcst_gives_it():
     # implicitly concatenated strings are not literals, as for libcst
     concatenated = GAN + '\n\ntrainer = pl.Trainer(gradient_clip_algorithm="no" "rm")\n'
     assert [s.action for s in find(concatenated)] == ["mark"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Callbacks around the generated loop (issue 21 kind 6.5; corpus gan_callback_zero_grad_outputs):
+# 1.9 called their on_before_zero_grad in every optimizer's closure and passed their
+# on_train_batch_end one dict per optimizer; 2.x manual optimization does neither.
+
+MONITOR = '''\
+from pytorch_lightning.callbacks import Callback
+
+
+class Monitor(Callback):
+    def on_before_zero_grad(self, trainer, pl_module, optimizer):
+        self.zeroed = getattr(self, "zeroed", 0) + 1
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.last = [o["loss"] for o in outputs]
+'''
+
+
+def test_generated_loop_serves_the_callbacks_of_the_project():
+    out, _ = run_rule(RULE, GAN, path="gan.py", project_files={"monitor.py": MONITOR})
+    assert """\
+            for callback in self.trainer.callbacks:
+                callback.on_before_zero_grad(self.trainer, self, optimizer.optimizer)
+            optimizer.zero_grad()
+""" in out
+    assert "        self._v1_optimizer_outputs = outputs  # what 1.x passed to callbacks' on_train_batch_end\n" in out
+    plain, _ = run_rule(RULE, GAN, path="gan.py")  # no such callback in the project: nothing added
+    assert "callback" not in plain and "_v1_optimizer_outputs" not in plain
+
+
+def test_callback_batch_end_takes_the_per_optimizer_list_back():
+    out, findings = run_rule(RULE, MONITOR, path="monitor.py", project_files={"gan.py": GAN})
+    assert """\
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        outputs = getattr(pl_module, "_v1_optimizer_outputs", outputs)  # 1.x: one dict per optimizer
+        self.last = [o["loss"] for o in outputs]
+""" in out
+    assert [f.code for f in findings] == ["LM005"]
+    assert run_rule(RULE, out, path="monitor.py", project_files={"gan.py": GAN})[0] == out
+    # without a multi-optimizer module in the project, or when the hook ignores outputs: unchanged
+    assert run_rule(RULE, MONITOR, path="monitor.py")[0] == MONITOR
+    ignoring = MONITOR.replace('self.last = [o["loss"] for o in outputs]', "self.last = batch_idx")
+    assert run_rule(RULE, ignoring, path="monitor.py", project_files={"gan.py": GAN})[0] == ignoring
