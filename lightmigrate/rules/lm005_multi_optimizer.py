@@ -1230,12 +1230,13 @@ class Model(pl.LightningModule):
         if not project.has_path(ctx.path):
             project.add_source(source.text, ctx.path, tree=source.tree)
         here = any("optimizer_idx" in c.params.get("training_step", ()) for c in project.classes_in(ctx.path))
-        reads = "on_train_batch_end" in source.text and _callbacks_reading_outputs(source, ctx)
-        if not here and not reads and not project.trainer_settings.get(ctx.path):
+        batch_end = "on_train_batch_end" in source.text
+        if not here and not batch_end and not project.trainer_settings.get(ctx.path):
             return []  # (asked first: the question below may parse other files)
         if not _multi_classes(project):
             return []
-        callback_sites = [Site(f.lineno, f.col_offset, cls, "callback-outputs", out) for cls, f, out in reads or ()]
+        reads = _callbacks_reading_outputs(source, ctx) if batch_end else []
+        callback_sites = [Site(f.lineno, f.col_offset, cls, "callback-outputs", out) for cls, f, out in reads]
         if not here and not project.trainer_settings.get(ctx.path):
             return callback_sites
         src = _Source(source.text)
