@@ -197,9 +197,14 @@ class _Builder:
 
 
 def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = False,
-                  resume_handled: bool = False, local: Optional[Callable[[], Optional[str]]] = None) -> Mapped:
+                  resume_handled: bool = False, local: Optional[Callable[[], Optional[str]]] = None,
+                  tuned: bool = False, combined: bool = False) -> Mapped:
     """Apply the 1.9 -> 2.x mapping to Trainer arguments given by name (``entries`` must be
-    keyword entries plus ``name=None`` spreads; positional arguments are named by the caller)."""
+    keyword entries plus ``name=None`` spreads; positional arguments are named by the caller).
+    ``has_tune``: the file still calls ``trainer.tune()``; ``tuned``: this Trainer is handed to
+    ``Tuner(...)`` in its own function (what LM102 made of its ``tune()``), which runs what the
+    tuner flags asked for. ``combined``: the file's ``train_dataloader`` returns get wrapped in
+    ``CombinedLoader(..., mode=<this multiple_trainloader_mode>)`` (LM101, T17)."""
     b = _Builder(entries, quote)
     b.local = local  # gives a free name the caller can bind before the statement (None: there is none)
 
@@ -296,7 +301,12 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
                "(native AMP, numerics change)")
     if b.get("move_metrics_to_cpu") is not None:
         b.mark("T16: `move_metrics_to_cpu` was removed; drop it (logged tensors stay on their device)")
-    if b.get("multiple_trainloader_mode") is not None:
+    mtm = b.get("multiple_trainloader_mode")
+    if mtm is not None and combined:
+        b.drop("multiple_trainloader_mode")
+        b.out.fixed.append(f"moved `multiple_trainloader_mode={mtm.value.code}` to CombinedLoader(..., "
+                           f"mode={mtm.value.code}) in train_dataloader")
+    elif mtm is not None:
         b.mark("T17: `multiple_trainloader_mode` was removed; return CombinedLoader(loaders, mode=...) "
                "from train_dataloader")
 
@@ -311,7 +321,10 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
     # --- T14: the tuner flags did nothing without trainer.tune()
     for name in ("auto_lr_find", "auto_scale_batch_size"):
         if b.get(name) is not None:
-            if has_tune:
+            if tuned:
+                b.drop(name)  # 2.x rejects it; the Tuner calls that replaced tune() do its work
+                b.out.fixed.append(f"dropped `{name}` (the Tuner calls that replaced trainer.tune() run it)")
+            elif has_tune:
                 b.mark(f"T14: `{name}` was removed; call Tuner(trainer).lr_find / scale_batch_size "
                        "(from pytorch_lightning.tuner) where trainer.tune() was called")
             else:

@@ -94,8 +94,12 @@ PURE_CALLS = frozenset({"log", "log_dict", "print", "len", "isinstance", "float"
 READ_METHODS = frozenset({"detach", "item", "keys", "values", "items", "get", "mean", "sum", "size", "numel",
                           "cpu", "float", "clone", "argmax", "argmin", "max", "min", "tolist", "dim", "norm",
                           "abs", "std", "var"})
-# What changes across the optimizer step that separates training_step_end from on_train_batch_end.
-STEP_SENSITIVE = re.compile(r"\bglobal_step\b|\.weight\b|\.bias\b|parameters\(|\.grad\b|state_dict\(|\boptimizers\(")
+# What changes across the optimizer step that separates training_step_end from on_train_batch_end:
+# the step changes the weights, gradients and global_step, and step-interval LR schedulers step
+# in between (spec B.5), so the optimizer's and the schedulers' state are read there too.
+STEP_SENSITIVE = re.compile(r"\bglobal_step\b|\.weight\b|\.bias\b|parameters\(|\.grad\b|state_dict\(|\boptimizers\("
+                            r"|\btrainer\.optimizers\b|\blr_schedulers\(|\blr_scheduler_configs\b|\bparam_groups\b"
+                            r"|\bget_last_lr\(|\bget_lr\(|\blast_epoch\b")
 
 
 def _names(node: cst.CSTNode, name: str) -> List[cst.Name]:
@@ -180,7 +184,8 @@ def _not_side_effect_only(func: cst.FunctionDef, p: str, training: bool) -> Opti
     if training:
         code = code_of(func)
         if STEP_SENSITIVE.search(code):
-            return "it reads weights, gradients or global_step, which change before on_train_batch_end"
+            return ("it reads weights, gradients, global_step or the optimizer / LR scheduler state, which "
+                    "change before on_train_batch_end")
     return None
 
 

@@ -19,7 +19,14 @@ code, the loop 1.9 ran for it (spec B.5):
   optimization: the values move into the module (clipping in ``on_before_optimizer_step``, or
   through the user's ``configure_gradient_clipping``) and leave the Trainer call or dict;
 - ``training_epoch_end(outputs)`` gets 1.9's ``outputs[batch][optimizer]`` from a buffer the
-  loop fills, in ``on_train_epoch_end``.
+  loop fills, in ``on_train_epoch_end``;
+- a user ``optimizer_step`` that only ran the closure still counted a step in 1.9 (global_step,
+  max_steps): the loop adds that count, which 2.x manual optimization does not make;
+- when a Callback of the project defines ``on_before_zero_grad``, the closure calls the
+  callbacks' hook before zeroing, as 1.9 did; when one defines ``on_train_batch_end``, the loop
+  keeps 1.9's per-optimizer list on the module (``_v1_optimizer_outputs``) and a callback hook
+  that reads ``outputs`` takes it from there (``getattr`` with the hook's own value as fallback,
+  so other modules are unaffected).
 
 The old step body moves verbatim to ``_training_step(self, batch, batch_idx, optimizer_idx)``.
 User hooks with 1.x signatures (``optimizer_step``, ``optimizer_zero_grad``,
@@ -63,8 +70,10 @@ from lightmigrate import MARKER_PREFIX
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
+from lightmigrate.analysis.project import CALLBACK_NAMES
 from lightmigrate.rules.shared.class_edit import (
-    ClassEditor, Hierarchy, ast_class_defs, hook_classes, migrate_classes, taken_names)
+    ClassEditor, Hierarchy, KindTransformer, ast_class_defs, hook_classes, kind_classes, migrate_classes, taken_names,
+)
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
@@ -592,6 +601,8 @@ class Plan:
     batch_end_outputs: Optional[str] = None  # attribute holding 1.x's on_train_batch_end outputs
     several: bool = False  # configure_optimizers always returns two or more optimizers
     epoch_end_helper: Optional[str] = None  # the old training_epoch_end kept as a method (it returns early)
+    callback_zero_grad: bool = False  # a callback of the project defines on_before_zero_grad
+    callback_outputs: bool = False  # a callback of the project defines on_train_batch_end
 
 
 def _training_step(p: Plan) -> cst.FunctionDef:
@@ -620,7 +631,7 @@ def _training_step(p: Plan) -> cst.FunctionDef:
         loop_head = [f"optimizers = {s}.optimizers()",
                      "optimizers = optimizers if isinstance(optimizers, list) else [optimizers]",
                      "for optimizer_idx, optimizer in enumerate(optimizers):"]
-    collect = p.buffer is not None or p.batch_end_outputs is not None
+    collect = p.buffer is not None or p.batch_end_outputs is not None or p.callback_outputs
     if collect:
         lines.append("outputs = []")
     lines.extend(loop_head)
@@ -650,8 +661,17 @@ def _training_step(p: Plan) -> cst.FunctionDef:
             lines.append(f"{s}.{p.step_schedulers}(\"step\", active)")
         lines.append("if last_batch:")
         lines.append(f"    {s}.{p.step_schedulers}(\"epoch\", active)")
+    batch_outputs = "outputs"
+    if (p.batch_end_outputs or p.callback_outputs) and not p.several and not p.frequencies:
+        # one optimizer at run time: 1.x squeezed the optimizer dimension of on_train_batch_end's
+        # outputs away (the step's output itself, None when it returned None)
+        lines.append("# with one optimizer 1.x passed on_train_batch_end the step's output itself")
+        lines.append("batch_outputs = outputs if len(optimizers) > 1 else (outputs[0] if outputs else None)")
+        batch_outputs = "batch_outputs"
     if p.batch_end_outputs:
-        lines.append(f"{s}.{p.batch_end_outputs} = outputs")
+        lines.append(f"{s}.{p.batch_end_outputs} = {batch_outputs}")
+    if p.callback_outputs:
+        lines.append(f"{s}.{CALLBACK_OUTPUTS} = {batch_outputs}  # what 1.x passed to callbacks' on_train_batch_end")
     if p.buffer:
         lines.append(f"{s}.{p.buffer}.append(outputs)")
     body = "\n".join("    " + line for line in lines)
@@ -664,7 +684,7 @@ def _optimize(p: Plan) -> cst.FunctionDef:
     s = p.s
     n = p.accumulate
     sig = f"def {p.optimize}({s}, batch, batch_idx, optimizer_idx, optimizer" + (", should_step" if n > 1 else "") + "):"
-    collect = bool(p.buffer or p.batch_end_outputs)
+    collect = bool(p.buffer or p.batch_end_outputs or p.callback_outputs)
     doc = ('    """One optimizer\'s part of a batch as 1.x ran it: the step in a closure (forward, then\n'
            '    zero_grad, then backward) handed to the optimizer.'
            + (' Returns the step\'s output as 1.x\n    collected it (None when the step returned None)."""'
@@ -675,6 +695,9 @@ def _optimize(p: Plan) -> cst.FunctionDef:
         lines += [f"    result = {s}.{p.end_helper}(output)", "    if result is not None:", "        output = result"]
     lines.append("    loss = output[\"loss\"] if isinstance(output, dict) else output")
     zero = []
+    if p.callback_zero_grad:  # 1.x called the callbacks' hook first, with the torch optimizer
+        zero += [f"for callback in {s}.trainer.callbacks:",
+                 f"    callback.on_before_zero_grad({s}.trainer, {s}, optimizer.optimizer)"]
     for hook in p.zero_grad_hooks:
         if hook == "on_before_zero_grad":
             zero.append(f"{s}.on_before_zero_grad(optimizer)")
@@ -696,13 +719,20 @@ def _optimize(p: Plan) -> cst.FunctionDef:
     lines.append("    return loss")
     lines += [""]
     if p.overrides_optimizer_step:
-        do_step = f"{s}.optimizer_step({s}.current_epoch, batch_idx, optimizer, closure)"
+        # 1.x counted a step per optimizer_step call, also one that only ran the closure; 2.x
+        # manual optimization counts the optimizer's real steps (global_step, max_steps)
+        do_step = [f"steps = {s}.trainer.fit_loop.epoch_loop.manual_optimization.optim_step_progress",
+                   "stepped = steps.total.completed",
+                   f"{s}.optimizer_step({s}.current_epoch, batch_idx, optimizer, closure)",
+                   "if steps.total.completed == stepped:  # 1.x counted this call as a step too",
+                   "    steps.increment_ready()",
+                   "    steps.increment_completed()"]
     else:
-        do_step = "optimizer.step(closure=closure)"
+        do_step = ["optimizer.step(closure=closure)"]
     if n > 1:
-        lines += ["if should_step:", "    " + do_step, "else:", "    closure()"]
+        lines += ["if should_step:", *("    " + d for d in do_step), "else:", "    closure()"]
     else:
-        lines.append(do_step)
+        lines += do_step
     if collect:
         lines += ["if output is None:", "    return None",
                   "if isinstance(output, dict):",
@@ -930,6 +960,8 @@ class _MultiOptimizerMigration(ClassEditor):
             several=conf.several,
             epoch_end_helper=new("_training_epoch_end") if old_epoch_end is not None and _has_returns(
                 split_docstring(body_of(old_epoch_end))[1]) else None,
+            callback_zero_grad=_callbacks_define(self.index, "on_before_zero_grad"),
+            callback_outputs=_callbacks_define(self.index, "on_train_batch_end"),
         )
         # the step: the old body moves to the helper, the loop takes its place
         self.rename("training_step", step_helper)
@@ -943,7 +975,8 @@ class _MultiOptimizerMigration(ClassEditor):
         if plan.batch_end_outputs and batch_end is not None:
             out = param_names(batch_end)[1]
             self.set("on_train_batch_end", prepend_statements(batch_end, parse_statements(
-                f"{out} = {self_name(batch_end)}.{plan.batch_end_outputs}  # 1.x passed a list with one dict per optimizer")))
+                f"{out} = {self_name(batch_end)}.{plan.batch_end_outputs}  # 1.x passed a list with one dict per optimizer"
+                + ("" if plan.several else " (the dict itself with one)"))))
         if plan.buffer:
             self._epoch_start(s, plan.buffer)
         self._epoch_end(s, plan, old_epoch_end, conf)
@@ -1147,6 +1180,61 @@ class _RenameName(PrunedTransformer):
         return updated.with_changes(value=self.new) if updated.value == self.old else updated
 
 
+# The module attribute that holds, after each batch, the per-optimizer list 1.x passed to the
+# callbacks' on_train_batch_end (their hook reads it back, see CallbackOutputs).
+CALLBACK_OUTPUTS = "_v1_optimizer_outputs"
+
+
+def _callbacks_define(project: ProjectIndex, hook: str) -> bool:
+    """Whether a Callback class of the project defines ``hook``."""
+    return any(hook in c.methods for c in project.kind_classes(CALLBACK_NAMES))
+
+
+def _callbacks_reading_outputs(source: SourceFile, ctx: RuleContext) -> List[Tuple[str, ast.FunctionDef, str]]:
+    """(class, def, outputs parameter) of each ``on_train_batch_end(self, trainer, pl_module,
+    outputs, ...)`` of a Callback class of the file whose body reads ``outputs`` and does not
+    start by taking it from the module already (what ``_CallbackOutputs`` writes)."""
+    found = []
+    for cls, _ in kind_classes(source, ctx, frozenset({"callback"})):
+        for f in cls.body:
+            if not isinstance(f, ast.FunctionDef) or f.name != "on_train_batch_end" or f.args.vararg \
+                    or f.args.kwarg or len(f.args.posonlyargs + f.args.args) < 4:
+                continue
+            names = [a.arg for a in f.args.posonlyargs + f.args.args]
+            out, module = names[3], names[2]
+            used = any(isinstance(n, ast.Name) and n.id == out for st in f.body for n in ast.walk(st))
+            first = f.body[0]
+            taken = isinstance(first, ast.Assign) and isinstance(first.value, ast.Call) and \
+                isinstance(first.value.func, ast.Name) and first.value.func.id == "getattr" and \
+                any(isinstance(a, ast.Constant) and a.value == CALLBACK_OUTPUTS for a in first.value.args)
+            if used and not taken:
+                found.append((cls.name, f, f"{module}\t{out}"))
+    return found
+
+
+class _CallbackOutputs(KindTransformer):
+    """Carries out the "callback-outputs" sites: the callback's ``on_train_batch_end`` takes
+    1.x's per-optimizer list from the module LM005 migrated (unchanged for any other module)."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target for s in sites))
+        self.data = {s.target: s.data for s in sites}
+
+    def edit_class(self, kind, original, updated):
+        items = list(updated.body.body)
+        data = self.data[original.name.value]
+        for i, item in enumerate(items):
+            if not isinstance(item, cst.FunctionDef) or item.name.value != "on_train_batch_end":
+                continue
+            module, out = data.split("\t")
+            items[i] = prepend_statements(item, parse_statements(
+                f"{out} = getattr({module}, \"{CALLBACK_OUTPUTS}\", {out})  # 1.x: one dict per optimizer"))
+            self.report(CODE, original.body.body[i], f"{self.class_name}.on_train_batch_end: `{out}` is 1.x's list "
+                        "with one dict per optimizer again, kept by the manual-optimization loop of a module "
+                        "LM005 migrated (other modules pass theirs unchanged)")
+        return updated.with_changes(body=updated.body.with_changes(body=items))
+
+
 def _multi_classes(project: ProjectIndex) -> List:
     return [c for c in project.classes(mentioning="optimizer_idx") if "optimizer_idx" in c.params.get("training_step", ())]
 
@@ -1283,7 +1371,7 @@ class MultiOptimizerRule(Rule):
     safety = Safety.PRESERVING
     # optimizer_idx as a training_step parameter, or the Trainer settings manual optimization
     # must take over (the index records settings only for a text with one of these words)
-    triggers = ("optimizer_idx", "gradient_clip", "accumulate_grad_batches")
+    triggers = ("optimizer_idx", "gradient_clip", "accumulate_grad_batches", "on_train_batch_end")
     description = (
         "Lightning 2.x raises for a training_step with optimizer_idx and no longer runs several optimizers "
         "automatically. The class switches to manual optimization, and a generated training_step runs the loop 1.9 "
@@ -1294,7 +1382,9 @@ class MultiOptimizerRule(Rule):
         "schedulers are stepped where 1.9 stepped them; ReduceLROnPlateau at the end of on_train_epoch_end. "
         "Trainer gradient_clip_val / gradient_clip_algorithm / accumulate_grad_batches (which raise under manual "
         "optimization) move from the Trainer call or Trainer dict of the same file into the module. "
-        "training_epoch_end becomes on_train_epoch_end and receives 1.9's outputs[batch][optimizer]. What cannot "
+        "training_epoch_end becomes on_train_epoch_end and receives 1.9's outputs[batch][optimizer]. A user "
+        "optimizer_step that only runs the closure still counts a step, as in 1.9; callbacks' on_before_zero_grad "
+        "is called in the closure and callbacks' on_train_batch_end gets 1.9's per-optimizer list back. What cannot "
         "be read statically (frequencies, plateau monitors, non-literal Trainer values, TBPTT) gets a marker."
     )
     examples = (
@@ -1385,14 +1475,19 @@ class Model(pl.LightningModule):
         if not project.has_path(ctx.path):
             project.add_source(source.text, ctx.path, tree=source.tree)
         here = any("optimizer_idx" in c.params.get("training_step", ()) for c in project.classes_in(ctx.path))
-        if not here and not project.trainer_settings.get(ctx.path):
+        batch_end = "on_train_batch_end" in source.text
+        if not here and not batch_end and not project.trainer_settings.get(ctx.path):
             return []  # (asked first: the question below may parse other files)
         if not _multi_classes(project):
             return []
+        reads = _callbacks_reading_outputs(source, ctx) if batch_end else []
+        callback_sites = [Site(f.lineno, f.col_offset, cls, "callback-outputs", out) for cls, f, out in reads]
+        if not here and not project.trainer_settings.get(ctx.path):
+            return callback_sites
         src = _Source(source.text)
         settings = trainer_settings(src, source.tree)
         if here:
-            return self._find_classes(source, ctx, src, settings)
+            return callback_sites + self._find_classes(source, ctx, src, settings)
         if settings and ctx.path in _scripts(project):
             # a training script whose Trainer may train a migrated module of another file
             why = script_marker(project, ctx.path)
@@ -1456,6 +1551,7 @@ class Model(pl.LightningModule):
         return sites
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+        callbacks = [s for s in sites if s.action == "callback-outputs"]
         by_place = {(s.line, s.col): s for s in sites if s.action in ("rename", "mark", "migrate")}
         after = next((s for s in sites if s.action == "after"), None)
         script_lines = {s.line: s.data for s in sites if s.action == "mark-trainer-args"}
@@ -1482,6 +1578,8 @@ class Model(pl.LightningModule):
                     module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
         if script_lines:
             module = transform(module, _MarkTrainerArgs(ctx, module, script_lines))
+        if callbacks:  # (found by class name: the changes above move lines)
+            module = transform(module, _CallbackOutputs(ctx, module, callbacks))
         return module
 
     def _mark_model_ambiguous(self, module: cst.Module, paths: Sequence[str], self_path: str) -> cst.Module:

@@ -5,8 +5,11 @@ arguments (passed with ``**`` or recognised by their keys), with their 1.9 meani
 becomes ``accelerator="gpu", devices=N`` (``gpus=0``/``None`` meant the CPU and is dropped),
 ``precision=16`` becomes ``"16-mixed"``, ``strategy="ddp"`` keeps 1.9's
 ``find_unused_parameters=True``, positional arguments become keywords, explicit ``None`` values
-2.x rejects are dropped, ``resume_from_checkpoint`` moves to the ``fit`` call of that trainer.
-What cannot be rewritten faithfully gets a marker; the silent default changes (B-1: the
+2.x rejects are dropped, ``resume_from_checkpoint`` moves to the ``fit`` call of that trainer,
+``multiple_trainloader_mode`` moves into ``CombinedLoader(..., mode=...)`` around what the file's
+``train_dataloader`` methods return (when every one returns loaders written out and the file's
+Trainer arguments agree on one mode), the tuner flags of a Trainer whose ``tune()`` became
+``Tuner`` calls (LM102) are dropped. What cannot be rewritten faithfully gets a marker; the silent default changes (B-1: the
 accelerator default, T22: ``ddp_spawn`` becomes ``ddp``) are one NOTE per ``Trainer(...)`` call.
 The argument mapping itself lives in :mod:`lightmigrate.catalog.trainer_args`.
 
@@ -150,6 +153,9 @@ class _Facts(NodeVisitor):
         self.section_dicts: List[ast.Dict] = []  # {"trainer": {...}}
         self.other_calls: List[Tuple[ast.Call, str]] = []  # (call, action)
         self.has_tune = False
+        self.bound: Dict[Place, Tuple[Place, str]] = {}  # Trainer call -> (function, target) it is bound to
+        self.tuners: Set[Tuple[Place, str]] = set()  # (function, argument) of Tuner(...) calls
+        self.train_loaders: List[ast.FunctionDef] = []  # train_dataloader methods
         self.argparse_options: List[str] = []  # parser.add_argument("--gpus", ...) of changed Trainer args
         self.argparse_trainer = False  # Trainer.add_argparse_args(parser) in the file
 
@@ -163,6 +169,7 @@ class _Facts(NodeVisitor):
         self.scope.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.train_loaders += [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "train_dataloader"]
         parent: object = None
         if any(is_lightning_trainer(b, self.imports) for b in node.bases):
             parent = "lightning"
@@ -191,9 +198,10 @@ class _Facts(NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         value = node.value
         if len(node.targets) == 1 and isinstance(value, ast.Call) and is_lightning_trainer(value.func, self.imports):
+            key = (self.scope[-1], self.text.segment(node.targets[0]))
             if _keyword(value, "resume_from_checkpoint") is not None:
-                key = (self.scope[-1], self.text.segment(node.targets[0]))
                 self.resume.setdefault(key, []).append(value)
+            self.bound[_place(value)] = key
         if isinstance(value, ast.Dict):
             self.assigned_dicts.append(({t.id for t in node.targets if isinstance(t, ast.Name)}, value))
         self.generic_visit(node)
@@ -238,6 +246,9 @@ class _Facts(NodeVisitor):
             self.other_calls.append((node, "argparse"))
         elif last_name(func) in STRATEGY_CALLS and dotted(func) is not None:
             self.other_calls.append((node, "ddp" if last_name(func) == "DDPStrategy" else "strategy-class"))
+        if last_name(func) == "Tuner" and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], (ast.Name, ast.Attribute)):
+            self.tuners.add((self.scope[-1], self.text.segment(node.args[0])))
         if isinstance(func, ast.Attribute):
             if func.attr == "tune":
                 self.has_tune = True
@@ -272,6 +283,47 @@ class _Facts(NodeVisitor):
                     fit_trainers[_place(f)] = calls[0]
         return moved, fit_trainers
 
+    def tuned(self, call: ast.Call) -> bool:
+        """Whether this Trainer call is bound to a name that ``Tuner(...)`` gets in the same
+        function (LM102's rewrite of its ``tune()``: the Tuner calls run what its flags asked)."""
+        key = self.bound.get(_place(call))
+        return key is not None and key in self.tuners
+
+    def combine(self, nodes: List[ast.AST]) -> Tuple[Optional[str], List[ast.Return]]:
+        """T17: the ``multiple_trainloader_mode`` every Trainer call (also of a project Trainer
+        subclass) and Trainer-argument dict of the file that gives one agrees on (a string other
+        than 1.9's default), and the ``return`` statements of the file's ``train_dataloader``
+        methods, when each returns a dict, list or tuple of loaders written out (or a name bound
+        only to one in its function): each becomes ``CombinedLoader(..., mode=...)``. (None, [])
+        otherwise, also when the file names the option anywhere else (``nodes``: the file's; a
+        ``dict(...)`` call, a ``d["..."] = ...``, a parsed option), whose value is not known here."""
+        values = []
+        for call in [*self.trainer_calls, *(c for c, p in self.sub_calls if TRAINLOADER_MODE not in p.own)]:
+            k = _keyword(call, TRAINLOADER_MODE)
+            if k is not None:
+                values.append(ast_literal(k.value, self.text))
+        for d in self.trainer_dicts():
+            for k, v in zip(d.keys, d.values):
+                if k is not None and ast_literal(k, self.text) == TRAINLOADER_MODE:
+                    values.append(ast_literal(v, self.text))
+        modes = {v for v in values if isinstance(v, str)}
+        if len(modes) != 1 or len(values) != sum(isinstance(v, str) for v in values) or not self.train_loaders:
+            return None, []
+        if len(values) != sum(1 for n in nodes if (isinstance(n, ast.keyword) and n.arg == TRAINLOADER_MODE)
+                              or (isinstance(n, ast.Constant) and n.value == TRAINLOADER_MODE)
+                              or (isinstance(n, ast.Attribute) and n.attr == TRAINLOADER_MODE)):
+            return None, []
+        mode = modes.pop()
+        if mode == "max_size_cycle":
+            return None, []
+        returns: List[ast.Return] = []
+        for func in self.train_loaders:
+            found = _loader_returns(func)
+            if not found:
+                return None, []
+            returns += found
+        return mode, returns
+
     def keys_ok(self, d: ast.Dict) -> bool:
         """Whether every key of ``d`` (spreads aside) is a Trainer argument's name, and it has one."""
         keys = [ast_literal(k, self.text) for k in d.keys if k is not None]
@@ -289,6 +341,45 @@ def _place(node: ast.AST) -> Place:
     return (node.lineno, node.col_offset)
 
 
+_LOADERS = (ast.Dict, ast.List, ast.Tuple)
+TRAINLOADER_MODE = "multiple_trainloader_mode"
+
+
+def _loader_returns(func: ast.FunctionDef) -> List[ast.Return]:
+    """The ``return`` statements of a ``train_dataloader`` when every one returns a dict, list
+    or tuple display (no ``*``/``**`` in it), or a name that the function binds only to such a
+    display; [] otherwise (also when it has no return, or a nested function or yield)."""
+    returns: List[ast.Return] = []
+    bound: Dict[str, List[ast.expr]] = {}
+    for node in ast.walk(func):
+        if node is not func and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                                                  ast.Yield, ast.YieldFrom)):
+            return []
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for t in targets:
+                for n in ast.walk(t) if t is not None else ():
+                    if isinstance(n, ast.Name):
+                        value = node.value if isinstance(node, ast.Assign) and t is n else None
+                        bound.setdefault(n.id, []).append(value)
+
+    def display(v: Optional[ast.expr]) -> bool:
+        if isinstance(v, ast.Dict):
+            return None not in v.keys
+        return isinstance(v, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in v.elts)
+
+    for r in returns:
+        v = r.value
+        if isinstance(v, ast.Name):
+            if not bound.get(v.id) or not all(display(b) for b in bound[v.id]):
+                return []
+        elif not display(v):
+            return []
+    return returns
+
+
 def _effect(mapped: tam.Mapped, entries: List[tam.Entry]) -> bool:
     """Whether the mapping changes, marks or notes anything (what a Dict site does)."""
     return bool(mapped.markers or mapped.imports or mapped.notes or mapped.callbacks
@@ -300,14 +391,15 @@ OWN = "\0own"  # the name of an entry a project Trainer subclass takes itself: t
 
 
 def _with_unknown(data: tuple, spreads: List[str]) -> tuple:
-    """A call site's data with the spreads of unknown contents last (after own, positional_own)."""
-    if len(data) == 3:
+    """A call site's data with the spreads of unknown contents last (after tuned, combined, own,
+    positional_own)."""
+    if len(data) == 5:
         data = (*data, None, False)
     return (*data, tuple(spreads))
 
 
-def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan] = None,
-               has_tune: Optional[bool] = None) -> bool:
+def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False, combined: bool = False,
+               plan: Optional[Plan] = None, has_tune: Optional[bool] = None) -> bool:
     """Whether the fix changes, marks or reports something at this Lightning Trainer call (or
     at this call of a project Trainer subclass, with its ``plan``)."""
     text = facts.text
@@ -338,7 +430,8 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan
             return True  # T-meth3 marker
     if handled:
         return True
-    mapped = tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, handled)
+    mapped = tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, handled,
+                               tuned=tuned, combined=combined)
     if plan is not None:
         return _effect(mapped, entries)
     spread = any(e.name is None for e in mapped.entries)
@@ -347,12 +440,14 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, plan: Optional[Plan
     return _effect(mapped, entries)
 
 
-def _dict_acts(d: ast.Dict, facts: _Facts, has_tune: Optional[bool] = None, own: Tuple[str, ...] = ()) -> bool:
+def _dict_acts(d: ast.Dict, facts: _Facts, has_tune: Optional[bool] = None, own: Tuple[str, ...] = (),
+               combined: bool = False) -> bool:
     text = facts.text
     entries = [tam.Entry(None if k is None else ast_literal(k, text), _ast_value(v, text))
                for k, v in zip(d.keys, d.values)]
     entries = [tam.Entry(OWN, e.value) if e.name in own else e for e in entries]
-    return _effect(tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, False), entries)
+    return _effect(tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, False,
+                                     combined=combined), entries)
 
 
 def _key_entry(stmt: ast.Assign, text: Text) -> tam.Entry:
@@ -554,9 +649,12 @@ def _plan_of(project, feed: Feed) -> Optional[Plan]:
     return plan_for(info, project)
 
 
-def _split_data(data) -> Tuple[bool, Tuple[str, ...]]:
-    """(has_tune, the keys a project Trainer subclass takes) of a "dict" or "dictcall" site."""
-    return (data[0], data[1]) if isinstance(data, tuple) else (data, ())
+def _split_data(data) -> Tuple[bool, Tuple[str, ...], bool]:
+    """(has_tune, the keys a project Trainer subclass takes, whether multiple_trainloader_mode
+    moves to CombinedLoader) of a "dict" or "dictcall" site."""
+    if not isinstance(data, tuple):
+        return data, (), False
+    return data[0], data[1], len(data) > 2 and data[2]
 
 
 def _env_strings(text: Text) -> List[Site]:
@@ -678,6 +776,7 @@ class _Transformer(PrunedTransformer):
         self.keys = {(s.line, s.col): s for s in sites if s.action == "key"}
         self.argparse_adds = {(s.line, s.col): s for s in sites if s.action == "argparse-add"}
         self.updates = {(s.line, s.col, s.target) for s in sites if s.action == "dictcall" and s.target == "update"}
+        self.returns = {(s.line, s.col): s.data for s in sites if s.action == "combine"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -869,8 +968,8 @@ class _Transformer(PrunedTransformer):
         if site.action == "argparse-from":
             return self._from_argparse(original, updated, *site.data)
         if site.action == "dictcall":
-            has_tune, own = _split_data(site.data)
-            return self._trainer_call(original, updated, has_tune, False, (), own, True)
+            has_tune, own, _ = _split_data(site.data)
+            return self._trainer_call(original, updated, has_tune, False, (), own=own, positional_own=True)
         if site.action == "ckpt":
             value = self.resume_values[site.data[:2]]
             arg = cst.Arg(value=value, keyword=cst.Name("ckpt_path"),
@@ -901,6 +1000,21 @@ class _Transformer(PrunedTransformer):
                         f"XLAStrategy, sharded/DP/Horovod -> \"ddp\"/\"fsdp\") ({tam.GUIDE})"])
         return updated
 
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
+        mode = self.returns.get(self.locate(original)) if self.returns else None
+        if mode is None or updated.value is None:
+            return updated
+        self.imports.append((f"{self.root}.utilities.combined_loader", "CombinedLoader"))
+        line, col = self.ctx.position(self.module, original)
+        self.ctx.report(CODE, f"T17: train_dataloader returns CombinedLoader(..., mode={tam.py_repr(mode, chr(34))}), the "
+                        "Trainer's multiple_trainloader_mode, which 1.9 applied to the loaders it returned",
+                        Kind.FIXED, line, col)
+        call = cst.Call(func=cst.Name("CombinedLoader"), args=[
+            cst.Arg(updated.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(cst.SimpleString(tam.py_repr(mode, chr(34))), keyword=cst.Name("mode"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+        return updated.with_changes(value=call)
+
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
         if self.strings:
             v = original.evaluated_value
@@ -909,7 +1023,8 @@ class _Transformer(PrunedTransformer):
         return updated
 
     def _trainer_call(self, original: cst.Call, updated: cst.Call, has_tune: bool, handled: bool,
-                      argparse: Tuple[str, ...], own: Optional[Tuple[str, ...]] = None,
+                      argparse: Tuple[str, ...], tuned: bool = False, combined: bool = False,
+                      own: Optional[Tuple[str, ...]] = None,
                       positional_own: bool = False, unknown: Tuple[str, ...] = ()) -> cst.Call:
         for spread in unknown:
             self._mark([f"T-args: {UNKNOWN_SPREAD.format(spread)} ({tam.GUIDE})"])
@@ -951,7 +1066,8 @@ class _Transformer(PrunedTransformer):
         if handled:
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
         quote = _quote_of(a.value for a in updated.args)
-        mapped = tam.map_arguments(entries, quote, has_tune, handled, local=self._local_name)
+        mapped = tam.map_arguments(entries, quote, has_tune, handled, local=self._local_name, tuned=tuned,
+                                   combined=combined)
         self._bind(mapped)
         _defaults_into_spread(mapped, {e.name for e in entries}, quote)
         new_args = self._rebuild_args(mapped, updated)
@@ -1021,7 +1137,7 @@ class _Transformer(PrunedTransformer):
         site = self.dicts.get(self.locate(original)) if self.dicts else None
         if site is None:
             return updated
-        has_tune, own = _split_data(site.data)
+        has_tune, own, combined = _split_data(site.data)
         entries: List[tam.Entry] = []
         for el in updated.elements:
             if isinstance(el, cst.StarredDictElement):
@@ -1033,7 +1149,7 @@ class _Transformer(PrunedTransformer):
                 entries.append(tam.Entry(OWN if key in own else key, v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
-        mapped = tam.map_arguments(entries, quote, has_tune, False, local=self._local_name)
+        mapped = tam.map_arguments(entries, quote, has_tune, False, local=self._local_name, combined=combined)
         self._bind(mapped)
         self._finish(mapped, original, is_call=False)
         changed = any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
@@ -1138,8 +1254,18 @@ STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 # call that gets ckpt_path= ("ckpt", data: the line, column and name of that Trainer call), a
 # Trainer argparse method ("argparse"), DDPStrategy(...) that gets find_unused_parameters=True
 # ("ddp"), a removed strategy class ("strategy-class"). Their target is the called name.
+# The call site's data ends with whether the Trainer goes to Tuner(...) in its function and
+# whether multiple_trainloader_mode moves to the file's train_dataloader returns.
 # The other sites: a dict literal of Trainer arguments ("dict", data: whether the file calls
-# tune()) and a string naming a removed environment variable ("env", target: the string).
+# The call site's data: (whether the file calls tune(), whether resume_from_checkpoint moves,
+# the argparse options, whether the Trainer goes to Tuner(...) in its function, whether
+# multiple_trainloader_mode moves to the file's train_dataloader returns), then for a call of a
+# project Trainer subclass (the keywords it takes, whether positional arguments are its own),
+# then the spreads of unknown contents.
+# The other sites: a dict literal of Trainer arguments ("dict", data: whether the file calls
+# tune(), or (that, the keys a project Trainer subclass takes[, whether multiple_trainloader_mode
+# moves])), a string naming a removed environment variable ("env", target: the string) and a
+# train_dataloader return to wrap in CombinedLoader ("combine", data: the mode).
 CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class", "dictcall", "argparse-from"})
 
 
@@ -1158,7 +1284,7 @@ class TrainerConstructorRule(Rule):
         "T0": Handling.REWRITTEN, "T1": Handling.REWRITTEN, "T2": Handling.REWRITTEN, "T3": Handling.MARKED,
         "T4": Handling.REWRITTEN, "T5": Handling.REWRITTEN, "T6": Handling.REWRITTEN, "T7": Handling.REWRITTEN,
         "T8": Handling.MARKED, "T9": Handling.REWRITTEN, "T11": Handling.REWRITTEN, "T12": Handling.REWRITTEN,
-        "T14": Handling.REWRITTEN, "T15": Handling.REWRITTEN, "T16": Handling.MARKED, "T17": Handling.MARKED,
+        "T14": Handling.REWRITTEN, "T15": Handling.REWRITTEN, "T16": Handling.MARKED, "T17": Handling.REWRITTEN,
         "T18": Handling.MARKED, "T19": Handling.MARKED, "T20": Handling.NOTED, "T21": Handling.REWRITTEN,
         "T22": Handling.NOTED, "T23": Handling.REWRITTEN, "T24": Handling.REWRITTEN, "T25": Handling.MARKED,
         "T26": Handling.MARKED, "T27": Handling.MARKED, "T28": Handling.REWRITTEN, "T29": Handling.NOTED,
@@ -1230,18 +1356,22 @@ class TrainerConstructorRule(Rule):
         facts = _Facts(imports, text, subs)
         facts.visit(source.tree)
         moved, fit_trainers = facts.resume_plans()
+        mode, combine_returns = facts.combine(source.nodes)
+        combined = mode is not None
         argparse = (("add_argparse_args",) if facts.argparse_trainer
                     else tuple(dict.fromkeys(facts.argparse_options)))
         sites: List[Site] = []
         for call in facts.trainer_calls:
             handled = _place(call) in moved
-            if _call_acts(call, facts, handled):
+            tuned = facts.tuned(call)
+            if _call_acts(call, facts, handled, tuned, combined):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
-                                  (facts.has_tune, handled, argparse)))
+                                  (facts.has_tune, handled, argparse, tuned, combined)))
         for call, plan in facts.sub_calls:
-            if _call_acts(call, facts, False, plan):
+            if _call_acts(call, facts, False, combined=combined, plan=plan):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
-                                  (facts.has_tune, False, argparse, tuple(sorted(plan.own)), plan.positional_own)))
+                                  (facts.has_tune, False, argparse, False, combined, tuple(sorted(plan.own)),
+                                   plan.positional_own)))
         for (line, col), trainer in fit_trainers.items():
             sites.append(Site(line, col, "fit", "ckpt", (trainer.lineno, trainer.col_offset, last_name(trainer.func))))
         lightning_strategy = "fabric" not in source.text.lower()
@@ -1269,14 +1399,18 @@ class TrainerConstructorRule(Rule):
         flows = _Flows(source.tree, facts, feeds, ctx.project)
         # dict literals recognised by their keys (in a file that imports Lightning), and those
         # that provably reach a Trainer (with what the Trainer's class takes itself)
-        dicts = {_place(d): (d, facts.has_tune) for d in facts.trainer_dicts()} if imports.any() else {}
-        dicts.update(flows.dicts)
+        dicts = {_place(d): (d, (facts.has_tune, (), True) if combined else facts.has_tune)
+                 for d in facts.trainer_dicts()} if imports.any() else {}
+        for place, (d, data) in flows.dicts.items():
+            if combined and place in dicts:
+                data = (*_split_data(data)[:2], True)
+            dicts[place] = (d, data)
         for d, data in dicts.values():
             if _dict_acts(d, facts, *_split_data(data)):
                 sites.append(Site(d.lineno, d.col_offset, "dict", "dict", data))
         for call, data in flows.calls.values():
-            has_tune, own = _split_data(data)
-            if _call_acts(call, facts, False, Plan(frozenset(own), True, True), has_tune):
+            has_tune, own, _ = _split_data(data)
+            if _call_acts(call, facts, False, plan=Plan(frozenset(own), True, True), has_tune=has_tune):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "dictcall", data))
         for stmt, has_tune in flows.keys.values():
             if _key_acts(stmt, facts, has_tune):
@@ -1289,10 +1423,12 @@ class TrainerConstructorRule(Rule):
             for call in facts.trainer_calls + [c for c, _ in facts.sub_calls]:
                 if _place(call) in flows.unknown and _place(call) not in have:
                     plan = next((p for c, p in facts.sub_calls if c is call), None)
-                    data = (facts.has_tune, False, argparse) if plan is None else (
-                        facts.has_tune, False, argparse, tuple(sorted(plan.own)), plan.positional_own)
+                    data = (facts.has_tune, False, argparse, facts.tuned(call), combined) if plan is None else (
+                        facts.has_tune, False, argparse, False, combined, tuple(sorted(plan.own)), plan.positional_own)
                     sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
                                       _with_unknown(data, flows.unknown[_place(call)])))
+        for ret in combine_returns:
+            sites.append(Site(ret.lineno, ret.col_offset, "train_dataloader", "combine", mode))
         if imports.any():
             sites += _env_strings(text)
         return sorted(sites, key=lambda s: (s.line, s.col))

@@ -4,6 +4,10 @@ C1 and C4, the ``opt_idx`` parameters, are LM004's).
 Rewritten:
 - C2 ``on_predict_epoch_end(self, trainer, pl_module, outputs)``: the parameter goes; a body that
   reads it gets 1.9's value back (``trainer.predict_loop.predictions``, one list per dataloader).
+- C2 ``BasePredictionWriter.write_on_epoch_end(trainer, pl_module, predictions, batch_indices)``:
+  1.9 passed ``predictions`` as one list per dataloader, 2.x passes a flat list when there is
+  one dataloader (``batch_indices`` is nested in both): an override that reads ``predictions``
+  gets 1.9's nesting back at the top of its body.
 - C5 ``ProgressBarBase`` -> ``ProgressBar`` (imports from ``callbacks``, ``callbacks.progress``,
   ``callbacks.progress.base`` and the names that use it).
 - C6 ``self.train_batch_idx`` / ``val_`` / ``test_`` / ``predict_batch_idx`` in progress bars ->
@@ -35,6 +39,7 @@ from lightmigrate.cst.helpers import (
     fresh_name,
     keep_only_params,
     param_names,
+    parse_statements,
     positional_params,
     prepend_statements,
 )
@@ -51,7 +56,7 @@ from lightmigrate.rules.shared.class_edit import (
 from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.marking import StatementMarker
 from lightmigrate.rules.shared.method_sites import (
-    has_marker_above, imports_lightning, index_source, marked_statement, methods, parents, physical_lines,
+    has_marker_above, identifiers, imports_lightning, index_source, marked_statement, methods, parents, physical_lines,
     positional, statement_lines, writes_identifier,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer
@@ -73,6 +78,7 @@ WHY_BSF = ("Lightning 2.6 shrinks the batch size found by binsearch by 5% (`marg
 WHY_LOSS = "`get_standard_metrics` no longer returns \"loss\" (only \"v_num\"): log the loss with prog_bar=True"
 
 _ROOTS = ("pytorch_lightning", "lightning")
+WRITER_NAMES = frozenset({"BasePredictionWriter"})
 _FIXED_IMPORTS = frozenset({"ProgressBarBase", "get_standard_metrics"})
 _ARGPARSE_CALLS = frozenset({"from_argparse_args", "add_argparse_args"})
 
@@ -113,6 +119,8 @@ class _Fix(KindTransformer):
             for site in self.by_line.get(self.ctx.position(self.module, original.body.body[i])[0], ()):
                 if site.action == "predict-end":
                     new = self._predict_end(new)
+                elif site.action == "writer-epoch":
+                    new = self._writer_epoch(new)
                 elif site.action == "members":
                     table = dict(site.data)
                     members = _Members(positional_params(item)[0].name.value, table)
@@ -124,6 +132,21 @@ class _Fix(KindTransformer):
                 items[i] = new
                 changed = True
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
+
+    def _writer_epoch(self, func: cst.FunctionDef) -> cst.FunctionDef:
+        names = param_names(func)
+        trainer, predictions = names[1], names[3]
+        facts = BodyFacts(body_of(func))
+        loaders = fresh_name("predict_loaders", facts.loaded | facts.bound | set(names))
+        new = prepend_statements(func, parse_statements(
+            f"""
+            {loaders} = {trainer}.predict_dataloaders
+            if not isinstance({loaders}, (list, tuple)) or len({loaders}) == 1:
+                {predictions} = [{predictions}]  # 1.x passed one list per dataloader
+            """))
+        self.report(CODE, func, f"{self.class_name}.write_on_epoch_end: `{predictions}` wrapped in a list for a "
+                    "single dataloader, as 1.x passed it (2.x passes it flat)")
+        return new
 
     def _predict_end(self, func: cst.FunctionDef) -> cst.FunctionDef:
         names = param_names(func)
@@ -280,7 +303,20 @@ def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]]) -> L
     return found
 
 
-def _method_sites(cls: ast.ClassDef, table: Dict[str, str]) -> List[Site]:
+def _rewrapped(func: ast.AST, trainer: str) -> bool:
+    """Whether the body of ``func`` starts (after a docstring) with ``X = <trainer>.predict_dataloaders``:
+    the statements ``_writer_epoch`` adds, there already."""
+    body = list(func.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+            isinstance(body[0].value.value, str):
+        body = body[1:]
+    first = body[0] if body else None
+    value = first.value if isinstance(first, ast.Assign) else None
+    return isinstance(value, ast.Attribute) and value.attr == "predict_dataloaders" and \
+        isinstance(value.value, ast.Name) and value.value.id == trainer
+
+
+def _method_sites(cls: ast.ClassDef, table: Dict[str, str], writer: bool = False) -> List[Site]:
     """The sites of the methods of one Lightning callback class statement (``table``: the
     ``self.X`` rewrites its progress-bar bases call for)."""
     sites = []
@@ -290,6 +326,10 @@ def _method_sites(cls: ast.ClassDef, table: Dict[str, str]) -> List[Site]:
             continue
         skip: Set[ast.AST] = set()
         args = func.args
+        if writer and func.name == "write_on_epoch_end" and len(params) == 5 and not args.vararg \
+                and not args.kwarg and not args.kwonlyargs and params[3].arg in identifiers(func.body) \
+                and not _rewrapped(func, params[1].arg):
+            sites.append(Site(func.lineno, func.col_offset, cls.name, "writer-epoch", None))
         if func.name == "on_predict_epoch_end" and len(params) == 4 and \
                 3 < len(params) - len(args.defaults):  # the fourth has no default
             sites.append(Site(func.lineno, func.col_offset, cls.name, "predict-end", None))
@@ -321,13 +361,14 @@ class CallbackApiRule(Rule):
              "QuantizationAwareTraining, LearningRateFinder, LightningDataModule argparse; PRs 16655, 16539, "
              "17058, 16760, 16695, 16192, 16750, 16462, 16708)")
     safety = Safety.PRESERVING
-    triggers = ("on_predict_epoch_end", "ProgressBarBase", "_batch_idx", "main_progress_bar",
+    triggers = ("on_predict_epoch_end", "write_on_epoch_end", "ProgressBarBase", "_batch_idx", "main_progress_bar",
                 "get_standard_metrics", "QuantizationAwareTraining", "LearningRateFinder", "argparse_args",
                 "BatchSizeFinder", "scale_batch_size")
     description = (
         "2.x changed several Callback and DataModule APIs. Rewritten with 1.9's meaning: a callback's "
         "`on_predict_epoch_end(trainer, pl_module, outputs)` loses `outputs` (rebuilt, one list per dataloader, "
-        "when the body reads it); `ProgressBarBase` -> `ProgressBar`; `train/val/test/predict_batch_idx` -> the loop counters "
+        "when the body reads it); a `BasePredictionWriter.write_on_epoch_end` that reads `predictions` gets them "
+        "wrapped in a list for a single dataloader, as 1.9 passed them; `ProgressBarBase` -> `ProgressBar`; `train/val/test/predict_batch_idx` -> the loop counters "
         "the 1.9 properties returned; `main_progress_bar` -> `train_progress_bar`; `get_standard_metrics(trainer, "
         "pl_module)` -> `get_standard_metrics(trainer)`; `LearningRateFinder` gets `update_attr=False` (the 1.9 "
         "default). Marked: `QuantizationAwareTraining`, DataModule `from_argparse_args`/`add_argparse_args`, "
@@ -427,7 +468,7 @@ finder = LearningRateFinder(update_attr=True)
                     table.update(BATCH_IDX)
                 if derives_from(ctx, cls.name, TQDM_BAR_NAMES):
                     table["main_progress_bar"] = "{s}.train_progress_bar"
-                sites += _method_sites(cls, table)
+                sites += _method_sites(cls, table, derives_from(ctx, cls.name, WRITER_NAMES))
         # Imports, the ProgressBarBase rename and calls, anywhere in the file
         base_imported = "callbacks.ProgressBarBase" in text
         for node in source.nodes:
@@ -464,7 +505,7 @@ finder = LearningRateFinder(update_attr=True)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         out = module
-        method_sites = [s for s in sites if s.action in ("predict-end", "members")]
+        method_sites = [s for s in sites if s.action in ("predict-end", "writer-epoch", "members")]
         if method_sites:
             out = transform(out, _Fix(ctx, module, method_sites))
         # The imports, the rename and the calls: their nodes are found with the same tests as

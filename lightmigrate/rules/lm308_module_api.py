@@ -12,6 +12,13 @@
   ``dataloader_iter`` and ``next()`` yields ``(batch, batch_idx, dataloader_idx)``. When the body
   does not read ``batch_idx``, the parameter goes and each ``next(dataloader_iter)`` becomes
   ``next(dataloader_iter)[0]``; otherwise the step is marked.
+- B-9 a LightningModule that puts itself or a sub-module in eval mode in ``__init__`` or
+  ``setup`` (``X.eval()``, ``X.train(False)``): 1.9 called ``model.train()`` when fit started
+  (after the sanity check, before ``on_train_start``) and after every validation, so that code
+  trained in train mode; 2.2+ keeps the mode. An ``on_fit_start`` that ends with
+  ``self.train()`` does what 1.9 did (the evaluation loops of 2.x restore the train mode it
+  sets); an existing ``on_fit_start`` gets the call as its last statement, or a marker when an
+  early ``return`` could skip it.
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ import libcst as cst
 from lightmigrate.analysis.ast_nodes import NodeVisitor
 from lightmigrate.cst.matchers import m
 
-from lightmigrate.cst.helpers import add_marker, keep_only_params
+from lightmigrate.cst.helpers import (
+    add_marker, append_statements, keep_only_params, parse_method, parse_statements, self_name,
+)
 from lightmigrate.output.findings import Kind
 from lightmigrate.analysis.project import LIGHTNING_MODULE_NAMES
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
@@ -42,6 +51,9 @@ _MODULE_KIND = frozenset({"module"})
 WHY_DISCARDED = ("`load_from_checkpoint` returns a new model and never changed `{name}` (1.x did the same): "
                  "write `{name} = <ModelClass>.load_from_checkpoint(...)` if that was meant (called on an instance "
                  "it raises from Lightning 2.1)")
+WHY_TRAIN_MODE = ("Lightning 1.x put the whole model in train mode when `fit` started, undoing the `.eval()` of "
+                  "`{where}`; 2.2+ keeps it: end this hook with `self.train()` on every path to keep 1.x training")
+_EVAL_SETUP = ("__init__", "setup")
 WHY_ITER = ("Lightning 2.1+ passes only `dataloader_iter` and `next(dataloader_iter)` yields `(batch, batch_idx, "
             "dataloader_idx)`: drop `{idx}` and take it from `next()`")
 
@@ -249,6 +261,60 @@ class _NextFix(PrunedTransformer):
         return updated
 
 
+def _puts_in_eval(node: ast.AST) -> bool:
+    """``X.eval()`` or ``X.train(False)``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr == "eval":
+        return not node.args and not node.keywords
+    return node.func.attr == "train" and len(node.args) == 1 and not node.keywords and \
+        isinstance(node.args[0], ast.Constant) and node.args[0].value is False
+
+
+def _ends_with_self_train(func: ast.AST) -> bool:
+    """Whether the last statement of ``func`` is ``<self>.train()``."""
+    params = positional(func)
+    last = func.body[-1] if func.body else None
+    return bool(params) and isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and \
+        not last.value.args and not last.value.keywords and \
+        m_attr(last.value.func, params[0].arg, "train")
+
+
+def m_attr(node: ast.AST, owner: str, attr: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) and \
+        node.value.id == owner
+
+
+def _train_mode(cls: ast.ClassDef, lines: List[str]) -> Optional[Tuple[ast.AST, str, str]]:
+    """The B-9 site of a LightningModule class statement: (node, action, where) when its
+    ``__init__`` or ``setup`` puts the model or a sub-module in eval mode and the class does not
+    end ``on_fit_start`` with ``self.train()`` already: action "add" (no ``on_fit_start``),
+    "append" (one without ``return``) or "mark"; ``where`` names the method."""
+    found = {f.name: f for f in methods(cls)}
+    where = next((name for name in _EVAL_SETUP if name in found
+                  and any(_puts_in_eval(n) for st in found[name].body for n in ast.walk(st))), None)
+    if where is None:
+        return None
+    start = found.get("on_fit_start")
+    if start is None:
+        return cls, "add", where
+    if _ends_with_self_train(start):
+        return None
+    if has_star_params(start) or not positional(start) or \
+            any(isinstance(n, ast.Return) for st in start.body for n in ast.walk(st)):
+        return None if has_marker_above(lines, start, CODE) else (start, "mark", where)
+    return start, "append", where
+
+
+def _may_inherit(ctx: RuleContext, name: str, method: str) -> bool:
+    """Whether ``super().method`` of class ``name`` may reach user code."""
+    info = ctx.project.resolve(name, ctx.path)
+    if info is None:
+        return True
+    ancestors, complete = ctx.project.ancestors(info)
+    return not complete or any(method in a.methods for a in ancestors)
+
+
 def _steps(cls: ast.ClassDef, lines: List[str]) -> List[Tuple[ast.AST, str, str]]:
     """The M24 steps of a LightningModule class statement: (def node, action, index parameter)
     for each ``STEP(self, dataloader_iter, IDX)``: "drop" for a ``training_step`` whose body
@@ -296,15 +362,52 @@ class _Steps(KindTransformer):
         return updated.with_changes(body=updated.body.with_changes(body=items)) if changed else updated
 
 
+class _TrainMode(KindTransformer):
+    """Carries out the B-9 sites (one per class, keyed by the class name)."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        super().__init__(ctx, module, only=frozenset(s.target for s in sites))
+        self.by_class = {s.target: s for s in sites}
+
+    def edit_class(self, kind, original, updated):
+        site = self.by_class[original.name.value]
+        where, inherits = site.data
+        items = list(updated.body.body)
+        index = next((i for i, item in enumerate(items)
+                      if isinstance(item, cst.FunctionDef) and item.name.value == "on_fit_start"), None)
+        if site.action == "train-add":
+            init = next((i for i, item in enumerate(items)
+                         if isinstance(item, cst.FunctionDef) and item.name.value == where), len(items) - 1)
+            me = self_name(items[init]) if isinstance(items[init], cst.FunctionDef) else "self"
+            body = f"super().on_fit_start()\n    {me}.train()" if inherits else f"{me}.train()"
+            new = parse_method(
+                f"def on_fit_start({me}):\n"
+                f"    # Lightning 1.x put the whole model in train mode when fit started\n"
+                f"    {body}")
+            new = new.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            items.insert(init + 1, new)
+            self.report(CODE, original, f"{self.class_name}: the eval mode set in {where} was undone by 1.x's fit: "
+                        "on_fit_start() calls self.train()")
+        elif index is not None:
+            func = items[index]
+            if site.action == "train-append":
+                items[index] = append_statements(func, parse_statements(f"{self_name(func)}.train()"))
+                self.report(CODE, original.body.body[index], f"{self.class_name}.on_fit_start: ends with "
+                            f"self.train(), as 1.x's fit did after it (undoing the eval mode set in {where})")
+            else:
+                items[index] = add_marker(func, CODE, WHY_TRAIN_MODE.format(where=where))
+        return updated.with_changes(body=updated.body.with_changes(body=items))
+
+
 class ModuleApiRule(Rule):
     code = CODE
     name = "module-api"
     summary = "`from_compiled` classmethods, `load_from_checkpoint` on an instance and `dataloader_iter` steps, ported to 2.x."
-    spec_rows = ("M21", "M23", "M24")
+    spec_rows = ("M21", "M23", "M24", "B-9")
     guide = ("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html (LightningModule.from_compiled; "
              "2.1 changelog: load_from_checkpoint on an instance (18432), dataloader_iter steps (18390))")
     safety = Safety.PRESERVING
-    triggers = ("from_compiled", "to_uncompiled", "load_from_checkpoint", "dataloader_iter")
+    triggers = ("from_compiled", "to_uncompiled", "load_from_checkpoint", "dataloader_iter", ".eval()", "train(False)")
     description = (
         "`LightningModule.from_compiled(m)` / `to_uncompiled(m)` become the functions of `utilities.compile` "
         "(imported from the file's Lightning root). `instance.load_from_checkpoint(path)` (a TypeError from "
@@ -312,9 +415,12 @@ class ModuleApiRule(Rule):
         "is thrown away is marked, since `instance` was never changed. `training_step(self, dataloader_iter, "
         "batch_idx)` loses `batch_idx` and takes the batch as `next(dataloader_iter)[0]` (2.1 yields "
         "`(batch, batch_idx, dataloader_idx)`) when the body does not read `batch_idx`; otherwise (and for "
-        "evaluation steps) it is marked."
+        "evaluation steps) it is marked. A LightningModule that puts itself or a sub-module in eval mode in "
+        "`__init__` or `setup` gets an `on_fit_start` ending with `self.train()`: 1.9's fit put the whole "
+        "model in train mode, 2.2+ keeps the eval mode (B-9)."
     )
-    coverage = {"M21": Handling.REWRITTEN, "M23": Handling.REWRITTEN, "M24": Handling.REWRITTEN}
+    coverage = {"M21": Handling.REWRITTEN, "M23": Handling.REWRITTEN, "M24": Handling.REWRITTEN,
+                "B-9": Handling.REWRITTEN}
     examples = (
         Example(
             title="instance checkpoint loading and compiled modules",
@@ -380,6 +486,15 @@ best = Net.load_from_checkpoint("best.ckpt")
             for cls, _ in kind_classes(source, ctx, _MODULE_KIND):
                 for func, action, idx in _steps(cls, lines):
                     sites.append(Site(func.lineno, func.col_offset, cls.name, f"step-{action}", idx))
+        # B-9: eval mode set in __init__ / setup, which 1.9's fit undid
+        if "eval" in source.text or "train(False)" in source.text:
+            lines = physical_lines(source.text)
+            for cls, _ in kind_classes(source, ctx, _MODULE_KIND):
+                found = _train_mode(cls, lines)
+                if found is not None:
+                    node, action, where = found
+                    sites.append(Site(node.lineno, node.col_offset, cls.name, f"train-{action}",
+                                      (where, _may_inherit(ctx, cls.name, "on_fit_start"))))
         # M21, M23: the calls, and the statements throwing a loaded model away
         lightning_file = imports_lightning(tree)
         finder = _Finder(source, ctx, lightning_file)
@@ -398,7 +513,10 @@ best = Net.load_from_checkpoint("best.ckpt")
         steps = [s for s in sites if s.action.startswith("step-")]
         if steps:
             out = transform(out, _Steps(ctx, module, steps))
-        calls = _Calls(ctx, out, [s for s in sites if not s.action.startswith("step-")])
+        modes = [s for s in sites if s.action.startswith("train-")]
+        if modes:
+            out = transform(out, _TrainMode(ctx, out, modes))
+        calls = _Calls(ctx, out, [s for s in sites if not s.action.startswith(("step-", "train-"))])
         out = transform(out, calls)
         for name in sorted(calls.needs):
             out = ensure_import(out, f"{lightning_root(out)}.utilities.compile", name)

@@ -90,6 +90,30 @@ class M(pl.LightningModule):
         assert "def on_train_batch_end" not in out, body  # they change across the optimizer step
 
 
+@pytest.mark.parametrize("body", [
+    'self.log("lr", self.lr_schedulers().get_last_lr()[0])',
+    'self.log("lr", self.trainer.optimizers[0].param_groups[0]["lr"])',
+    'self.log("lr", self.trainer.lr_scheduler_configs[0].scheduler.get_last_lr()[0])',
+])
+def test_training_hook_reading_the_lr_is_inlined(body):
+    # step-interval schedulers step between the closure (where 1.9 ran the hook) and
+    # on_train_batch_end: the moved hook would log the next batch's LR (corpus
+    # step_end_logs_scheduler_lr)
+    before = HEAD + f'''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def training_step_end(self, out):
+        {body}
+'''
+    out, findings = run_rule(RULE, before)
+    assert "def on_train_batch_end" not in out
+    assert "result = self._training_step_end(outputs)" in out
+    assert "optimizer / LR scheduler state" in findings[0].message
+    assert run_rule(RULE, out)[0] == out
+
+
 def test_none_return_keeps_raw_output_through_the_wrapper():
     out, _ = run_rule(RULE, HEAD + '''\
 class M(pl.LightningModule):
@@ -228,7 +252,7 @@ def test_report_says_why_a_hook_was_inlined():
         'return {"loss": out["loss"] * 2}': "because it returns a new value",
         'out["loss"] = 0': "because it changes its argument",
         'self.log("l", out["loss"])': "reads the loss",
-        'self.log("s", float(self.global_step))': "because it reads weights, gradients or global_step",
+        'self.log("s", float(self.global_step))': "because it reads weights, gradients, global_step",
     }
     for body, reason in cases.items():
         _, findings = run_rule(RULE, HEAD + f'''\
@@ -242,7 +266,7 @@ class M(pl.LightningModule):
 
 
 
-@pytest.mark.parametrize("name", ['eval_step_end_two_loaders', 'step_end_changes_loss', 'step_end_in_base_class', 'step_end_logs_only_or_none', 'step_end_metric_object', 'step_end_mutates_dict'])
+@pytest.mark.parametrize("name", ['eval_step_end_two_loaders', 'step_end_changes_loss', 'step_end_in_base_class', 'step_end_logs_only_or_none', 'step_end_logs_scheduler_lr', 'step_end_metric_object', 'step_end_mutates_dict'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)

@@ -158,7 +158,31 @@ def test_accumulation_notes_the_changed_logging_cadence():
 
 
 
-@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip', 'two_optimizers_epoch_end_early_return'])
+def test_user_optimizer_step_that_only_runs_the_closure_still_counts_a_step():
+    # 1.9 counted global_step once per optimizer_step call (the hook ran the closure alone on
+    # batches it did not step); 2.x manual optimization counts real steps: the loop adds the
+    # missing count (issue 21 kind 6.6; corpus gan_optimizer_step_closure_only)
+    source = GAN + '''
+    def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx, optimizer_closure,
+                       on_tpu=False, using_native_amp=False, using_lbfgs=False):
+        if optimizer_idx == 0 or batch_idx % 2:
+            optimizer.step(closure=optimizer_closure)
+        else:
+            optimizer_closure()
+'''
+    out = transform_text(source, ALL_RULES, path="m.py").text
+    assert """\
+        steps = self.trainer.fit_loop.epoch_loop.manual_optimization.optim_step_progress
+        stepped = steps.total.completed
+        self.optimizer_step(self.current_epoch, batch_idx, optimizer, closure)
+        if steps.total.completed == stepped:  # 1.x counted this call as a step too
+            steps.increment_ready()
+            steps.increment_completed()
+""" in out
+    assert transform_text(out, ALL_RULES, path="m.py").text == out
+
+
+@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_callback_zero_grad_outputs', 'gan_optimizer_step_closure_only', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip', 'two_optimizers_epoch_end_early_return'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)
@@ -574,3 +598,65 @@ def test_a_subclass_elsewhere_is_marked_with_its_blocked_base_not_renamed():
     ok = {"gan.py": base, "wgan.py": wgan}
     assert [s.action for s in find(base, "gan.py", ok)] == ["migrate", "after"]
     assert [s.action for s in find(wgan, "wgan.py", ok)] == ["rename"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Callbacks around the generated loop (issue 21 kind 6.5; corpus gan_callback_zero_grad_outputs):
+# 1.9 called their on_before_zero_grad in every optimizer's closure and passed their
+# on_train_batch_end one dict per optimizer; 2.x manual optimization does neither.
+
+MONITOR = '''\
+from pytorch_lightning.callbacks import Callback
+
+
+class Monitor(Callback):
+    def on_before_zero_grad(self, trainer, pl_module, optimizer):
+        self.zeroed = getattr(self, "zeroed", 0) + 1
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.last = [o["loss"] for o in outputs]
+'''
+
+
+def test_generated_loop_serves_the_callbacks_of_the_project():
+    out, _ = run_rule(RULE, GAN, path="gan.py", project_files={"monitor.py": MONITOR})
+    assert """\
+            for callback in self.trainer.callbacks:
+                callback.on_before_zero_grad(self.trainer, self, optimizer.optimizer)
+            optimizer.zero_grad()
+""" in out
+    assert "        self._v1_optimizer_outputs = outputs  # what 1.x passed to callbacks' on_train_batch_end\n" in out
+    plain, _ = run_rule(RULE, GAN, path="gan.py")  # no such callback in the project: nothing added
+    assert "callback" not in plain and "_v1_optimizer_outputs" not in plain
+
+
+def test_callback_batch_end_takes_the_per_optimizer_list_back():
+    out, findings = run_rule(RULE, MONITOR, path="monitor.py", project_files={"gan.py": GAN})
+    assert """\
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        outputs = getattr(pl_module, "_v1_optimizer_outputs", outputs)  # 1.x: one dict per optimizer
+        self.last = [o["loss"] for o in outputs]
+""" in out
+    assert [f.code for f in findings] == ["LM005"]
+    assert run_rule(RULE, out, path="monitor.py", project_files={"gan.py": GAN})[0] == out
+    # without a multi-optimizer module in the project, or when the hook ignores outputs: unchanged
+    assert run_rule(RULE, MONITOR, path="monitor.py")[0] == MONITOR
+    ignoring = MONITOR.replace('self.last = [o["loss"] for o in outputs]', "self.last = batch_idx")
+    assert run_rule(RULE, ignoring, path="monitor.py", project_files={"gan.py": GAN})[0] == ignoring
+
+
+def test_one_optimizer_loop_hands_batch_end_hooks_the_squeezed_output():
+    """With one optimizer at run time 1.9 passed on_train_batch_end (the module's and the
+    callbacks') the step's output itself, not a list of one (corpus one_optimizer_batch_end_outputs)."""
+    with_batch_end = ONE_OR_TWO.replace("    def configure_optimizers(self):",
+                                        "    def on_train_batch_end(self, outputs, batch, batch_idx):\n"
+                                        "        self.last = outputs\n\n    def configure_optimizers(self):")
+    squeeze = "        batch_outputs = outputs if len(optimizers) > 1 else (outputs[0] if outputs else None)\n"
+    out, _ = run_rule(RULE, with_batch_end, path="model.py", project_files={"monitor.py": MONITOR})
+    assert squeeze in out
+    assert "        self._train_batch_outputs = batch_outputs\n" in out
+    assert "        self._v1_optimizer_outputs = batch_outputs  # what 1.x passed to callbacks' on_train_batch_end\n" in out
+    assert run_rule(RULE, out, path="model.py", project_files={"monitor.py": MONITOR})[0] == out
+    # every return gives two optimizers: the list as it is
+    gan, _ = run_rule(RULE, GAN, path="gan.py", project_files={"monitor.py": MONITOR})
+    assert "batch_outputs" not in gan and "self._v1_optimizer_outputs = outputs" in gan

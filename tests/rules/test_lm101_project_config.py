@@ -77,9 +77,9 @@ def test_calls_of_the_subclass_in_other_files_migrate_what_reaches_lightning():
     files = {"pkg/trainer.py": SUBCLASS, "pkg/main.py": main}
     found = sites(files, "pkg/main.py")
     own = ("gpus", "log_every", "replace_sampler_ddp")
-    assert found == [Site(7, 8, "Trainer", "call", (False, False, (), own, True)),
-                     Site(8, 8, "FastTrainer", "call", (False, False, (), own, True)),
-                     Site(9, 8, "Fast", "call", (False, False, (), own, True))]
+    assert found == [Site(7, 8, "Trainer", "call", (False, False, (), False, False, own, True)),
+                     Site(8, 8, "FastTrainer", "call", (False, False, (), False, False, own, True)),
+                     Site(9, 8, "Fast", "call", (False, False, (), False, False, own, True))]
     out = migrate(files)
     assert out["pkg/trainer.py"] == SUBCLASS_AFTER
     assert out["pkg/main.py"] == main.replace(
@@ -98,7 +98,7 @@ def test_a_subclass_without_init_is_called_as_lightnings_trainer():
     assert not RULE.may_apply(files["a/run.py"])
     assert RULE.linked("a/run.py", files["a/run.py"], project(files))
     assert not RULE.linked("a/trainers.py", "x = 1\n", project(files))
-    assert [(s.line, s.target, s.data) for s in sites(files, "a/run.py")] == [(3, "Runner", (False, False, ()))]
+    assert [(s.line, s.target, s.data) for s in sites(files, "a/run.py")] == [(3, "Runner", (False, False, (), False, False))]
     assert migrate(files)["a/run.py"].endswith(
         't = a.trainers.Runner(accelerator="gpu", devices=2, use_distributed_sampler=False)\n')
 

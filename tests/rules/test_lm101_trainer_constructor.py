@@ -161,6 +161,48 @@ def test_tuner_flags_are_marked_when_tune_is_called():
     assert any(f.kind is Kind.MARKER and "T14" in f.message for f in findings)
 
 
+def test_tuner_flags_of_a_trainer_whose_tune_became_tuner_calls_are_dropped():
+    # LM102 turned this Trainer's tune() into Tuner calls (which run lr_find / scale_batch_size
+    # exactly when 1.9's tune did); a tune() left in another function of the file must not keep
+    # the flags on this Trainer, where 2.x raises a TypeError (issue 21, kind 6.8)
+    before = PL + """\
+def tune_and_fit(model, dm):
+    trainer = pl.Trainer(max_epochs=3, auto_lr_find=True, auto_scale_batch_size="binsearch")
+    with isolate_rng():
+        tuner = Tuner(trainer)
+        tuner.scale_batch_size(model, datamodule=dm, mode="binsearch")
+        tuner.lr_find(model, datamodule=dm, update_attr=True)
+
+
+def tune_elsewhere(trainer, model):
+    other = pl.Trainer(auto_lr_find=True)
+    trainer.tune(model)
+"""
+    out, findings = run_rule(RULE, before)
+    assert "    trainer = pl.Trainer(max_epochs=3)\n" in out
+    assert "    other = pl.Trainer(auto_lr_find=True)\n" in out  # still marked: tune() is called in the file
+    assert [f.line for f in findings if f.kind is Kind.MARKER] == [12]
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_tune_rewritten_by_lm102_and_flags_dropped_by_lm101_together():
+    from lightmigrate.rules import ALL_RULES
+    before = PL + """\
+def tune_and_fit(model, dm):
+    trainer = pl.Trainer(max_epochs=3, auto_lr_find=True)
+    trainer.tune(model, datamodule=dm)
+    trainer.fit(model, datamodule=dm)
+
+
+def tune_elsewhere(trainer, model):
+    trainer.tune(model)
+"""
+    out = transform_text(before, ALL_RULES, path="m.py").text
+    assert "trainer = pl.Trainer(max_epochs=3" in out and "auto_lr_find" not in out.split("def tune_elsewhere")[0]
+    assert "tuner.lr_find(model, datamodule=dm, update_attr=True)" in out
+    assert transform_text(out, ALL_RULES, path="m.py").text == out
+
+
 def test_from_argparse_args_is_marked():
     out, findings = run_rule(RULE, PL + "t = pl.Trainer.from_argparse_args(args)\n")
     assert "# TODO(lightmigrate): LM101 T-meth3" in out
@@ -344,27 +386,27 @@ def test_find_resume_needs_one_trainer_and_fits_that_can_take_the_path():
             "    t.fit(m, ckpt_path='x')\n\n\ndef b():\n    t = pl.Trainer(resume_from_checkpoint=c)\n    t.fit(*args)\n")
     found = sites(text)
     assert [(s.line, s.action, s.data) for s in found] == [
-        (5, "call", (False, True, ())), (6, "ckpt", (5, 8, "Trainer")), (11, "call", (False, False, ()))]
+        (5, "call", (False, True, (), False, False)), (6, "ckpt", (5, 8, "Trainer")), (11, "call", (False, False, (), False, False))]
 
 
 def test_find_argparse_facts_go_with_the_trainer_call():
     text = ("import pytorch_lightning as pl\nparser.add_argument('--gpus', type=int)\nparser.add_argument('--max-epochs')\n"
             "t = pl.Trainer(**vars(args))\n")
-    assert [(s.action, s.data) for s in sites(text)] == [("call", (False, False, ("gpus",)))]
+    assert [(s.action, s.data) for s in sites(text)] == [("call", (False, False, ("gpus",), False, False))]
     tuned = text.replace("t = pl", "trainer.tune(m)\nt = pl")
-    assert [(s.action, s.data) for s in sites(tuned)] == [("call", (True, False, ("gpus",)))]
+    assert [(s.action, s.data) for s in sites(tuned)] == [("call", (True, False, ("gpus",), False, False))]
 
 
 def test_find_sees_a_trainer_subclass_of_another_file_only_through_the_index():
     # issue 25: a project Trainer subclass (here without __init__: a plain Lightning Trainer call)
     other = {"mytrainer.py": "import pytorch_lightning as pl\n\n\nclass MyTrainer(pl.Trainer):\n    pass\n"}
     text = "import pytorch_lightning as pl\nfrom mytrainer import MyTrainer\nt = MyTrainer(gpus=2)\nu = pl.Trainer(gpus=2)\n"
-    assert sites(text) == [Site(4, 4, "Trainer", "call", (False, False, ()))]
-    assert sites(text, "train.py", other) == [Site(3, 4, "MyTrainer", "call", (False, False, ())),
-                                              Site(4, 4, "Trainer", "call", (False, False, ()))]
+    assert sites(text) == [Site(4, 4, "Trainer", "call", (False, False, (), False, False))]
+    assert sites(text, "train.py", other) == [Site(3, 4, "MyTrainer", "call", (False, False, (), False, False)),
+                                              Site(4, 4, "Trainer", "call", (False, False, (), False, False))]
     # a class of the same name that is not a Lightning Trainer is not one
     hf = {"mytrainer.py": "from transformers import Trainer\n\n\nclass MyTrainer(Trainer):\n    pass\n"}
-    assert sites(text, "train.py", hf) == [Site(4, 4, "Trainer", "call", (False, False, ()))]
+    assert sites(text, "train.py", hf) == [Site(4, 4, "Trainer", "call", (False, False, (), False, False))]
 
 
 def test_prefilter_needs_a_lightning_import_or_a_trainer_call_in_the_text():
@@ -390,3 +432,113 @@ def test_find_removed_env_vars_inside_f_string_fields():
     assert [(s.line, s.col, s.target) for s in sites(text)] == [
         (2, 45, "PL_RECONCILE_PROCESS"), (3, 19, "PL_FAULT_TOLERANT_TRAINING")]  # as ast places them
     assert transform_text(text, [RULE], "train.py").text.count("T31:") == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# T17: multiple_trainloader_mode -> CombinedLoader(..., mode=...) in the file's train_dataloader
+# (issue 21 kind 6.7; corpus multiple_trainloader_min_size)
+
+T17_MODULE = '''\
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader
+
+
+class M(pl.LightningModule):
+    def train_dataloader(self):
+        loaders = [DataLoader(a), DataLoader(b)]
+        if self.flag:
+            return {"a": DataLoader(a), "b": DataLoader(b)}
+        return loaders
+
+
+trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")
+'''
+
+
+def test_multiple_trainloader_mode_moves_into_the_loaders_of_the_file():
+    findings = check_rewrite(RULE, T17_MODULE, '''\
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader
+from pytorch_lightning.utilities.combined_loader import CombinedLoader
+
+
+class M(pl.LightningModule):
+    def train_dataloader(self):
+        loaders = [DataLoader(a), DataLoader(b)]
+        if self.flag:
+            return CombinedLoader({"a": DataLoader(a), "b": DataLoader(b)}, mode="min_size")
+        return CombinedLoader(loaders, mode="min_size")
+
+
+trainer = pl.Trainer(accelerator="cpu")
+''')
+    assert [(f.line, f.kind) for f in findings] == [(9, Kind.FIXED), (10, Kind.FIXED)]
+
+
+@pytest.mark.parametrize("change", [
+    ("        return loaders\n", "        return self.loaders\n"),  # not visibly a collection of loaders
+    ("class M(pl.LightningModule):\n    def train_dataloader(self):\n", "class M(pl.LightningModule):\n    def other(self):\n"),
+    ('multiple_trainloader_mode="min_size"', "multiple_trainloader_mode=mode"),  # not a literal
+    ('trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")\n',  # two modes
+     'trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")\n'
+     'other = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="max_size_cycle")\n'),
+])
+def test_multiple_trainloader_mode_stays_marked_when_the_loaders_are_not_known(change):
+    out, findings = run_rule(RULE, T17_MODULE.replace(*change))
+    assert "CombinedLoader" not in out.replace("CombinedLoader(loaders, mode=...)", "")
+    assert any(f.kind is Kind.MARKER and "T17" in f.message for f in findings)
+
+
+def test_multiple_trainloader_mode_in_a_trainer_kwargs_dict():
+    source = T17_MODULE.replace('trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")\n',
+                                'config = {"trainer": {"max_epochs": 2, "multiple_trainloader_mode": "min_size"}}\n')
+    out, _ = run_rule(RULE, source)
+    assert 'config = {"trainer": {"max_epochs": 2}}' in out and 'CombinedLoader(loaders, mode="min_size")' in out
+    assert run_rule(RULE, out)[0] == out
+
+
+# T17 and T14 together with issue 25's project Trainer configuration and runtime gpus values
+
+def test_multiple_trainloader_mode_of_a_project_trainer_subclass_call_moves_too():
+    sub = T17_MODULE.replace('trainer = pl.Trainer(accelerator="cpu", multiple_trainloader_mode="min_size")\n', '''\
+class Runner(pl.Trainer):
+    def __init__(self, name, **kwargs):
+        super().__init__(**kwargs)
+        self.name = name
+
+
+trainer = Runner("x", accelerator="cpu", multiple_trainloader_mode="min_size")
+''')
+    out, findings = run_rule(RULE, sub)
+    assert 'trainer = Runner("x", accelerator="cpu")\n' in out and 'CombinedLoader(loaders, mode="min_size")' in out
+    assert not any(f.kind is Kind.MARKER for f in findings)
+    assert run_rule(RULE, out)[0] == out
+    # the subclass's call disagrees with a Lightning Trainer call of the file: marked, not moved
+    two = sub + 'other = pl.Trainer(multiple_trainloader_mode="max_size_cycle")\n'
+    out, findings = run_rule(RULE, two)
+    assert "CombinedLoader(loaders, mode=\"min_size\")" not in out
+    assert any(f.kind is Kind.MARKER and "T17" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("other", [
+    'extra = dict(multiple_trainloader_mode="max_size_cycle")\n',  # a dict(...) call
+    'config["multiple_trainloader_mode"] = "max_size_cycle"\n',  # a keyed assignment
+])
+def test_multiple_trainloader_mode_named_elsewhere_in_the_file_is_not_moved(other):
+    # the file sets the option where combine() does not read its value: no CombinedLoader
+    out, findings = run_rule(RULE, T17_MODULE + other)
+    assert "CombinedLoader(loaders, mode=\"min_size\")" not in out
+    assert any(f.kind is Kind.MARKER and "T17" in f.message for f in findings)
+
+
+def test_tuned_trainer_with_a_runtime_gpus_value_gets_the_local_and_drops_the_flags():
+    before = PL + """\
+def tune_and_fit(model, n):
+    trainer = pl.Trainer(gpus=n, auto_lr_find=True)
+    tuner = Tuner(trainer)
+    tuner.lr_find(model, update_attr=True)
+"""
+    out, findings = run_rule(RULE, before)
+    assert "auto_lr_find" not in out and "use_gpus = " in out
+    assert not any(f.kind is Kind.MARKER for f in findings)
+    assert run_rule(RULE, out)[0] == out

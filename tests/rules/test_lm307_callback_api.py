@@ -6,7 +6,7 @@ from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm307_callback_api import CallbackApiRule
 
-from .conftest import check_rewrite, run_rule
+from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
 
 RULE = CallbackApiRule()
 
@@ -173,3 +173,64 @@ def test_find_predict_epoch_end_of_a_callback_defined_across_files(indexed):
 ])
 def test_find(source, files, expected):
     assert sites(source, files) == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# BasePredictionWriter.write_on_epoch_end: 1.9 nested the predictions per dataloader also for a
+# single one; 2.x passes them flat (corpus prediction_writer_epoch_end)
+
+
+def test_writer_epoch_end_gets_the_predictions_nested_as_in_1x():
+    findings = check_rewrite(RULE, '''\
+import torch
+from pytorch_lightning.callbacks import BasePredictionWriter
+
+
+class Writer(BasePredictionWriter):
+    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices):
+        """Save them."""
+        for preds in predictions:
+            torch.save(torch.cat(preds), "p.pt")
+
+
+class IndicesOnly(BasePredictionWriter):
+    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices):
+        torch.save(batch_indices, "i.pt")
+''', '''\
+import torch
+from pytorch_lightning.callbacks import BasePredictionWriter
+
+
+class Writer(BasePredictionWriter):
+    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices):
+        """Save them."""
+        predict_loaders = trainer.predict_dataloaders
+        if not isinstance(predict_loaders, (list, tuple)) or len(predict_loaders) == 1:
+            predictions = [predictions]  # 1.x passed one list per dataloader
+        for preds in predictions:
+            torch.save(torch.cat(preds), "p.pt")
+
+
+class IndicesOnly(BasePredictionWriter):
+    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices):
+        torch.save(batch_indices, "i.pt")
+''')
+    assert [(f.code, f.line) for f in findings] == [("LM307", 6)]
+
+
+def test_find_writer_epoch_end_only_in_prediction_writers():
+    writer = ("from pytorch_lightning.callbacks import BasePredictionWriter, Callback\n"
+              "class W(BasePredictionWriter):\n"
+              "    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices):\n"
+              "        print(predictions)\n")
+    assert sites(writer) == [("writer-epoch", 3)]
+    assert sites(writer.replace("(BasePredictionWriter)", "(Callback)")) == []
+    base = "from pytorch_lightning.callbacks import BasePredictionWriter\nclass Base(BasePredictionWriter):\n    pass\n"
+    sub = ("import pytorch_lightning as pl\nfrom base import Base\nclass W(Base):\n"
+           "    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices):\n"
+           "        print(predictions)\n")
+    assert sites(sub, {"base.py": base}) == [("writer-epoch", 4)]
+
+
+def test_corpus_writer_case_is_rewritten_and_a_second_run_changes_nothing():
+    check_corpus_case_idempotent(RULE, "prediction_writer_epoch_end")

@@ -7,7 +7,7 @@ from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.lm308_module_api import ModuleApiRule
 
-from .conftest import check_rewrite, run_rule
+from .conftest import check_corpus_case_idempotent, check_rewrite, run_rule
 
 RULE = ModuleApiRule()
 
@@ -166,3 +166,139 @@ class M(pl.LightningModule):
     assert "def training_step(self, dataloader_iter): x = next(dataloader_iter)[0]; " \
            "return type(self).load_from_checkpoint(x)" in out
     assert len(findings) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# B-9: eval mode set in __init__ / setup, which 1.9's fit undid (corpus eval_mode_in_init)
+
+
+def test_eval_in_init_gets_an_on_fit_start_that_trains():
+    findings = check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+from torch import nn
+
+
+class M(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(2, 2)
+        self.backbone.eval()
+
+    def training_step(self, batch, batch_idx):
+        return self.backbone(batch).sum()
+''', '''\
+import pytorch_lightning as pl
+from torch import nn
+
+
+class M(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(2, 2)
+        self.backbone.eval()
+
+    def on_fit_start(self):
+        # Lightning 1.x put the whole model in train mode when fit started
+        self.train()
+
+    def training_step(self, batch, batch_idx):
+        return self.backbone(batch).sum()
+''')
+    assert [(f.code, f.kind) for f in findings] == [("LM308", Kind.FIXED)]
+
+
+def test_eval_in_init_extends_an_existing_on_fit_start_or_marks_it():
+    findings = check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class Base(pl.LightningModule):
+    def on_fit_start(self):
+        print("base")
+
+
+class N(Base):
+    def __init__(self):
+        super().__init__()
+        self.train(False)
+
+
+class O(pl.LightningModule):
+    def setup(self, stage):
+        self.encoder.eval()
+
+    def on_fit_start(self):
+        """Doc."""
+        print("start")
+
+
+class P(pl.LightningModule):
+    def setup(self, stage):
+        self.eval()
+
+    def on_fit_start(self):
+        if self.x:
+            return
+''', '''\
+import pytorch_lightning as pl
+
+
+class Base(pl.LightningModule):
+    def on_fit_start(self):
+        print("base")
+
+
+class N(Base):
+    def __init__(self):
+        super().__init__()
+        self.train(False)
+
+    def on_fit_start(self):
+        # Lightning 1.x put the whole model in train mode when fit started
+        super().on_fit_start()
+        self.train()
+
+
+class O(pl.LightningModule):
+    def setup(self, stage):
+        self.encoder.eval()
+
+    def on_fit_start(self):
+        """Doc."""
+        print("start")
+        self.train()
+
+
+class P(pl.LightningModule):
+    def setup(self, stage):
+        self.eval()
+
+    # TODO(lightmigrate): LM308 Lightning 1.x put the whole model in train mode when `fit` started, undoing the `.eval()` of `setup`; 2.2+ keeps it: end this hook with `self.train()` on every path to keep 1.x training
+    def on_fit_start(self):
+        if self.x:
+            return
+''')
+    assert [(f.line, f.kind) for f in findings] == [(9, Kind.FIXED), (19, Kind.FIXED), (34, Kind.MARKER)]
+
+
+@pytest.mark.parametrize("source", [
+    "import pytorch_lightning as pl\nclass M(pl.LightningModule):\n    def forward(self, x):\n        self.net.eval()\n",
+    "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        self.eval()\n",
+    "import pytorch_lightning as pl\nclass M(pl.LightningModule):\n    def __init__(self):\n        self.net.train(True)\n",
+    "import pytorch_lightning as pl\nclass M(pl.LightningModule):\n    def __init__(self):\n        self.net.eval()\n"
+    "    def on_fit_start(self):\n        self.train()\n",
+])
+def test_find_nothing_where_fit_keeps_the_mode_anyway(source):
+    assert sites(source) == []
+
+
+def test_find_eval_in_init_of_a_subclass_of_a_module_in_another_file():
+    base = "import pytorch_lightning as pl\nclass Base(pl.LightningModule):\n    pass\n"
+    source = ("from base import Base\nclass M(Base):\n    def __init__(self):\n        self.net.eval()\n"
+              "    def training_step(self, batch, batch_idx):\n        return self.net(batch).sum()\n")
+    assert sites(source, {"base.py": base}) == [("train-add", "M", 2)]
+    assert sites(source, {"base.py": "class Base:\n    pass\n"}) == []
+
+
+def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing():
+    check_corpus_case_idempotent(RULE, "eval_mode_in_init")
