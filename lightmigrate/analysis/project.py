@@ -68,10 +68,60 @@ class ClassInfo:
     """names used as ``<first parameter>.NAME`` in its methods (``self.NAME``)."""
     self_calls: FrozenSet[str] = field(default=frozenset(), compare=False, hash=False)
     """names called as ``self.NAME(...)`` in its methods."""
+    base_origins: Tuple[str, ...] = field(default=(), compare=False, hash=False)
+    """where each of ``bases`` comes from, by the binding of its first name in the class's file:
+    ``ORIGIN_LIGHTNING`` (an import from Lightning), ``ORIGIN_LOCAL`` (a class of the file),
+    ``ORIGIN_RELATIVE`` (a relative import), ``"abs:<package>"`` (an import from another
+    package), or ``""`` (no binding seen: a star import, a builtin, or not known)."""
 
     @property
     def base_names(self) -> Tuple[str, ...]:
         return tuple(b.rsplit(".", 1)[-1] for b in self.bases)
+
+    def base_origin(self, i: int) -> str:
+        return self.base_origins[i] if i < len(self.base_origins) else ""
+
+
+ORIGIN_LIGHTNING = "lightning"
+ORIGIN_LOCAL = "local"
+ORIGIN_RELATIVE = "relative"
+
+
+def _module_level_imports(tree: ast.AST) -> Iterator[ast.stmt]:
+    """The imports that bind module-level names: at the top level, or in ``if``, ``try`` and
+    ``with`` blocks there (not in functions or classes), in source order."""
+    todo = list(getattr(tree, "body", ()))
+    while todo:
+        st = todo.pop(0)
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            yield st
+        elif isinstance(st, (ast.If, ast.Try, ast.With, ast.AsyncWith)) or type(st).__name__ == "TryStar":
+            inner = [*st.body, *getattr(st, "orelse", ()), *getattr(st, "finalbody", ())]
+            for handler in getattr(st, "handlers", ()):
+                inner.extend(handler.body)
+            todo[:0] = inner
+
+
+def _import_origins(tree: ast.AST) -> Dict[str, str]:
+    """Module-level name -> the origin (see ``ClassInfo.base_origins``) of the import that binds
+    it; the first import of a name wins (the preferred branch of a ``try``/``except``)."""
+    bound: Dict[str, str] = {}
+    for st in _module_level_imports(tree):
+        if isinstance(st, ast.Import):
+            for alias in st.names:
+                top = alias.name.split(".", 1)[0]
+                origin = ORIGIN_LIGHTNING if top in LIGHTNING_IMPORT_ROOTS else f"abs:{top}"
+                bound.setdefault(alias.asname or top, origin)
+        else:
+            if st.level:
+                origin = ORIGIN_RELATIVE
+            else:
+                top = (st.module or "").split(".", 1)[0]
+                origin = ORIGIN_LIGHTNING if top in LIGHTNING_IMPORT_ROOTS else f"abs:{top}"
+            for alias in st.names:
+                if alias.name != "*":
+                    bound.setdefault(alias.asname or alias.name, origin)
+    return bound
 
 
 def _dotted(node: ast.expr) -> Optional[str]:
@@ -122,7 +172,10 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
     """The classes of ``tree`` (``nodes``: ``ast_nodes(tree)``, when the caller has it), in
     ``ast.walk`` order."""
     out = []
-    for node in (ast_nodes(tree) if nodes is None else nodes):
+    all_nodes = ast_nodes(tree) if nodes is None else nodes
+    imported: Optional[Dict[str, str]] = None
+    local: Set[str] = {n.name for n in all_nodes if type(n) is ast.ClassDef}  # type: ignore[attr-defined]
+    for node in all_nodes:
         if type(node) is not ast.ClassDef:
             continue
         methods = set()
@@ -142,7 +195,14 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 methods.update(t.id for t in targets if isinstance(t, ast.Name))
         bases = tuple(b for b in (_dotted(x) for x in node.bases) if b)
-        out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes), frozenset(calls)))
+        origins: Tuple[str, ...] = ()
+        if bases:
+            if imported is None:
+                imported = _import_origins(tree)
+            origins = tuple(imported.get(first, ORIGIN_LOCAL if first in local else "")
+                            for first in (b.split(".", 1)[0] for b in bases))
+        out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes),
+                             frozenset(calls), origins))
     return out
 
 
@@ -376,6 +436,8 @@ class ProjectIndex:
         self._kinds: Dict[FrozenSet[str], Set[ClassInfo]] = {}
         self._hierarchies: Dict[FrozenSet[str], Set[ClassInfo]] = {}
         self._unparsable: set = set()  # paths whose text the index could not parse
+        # (how many files were indexed, the names of their folders and modules): ``_project_package``
+        self._packages: Optional[Tuple[int, Set[str]]] = None
         for c in classes:
             self.add(c)
 
@@ -420,7 +482,7 @@ class ProjectIndex:
         if found is not None:
             return found
         self._load(self._lazy_with_bases(set(names)))
-        found = {c for c in self._loaded() if not names.isdisjoint(c.base_names)}
+        found = {c for c in self._loaded() if not names.isdisjoint(c.base_names) and self.lightning_bases(c, names)}
         todo = list(found)
         while todo:
             for sub in self.subclasses(todo.pop()):
@@ -442,8 +504,9 @@ class ProjectIndex:
         todo = list(found)
         while todo:
             c = todo.pop()
+            own = self.lightning_bases(c, names) if not names.isdisjoint(c.base_names) else frozenset()
             for base in c.base_names:
-                if base in names:
+                if base in own:
                     continue  # Lightning's own class (a tree may hold Lightning's source): not a mixin
                 up = self.resolve(base, c.path)
                 if up is not None and up not in found:
@@ -507,7 +570,8 @@ class ProjectIndex:
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current"):
+            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current",
+                        "_packages"):
                 continue  # done above, or with the classes; or caches; or this process's file
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours
@@ -706,8 +770,9 @@ class ProjectIndex:
             if (c.name, c.path) in seen:
                 continue
             seen.add((c.name, c.path))
+            own = self.lightning_bases(c, names) if not names.isdisjoint(c.base_names) else frozenset()
             for base in c.base_names:
-                if base in names:
+                if base in own:
                     return True
                 found = self.resolve(base, c.path)
                 if found is None:
@@ -715,6 +780,41 @@ class ProjectIndex:
                 else:
                     todo.append(found)
         return None if unknown else False
+
+    def lightning_bases(self, info: ClassInfo, names: FrozenSet[str]) -> FrozenSet[str]:
+        """The base names of ``info`` in ``names`` that stand for Lightning's class of that name.
+        A base is taken by its name unless its file binds it otherwise: to a project class of that
+        name (defined in the file, or imported from a module that is not Lightning's and the
+        project defines one: ``from .callback import Callback``), or to an import from a package
+        that is neither Lightning nor the project's (``from keras.callbacks import Callback``)."""
+        out = set()
+        for i, base in enumerate(info.base_names):
+            if base not in names:
+                continue
+            origin = info.base_origin(i)
+            if origin in ("", ORIGIN_LIGHTNING):
+                out.add(base)
+                continue
+            if origin == ORIGIN_LOCAL:
+                continue  # a class of the same file: followed like any other base
+            found = self.resolve(base, info.path)
+            if found is not None and found is not info:
+                continue  # the project's own class of that name: followed like any other base
+            if origin.startswith("abs:") and not self._project_package(origin[4:]):
+                continue  # another library's class
+            out.add(base)  # a re-export the index cannot see through: taken by its name
+        return frozenset(out)
+
+    def _project_package(self, name: str) -> bool:
+        """Whether some file of the run is in a folder (or is a module) called ``name``."""
+        if self._packages is None or self._packages[0] != len(self._rank):
+            parts: Set[str] = set()
+            for path in self._rank:
+                pieces = re.split(r"[\\/]", path)
+                parts.update(pieces[:-1])
+                parts.add(pieces[-1].rsplit(".", 1)[0])
+            self._packages = (len(self._rank), parts)
+        return name in self._packages[1]
 
     def in_lightning_hierarchy(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> Optional[bool]:
         """Like :meth:`is_lightning_module`, but a mixin that some project class combines with
