@@ -32,7 +32,9 @@ CALLBACK_NAMES = frozenset(
 LIGHTNING_IMPORT_ROOTS = ("pytorch_lightning", "lightning")
 # A class can only matter to a rule if its file mentions Lightning or defines hook-like
 # methods; other files are not parsed at all.
-_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer")
+_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer", "def train(self")
+# A method overriding ``nn.Module.train(self, mode=True)`` (``ProjectIndex.train_overrides``).
+_TRAIN_OVERRIDE = re.compile(r"^[ \t]+def train\(\s*self\s*(?:,\s*mode\b[^)]*)?\)", re.M)
 
 
 _DP = re.compile(r"""(strategy|accelerator|distributed_backend)\s*=\s*["']dp["']|DataParallelStrategy""")
@@ -359,10 +361,11 @@ def is_yaml(path: str) -> bool:
 
 
 def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None,
-                   present: Optional[FrozenSet[str]] = None) -> Tuple[bool, Dict[str, object]]:
-    """The run-wide settings a file makes: whether it selects the DataParallel strategy, and
-    its Trainer settings that manual optimization rejects (``tree``: its parse, if at hand;
-    ``present``: the ``TEXT_PROBES`` it holds, if known)."""
+                   present: Optional[FrozenSet[str]] = None) -> Tuple[bool, Dict[str, object], bool]:
+    """The run-wide settings a file makes: whether it selects the DataParallel strategy, its
+    Trainer settings that manual optimization rejects, and whether it may define a method
+    overriding ``train(self, mode)`` (``tree``: its parse, if at hand; ``present``: the
+    ``TEXT_PROBES`` it holds, if known)."""
     has = _holds(text, present)
     uses_dp = any(has(word) for word in _DP_WORDS) and _DP.search(text) is not None
     trainer: Dict[str, object] = {}
@@ -371,14 +374,15 @@ def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None,
             trainer = yaml_trainer_settings(text)
         elif _MANUAL_REJECT_USE.search(text):
             trainer = _trainer_settings(text, tree)
-    return uses_dp, trainer
+    overrides_train = has("def train(self") and not is_yaml(path) and _TRAIN_OVERRIDE.search(text) is not None
+    return uses_dp, trainer, overrides_train
 
 
 @dataclass(frozen=True)
 class LazyEntry:
     """What the index reads from a text it keeps unparsed (``lazy_entry``)."""
 
-    settings: Tuple[bool, Dict[str, object]]  # ``_text_settings``
+    settings: Tuple[bool, Dict[str, object], bool]  # ``_text_settings``
     kept: bool  # worth indexing: the index keeps the text, to parse when a question needs it
     names: Tuple[str, ...]  # the class names the text may define (``_CLASS_NAME``)
     bases: Optional[FrozenSet[str]]  # ``header_base_names``
@@ -411,6 +415,8 @@ class ProjectIndex:
         # path -> Trainer arguments that raise under manual optimization, as given in that file
         # (literal values; "<expr>" for anything else). Only files that mention them.
         self.trainer_settings: Dict[str, Dict[str, object]] = {}
+        # the files whose text may define a method overriding ``nn.Module.train(self, mode)``
+        self.train_overrides: Set[str] = set()
         # path -> its place among the files indexed (in run order); class -> (its file's
         # place, how many classes were added before it): index order is the order of these
         self._rank: Dict[str, int] = {}
@@ -618,11 +624,13 @@ class ProjectIndex:
         for name in entry.names:
             self._lazy_names.setdefault(name, []).append(path)
 
-    def _add_settings(self, path: str, settings: Tuple[bool, Dict[str, object]]) -> None:
-        uses_dp, trainer = settings
+    def _add_settings(self, path: str, settings: Tuple[bool, Dict[str, object], bool]) -> None:
+        uses_dp, trainer, overrides_train = settings
         self.uses_dp = self.uses_dp or uses_dp
         if trainer:
             self.trainer_settings[path] = trainer
+        if overrides_train:
+            self.train_overrides.add(path)
 
     def _index_tree(self, text: str, path: str, tree: Optional[ast.AST], nodes: Optional[list]) -> None:
         if tree is None:
@@ -804,6 +812,18 @@ class ProjectIndex:
                 continue  # another library's class
             out.add(base)  # a re-export the index cannot see through: taken by its name
         return frozenset(out)
+
+    def package_of(self, path: str) -> str:
+        """The folder of the top package that holds ``path`` (the highest folder above it with
+        an ``__init__.py`` among the files of the run, each folder on the way having one), or
+        the file's own folder when it is in no package."""
+        sep = "\\" if "\\" in path and "/" not in path else "/"
+        folder = path.rsplit(sep, 1)[0] if sep in path else ""
+        top = folder
+        while folder and f"{folder}{sep}__init__.py" in self._rank:
+            top = folder
+            folder = folder.rsplit(sep, 1)[0] if sep in folder else ""
+        return top
 
     def _project_package(self, name: str) -> bool:
         """Whether some file of the run is in a folder (or is a module) called ``name``."""
