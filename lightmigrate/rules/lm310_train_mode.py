@@ -30,21 +30,24 @@ from lightmigrate.rules.shared.method_sites import index_source
 CODE = "LM310"
 HOOKS = ("on_validation_model_train", "on_test_model_train")
 _MODULE_KIND = frozenset({"module"})
+_MODULE_NAMES = frozenset({"Module", "LightningModule"})  # nn.Module, and Lightning's subclass of it
 COMMENT = "# as 1.9 did after {loop} (2.x only resets the `training` flags): runs {owner}.train()"
 
 
 def train_overrides(index: ProjectIndex, package: str) -> List[ClassInfo]:
     """The classes of ``package`` (``ProjectIndex.package_of``) that override
-    ``train(self, mode=...)`` of ``nn.Module`` (other than ``nn.Module`` itself)."""
+    ``train(self, mode=...)`` of ``nn.Module`` (other than ``nn.Module`` itself): a method
+    ``train`` taking ``mode``, in a class not known to be outside ``nn.Module``'s hierarchy (a
+    dataset's ``train`` split or a runner's ``train(epochs)`` loop is not one)."""
     found = []
     for path in sorted(index.train_overrides):
         if index.package_of(path) != package:
             continue
         for c in index.classes_in(path):
             params = c.params.get("train")
-            if params is None or c.name == "Module" or not c.bases:
+            if params is None or c.name == "Module" or not c.bases or params[1:2] != ("mode",):
                 continue
-            if params[1:2] in ((), ("mode",)):
+            if index.is_lightning_module(c, _MODULE_NAMES) is not False:
                 found.append(c)
     return found
 

@@ -109,9 +109,12 @@ def test_nothing_without_a_train_override_in_the_package():
     other = {"pkg/__init__.py": "", "pkg/contrib/__init__.py": "", "pkg/contrib/lit.py": LIT,
              "vendor/__init__.py": "", "vendor/nn/__init__.py": "", "vendor/nn/encoder.py": ENCODER}
     assert _find(other, "pkg/contrib/lit.py") == []
-    # a `train` that is not nn.Module's (a trainer's train loop)
-    loop = dict(PACKAGE, **{"pkg/nn/encoder.py": "class Runner(Base):\n    def train(self, epochs, data):\n        pass\n"})
-    assert _find(loop, "pkg/contrib/lit.py") == []
+    # a `train` that is not nn.Module's: a runner's loop, a dataset's split, a class outside
+    # nn.Module's hierarchy
+    for other in ("class Runner(Base):\n    def train(self, epochs, data):\n        pass\n",
+                  "class Constant(Dataset):\n    def train(self):\n        return self.data\n",
+                  "class Base:\n    pass\n\n\nclass Sampler(Base):\n    def train(self, mode=True):\n        pass\n"):
+        assert _find(dict(PACKAGE, **{"pkg/nn/encoder.py": other}), "pkg/contrib/lit.py") == [], other
 
 
 def test_a_single_script_with_both_classes():
