@@ -49,3 +49,25 @@ def test_classes_of_one_name_in_a_file_are_told_apart_by_their_place():
     assert index.local_class("M", "t.py", 0).methods == frozenset({"a"})
     assert index.local_class("M", "t.py", 1).methods == frozenset({"b"})
     assert index.local_class("M", "t.py", 2) is None
+
+
+def test_a_base_named_like_lightnings_class_is_lightnings_only_when_its_file_may_bind_it_so():
+    from lightmigrate.analysis.project import CALLBACK_NAMES
+
+    body = "\n    def on_epoch_end(self):\n        pass\n"  # (a file without such a word is not indexed)
+    index = ProjectIndex()
+    index.add_source("import mxnet\n\n\nclass Callback:\n    pass\n\n\nclass Local(Callback):" + body,
+                     "pkg/callback.py")
+    index.add_source("from .callback import Callback\n\n\nclass Relative(Callback):" + body, "pkg/a.py")
+    index.add_source("from pkg.callback import Callback\n\n\nclass Absolute(Callback):" + body, "pkg/b.py")
+    index.add_source("from pytorch_lightning import Callback\n\n\nclass Real(Callback):" + body, "r.py")
+    index.add_source("from pytorch_lightning import *\n\n\nclass Star(Callback):" + body, "s.py")
+    answers = {c.name: index.in_lightning_hierarchy(c, CALLBACK_NAMES) for c in index.classes()}
+    assert answers == {"Callback": False, "Local": False, "Relative": False, "Absolute": False,
+                       "Real": True, "Star": True}
+    assert [c.name for c in index.kind_classes(CALLBACK_NAMES)] == ["Real", "Star"]
+    # another library's class, which the project does not define: not known to be Lightning's
+    other = ProjectIndex()
+    other.add_source("from keras.callbacks import Callback\n\n\nclass Keras(Callback):" + body, "k.py")
+    (keras,) = other.classes()
+    assert other.in_lightning_hierarchy(keras, CALLBACK_NAMES) is None and other.kind_classes(CALLBACK_NAMES) == []

@@ -32,8 +32,11 @@ CALLBACK_NAMES = frozenset(
 )
 LIGHTNING_IMPORT_ROOTS = ("pytorch_lightning", "lightning")
 # A class can only matter to a rule if its file mentions Lightning, defines hook-like
-# methods or derives from a (project) Trainer; other files are not parsed at all.
-_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer", "Trainer")
+# methods, derives from a (project) Trainer or overrides ``nn.Module.train``; other files are
+# not parsed at all.
+_INDEX_HINTS = ("ightning", "_epoch", "_batch", "_step", "optimizer", "Trainer", "def train(self")
+# A method overriding ``nn.Module.train(self, mode=True)`` (``ProjectIndex.train_overrides``).
+_TRAIN_OVERRIDE = re.compile(r"^[ \t]+def train\(\s*self\s*(?:,\s*mode\b[^)]*)?\)", re.M)
 
 
 _DP = re.compile(r"""(strategy|accelerator|distributed_backend)\s*=\s*["']dp["']|DataParallelStrategy""")
@@ -76,10 +79,60 @@ class ClassInfo:
     ordinal: int = 0
     """its place among the classes of the same name in its file, in source order (a test file
     often defines ``class TestModel`` in several test functions)."""
+    base_origins: Tuple[str, ...] = field(default=(), compare=False, hash=False)
+    """where each of ``bases`` comes from, by the binding of its first name in the class's file:
+    ``ORIGIN_LIGHTNING`` (an import from Lightning), ``ORIGIN_LOCAL`` (a class of the file),
+    ``ORIGIN_RELATIVE`` (a relative import), ``"abs:<package>"`` (an import from another
+    package), or ``""`` (no binding seen: a star import, a builtin, or not known)."""
 
     @property
     def base_names(self) -> Tuple[str, ...]:
         return tuple(b.rsplit(".", 1)[-1] for b in self.bases)
+
+    def base_origin(self, i: int) -> str:
+        return self.base_origins[i] if i < len(self.base_origins) else ""
+
+
+ORIGIN_LIGHTNING = "lightning"
+ORIGIN_LOCAL = "local"
+ORIGIN_RELATIVE = "relative"
+
+
+def _module_level_imports(tree: ast.AST) -> Iterator[ast.stmt]:
+    """The imports that bind module-level names: at the top level, or in ``if``, ``try`` and
+    ``with`` blocks there (not in functions or classes), in source order."""
+    todo = list(getattr(tree, "body", ()))
+    while todo:
+        st = todo.pop(0)
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            yield st
+        elif isinstance(st, (ast.If, ast.Try, ast.With, ast.AsyncWith)) or type(st).__name__ == "TryStar":
+            inner = [*st.body, *getattr(st, "orelse", ()), *getattr(st, "finalbody", ())]
+            for handler in getattr(st, "handlers", ()):
+                inner.extend(handler.body)
+            todo[:0] = inner
+
+
+def _import_origins(tree: ast.AST) -> Dict[str, str]:
+    """Module-level name -> the origin (see ``ClassInfo.base_origins``) of the import that binds
+    it; the first import of a name wins (the preferred branch of a ``try``/``except``)."""
+    bound: Dict[str, str] = {}
+    for st in _module_level_imports(tree):
+        if isinstance(st, ast.Import):
+            for alias in st.names:
+                top = alias.name.split(".", 1)[0]
+                origin = ORIGIN_LIGHTNING if top in LIGHTNING_IMPORT_ROOTS else f"abs:{top}"
+                bound.setdefault(alias.asname or top, origin)
+        else:
+            if st.level:
+                origin = ORIGIN_RELATIVE
+            else:
+                top = (st.module or "").split(".", 1)[0]
+                origin = ORIGIN_LIGHTNING if top in LIGHTNING_IMPORT_ROOTS else f"abs:{top}"
+            for alias in st.names:
+                if alias.name != "*":
+                    bound.setdefault(alias.asname or alias.name, origin)
+    return bound
 
 
 def _dotted(node: ast.expr) -> Optional[str]:
@@ -165,7 +218,10 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
     ``ast.walk`` order."""
     out = []
     trainer_names: Optional[Tuple[Set[str], Set[str]]] = None
-    classes = [node for node in (ast_nodes(tree) if nodes is None else nodes) if type(node) is ast.ClassDef]
+    all_nodes = ast_nodes(tree) if nodes is None else nodes
+    imported: Optional[Dict[str, str]] = None
+    classes = [node for node in all_nodes if type(node) is ast.ClassDef]
+    local: Set[str] = {n.name for n in classes}  # type: ignore[attr-defined]
     ordinals: Dict[int, int] = {}
     seen: Dict[str, int] = {}
     for node in sorted(classes, key=lambda n: (n.lineno, n.col_offset)):  # (source order)
@@ -195,9 +251,15 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
             if trainer_names is None:
                 trainer_names = lightning_trainer_names(tree)
             trainer_base = any(is_lightning_trainer_base(b, trainer_names) for b in bases)
+        origins: Tuple[str, ...] = ()
+        if bases:
+            if imported is None:
+                imported = _import_origins(tree)
+            origins = tuple(imported.get(first, ORIGIN_LOCAL if first in local else "")
+                            for first in (b.split(".", 1)[0] for b in bases))
         out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes),
                              frozenset(calls), trainer_base=trainer_base, init_spreads=frozenset(spreads),
-                             ordinal=ordinals[id(node)]))
+                             ordinal=ordinals[id(node)], base_origins=origins))
     return out
 
 
@@ -354,10 +416,11 @@ def is_yaml(path: str) -> bool:
 
 
 def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None,
-                   present: Optional[FrozenSet[str]] = None) -> Tuple[bool, Dict[str, object]]:
-    """The run-wide settings a file makes: whether it selects the DataParallel strategy, and
-    its Trainer settings that manual optimization rejects (``tree``: its parse, if at hand;
-    ``present``: the ``TEXT_PROBES`` it holds, if known)."""
+                   present: Optional[FrozenSet[str]] = None) -> Tuple[bool, Dict[str, object], bool]:
+    """The run-wide settings a file makes: whether it selects the DataParallel strategy, its
+    Trainer settings that manual optimization rejects, and whether it may define a method
+    overriding ``train(self, mode)`` (``tree``: its parse, if at hand; ``present``: the
+    ``TEXT_PROBES`` it holds, if known)."""
     has = _holds(text, present)
     uses_dp = any(has(word) for word in _DP_WORDS) and _DP.search(text) is not None
     trainer: Dict[str, object] = {}
@@ -366,14 +429,15 @@ def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None,
             trainer = yaml_trainer_settings(text)
         elif _MANUAL_REJECT_USE.search(text):
             trainer = _trainer_settings(text, tree)
-    return uses_dp, trainer
+    overrides_train = has("def train(self") and not is_yaml(path) and _TRAIN_OVERRIDE.search(text) is not None
+    return uses_dp, trainer, overrides_train
 
 
 @dataclass(frozen=True)
 class LazyEntry:
     """What the index reads from a text it keeps unparsed (``lazy_entry``)."""
 
-    settings: Tuple[bool, Dict[str, object]]  # ``_text_settings``
+    settings: Tuple[bool, Dict[str, object], bool]  # ``_text_settings``
     kept: bool  # worth indexing: the index keeps the text, to parse when a question needs it
     names: Tuple[str, ...]  # the class names the text may define (``_CLASS_NAME``)
     bases: Optional[FrozenSet[str]]  # ``header_base_names``
@@ -423,6 +487,8 @@ class ProjectIndex:
         # path -> the dicts its Trainer calls spread that come from other names or files
         # (``analysis/trainer_feeds.py``). Only files that spread something into a Trainer.
         self.trainer_feeds: Dict[str, Tuple[Feed, ...]] = {}
+        # the files whose text may define a method overriding ``nn.Module.train(self, mode)``
+        self.train_overrides: Set[str] = set()
         # path -> its place among the files indexed (in run order); class -> (its file's
         # place, how many classes were added before it): index order is the order of these
         self._rank: Dict[str, int] = {}
@@ -453,6 +519,8 @@ class ProjectIndex:
         self._unparsable: set = set()  # paths whose text the index could not parse
         # hook names -> ``linked_paths`` of them, worked out since the last class was added
         self._linked: Dict[FrozenSet[str], Dict[str, FrozenSet[str]]] = {}
+        # (how many files were indexed, the names of their folders and modules): ``_project_package``
+        self._packages: Optional[Tuple[int, Set[str]]] = None
         for c in classes:
             self.add(c)
 
@@ -497,7 +565,7 @@ class ProjectIndex:
         if found is not None:
             return found
         self._load(self._lazy_with_bases(set(names)))
-        found = {c for c in self._loaded() if not names.isdisjoint(c.base_names)}
+        found = {c for c in self._loaded() if not names.isdisjoint(c.base_names) and self.lightning_bases(c, names)}
         todo = list(found)
         while todo:
             for sub in self.subclasses(todo.pop()):
@@ -519,8 +587,9 @@ class ProjectIndex:
         todo = list(found)
         while todo:
             c = todo.pop()
+            own = self.lightning_bases(c, names) if not names.isdisjoint(c.base_names) else frozenset()
             for base in c.base_names:
-                if base in names:
+                if base in own:
                     continue  # Lightning's own class (a tree may hold Lightning's source): not a mixin
                 up = self.resolve(base, c.path)
                 if up is not None and up not in found:
@@ -595,7 +664,8 @@ class ProjectIndex:
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
-            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current"):
+            if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current",
+                        "_packages"):
                 continue  # done above, or with the classes; or caches; or this process's file
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours
@@ -651,11 +721,13 @@ class ProjectIndex:
         for name in entry.names:
             self._lazy_names.setdefault(name, []).append(path)
 
-    def _add_settings(self, path: str, settings: Tuple[bool, Dict[str, object]]) -> None:
-        uses_dp, trainer = settings
+    def _add_settings(self, path: str, settings: Tuple[bool, Dict[str, object], bool]) -> None:
+        uses_dp, trainer, overrides_train = settings
         self.uses_dp = self.uses_dp or uses_dp
         if trainer:
             self.trainer_settings[path] = trainer
+        if overrides_train:
+            self.train_overrides.add(path)
 
     def _index_tree(self, text: str, path: str, tree: Optional[ast.AST], nodes: Optional[list]) -> None:
         if tree is None:
@@ -868,8 +940,9 @@ class ProjectIndex:
             if (c.name, c.path) in seen:
                 continue
             seen.add((c.name, c.path))
+            own = self.lightning_bases(c, names) if not names.isdisjoint(c.base_names) else frozenset()
             for base in c.base_names:
-                if base in names:
+                if base in own:
                     return True
                 found = self.resolve(base, c.path)
                 if found is None:
@@ -877,6 +950,53 @@ class ProjectIndex:
                 else:
                     todo.append(found)
         return None if unknown else False
+
+    def lightning_bases(self, info: ClassInfo, names: FrozenSet[str]) -> FrozenSet[str]:
+        """The base names of ``info`` in ``names`` that stand for Lightning's class of that name.
+        A base is taken by its name unless its file binds it otherwise: to a project class of that
+        name (defined in the file, or imported from a module that is not Lightning's and the
+        project defines one: ``from .callback import Callback``), or to an import from a package
+        that is neither Lightning nor the project's (``from keras.callbacks import Callback``)."""
+        out = set()
+        for i, base in enumerate(info.base_names):
+            if base not in names:
+                continue
+            origin = info.base_origin(i)
+            if origin in ("", ORIGIN_LIGHTNING):
+                out.add(base)
+                continue
+            if origin == ORIGIN_LOCAL:
+                continue  # a class of the same file: followed like any other base
+            found = self.resolve(base, info.path)
+            if found is not None and found is not info:
+                continue  # the project's own class of that name: followed like any other base
+            if origin.startswith("abs:") and not self._project_package(origin[4:]):
+                continue  # another library's class
+            out.add(base)  # a re-export the index cannot see through: taken by its name
+        return frozenset(out)
+
+    def package_of(self, path: str) -> str:
+        """The folder of the top package that holds ``path`` (the highest folder above it with
+        an ``__init__.py`` among the files of the run, each folder on the way having one), or
+        the file's own folder when it is in no package."""
+        sep = "\\" if "\\" in path and "/" not in path else "/"
+        folder = path.rsplit(sep, 1)[0] if sep in path else ""
+        top = folder
+        while folder and f"{folder}{sep}__init__.py" in self._rank:
+            top = folder
+            folder = folder.rsplit(sep, 1)[0] if sep in folder else ""
+        return top
+
+    def _project_package(self, name: str) -> bool:
+        """Whether some file of the run is in a folder (or is a module) called ``name``."""
+        if self._packages is None or self._packages[0] != len(self._rank):
+            parts: Set[str] = set()
+            for path in self._rank:
+                pieces = re.split(r"[\\/]", path)
+                parts.update(pieces[:-1])
+                parts.add(pieces[-1].rsplit(".", 1)[0])
+            self._packages = (len(self._rank), parts)
+        return name in self._packages[1]
 
     def in_lightning_hierarchy(self, info: ClassInfo, names: FrozenSet[str] = LIGHTNING_MODULE_NAMES) -> Optional[bool]:
         """Like :meth:`is_lightning_module`, but a mixin that some project class combines with

@@ -16,6 +16,7 @@ from lightmigrate.rules.lm306_legacy_module_api import LegacyModuleApiRule
 from lightmigrate.rules.lm301_log_dict import LogDictRule
 from lightmigrate.rules.lm203_loggers_cli import LoggersCliRule
 from lightmigrate.rules.lm308_module_api import ModuleApiRule
+from lightmigrate.rules.lm310_train_mode import TrainModeRule
 from lightmigrate.rules.lm201_moved_imports import MovedImportsRule
 from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
 from lightmigrate.rules.lm004_optimizer_hooks import OptimizerHooksRule
@@ -31,7 +32,7 @@ from lightmigrate.rules.lm210_unified_imports import UnifiedImportsRule
 # LM3xx (hooks, issue 6) run just before LM002 so that it marks only what they could not fix.
 HOOKS_RULES: List[Rule] = [LogDictRule(), GradNormRule(), DataloaderIdxRule(), PrecisionAttrRule(), LegacyHooksRule(),
                             LegacyModuleApiRule(), CallbackApiRule(), ModuleApiRule(),
-                            BehaviourNotesRule()]
+                            BehaviourNotesRule(), TrainModeRule()]
 
 # Run order matters: step-end hooks become part of the step (or batch-end hooks) before the
 # epoch-end rule adds its buffers; LM002 marks whatever hook is still dead; then imports (moved

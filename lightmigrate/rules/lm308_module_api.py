@@ -6,7 +6,10 @@
 - M23 ``model.load_from_checkpoint(path)`` on an instance raises from 2.1; 1.9 built a new model
   from the instance's class and returned it. ``type(model).load_from_checkpoint(path)`` does the
   same. Rewritten where the name is known to hold an instance (``self`` in a Lightning class, a
-  name only ever assigned ``SomeClass(...)``). When the result is thrown away (a bare
+  name only ever assigned ``SomeClass(...)``; in a function, a name bound only by calls and
+  parameters that are annotated to give a LightningModule or that the function uses as only an
+  instance can be used: ``trainer.fit(model=name)``, ``name.state_dict()``). A name that may
+  hold a class (``cls = registry.get(...)``) is left alone. When the result is thrown away (a bare
   statement) the 1.x code was most likely a bug (``model`` is not changed): marked.
 - M24 ``training_step(self, dataloader_iter, batch_idx)``: from 2.1 the step takes only
   ``dataloader_iter`` and ``next()`` yields ``(batch, batch_idx, dataloader_idx)``. When the body
@@ -78,6 +81,33 @@ def _target_names(target: ast.AST) -> Set[str]:
     return set(identifiers([target]))
 
 
+def _binds(node: ast.AST) -> Set[str]:
+    """The names an augmented assignment, loop, ``with ... as``, ``except ... as``, ``global``,
+    ``nonlocal`` or ``del`` binds (or declares)."""
+    if isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+        return _bound(node.target)
+    if isinstance(node, ast.withitem):
+        return _bound(node.optional_vars) if node.optional_vars is not None else set()
+    if isinstance(node, ast.ExceptHandler):
+        return {node.name} if node.name else set()
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return set(node.names)
+    if isinstance(node, ast.Delete):
+        return {n for t in node.targets for n in _bound(t)}
+    return set()
+
+
+def _bound(target: ast.AST) -> Set[str]:
+    """The names an assignment target binds (not the attributes or items it sets)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return {n for t in target.elts for n in _bound(t)}
+    if isinstance(target, ast.Starred):
+        return _bound(target.value)
+    return set()
+
+
 def _instance_names(nodes: List[ast.AST]) -> Set[str]:
     """Names only ever assigned an instantiation, ``name = SomeClass(...)`` (a capitalised
     callee), among ``nodes`` (the file's ``SourceFile.nodes``)."""
@@ -93,6 +123,48 @@ def _instance_names(nodes: List[ast.AST]) -> Set[str]:
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
             other |= _target_names(node.target)
     return good - other
+
+
+# Calls only an instance answers: a class raises (``Net.state_dict()`` has no ``self``), so a
+# name they are called on, or passed to a Trainer's run as the model, holds an instance.
+_INSTANCE_METHODS = frozenset({
+    "load_state_dict", "state_dict", "parameters", "named_parameters", "modules", "children", "eval", "train",
+    "to", "cpu", "cuda", "freeze", "unfreeze", "zero_grad", "requires_grad_", "save_hyperparameters",
+})
+_TRAINER_RUNS = frozenset({"fit", "validate", "test", "predict", "tune"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _scope_nodes(scope: ast.AST) -> List[ast.AST]:
+    """The nodes of a function's (or the module's) own scope: not those of the functions,
+    classes and lambdas defined in it (their defaults and decorators are left out too)."""
+    out: List[ast.AST] = []
+    todo = list(scope.body) if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _last_name(node: Optional[ast.AST]) -> str:
+    """``C`` for an annotation or callee ``C``, ``a.b.C`` or ``"C"``; empty otherwise."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+        return node.value
+    return ""
+
+
+def _looks_like_trainer(node: ast.AST) -> bool:
+    """``trainer``, ``self.trainer``, ``pl_trainer``, ``Trainer(...)``: a receiver of ``fit``
+    that is a Lightning Trainer by its name."""
+    if isinstance(node, ast.Call):
+        return _last_name(node.func) == "Trainer"
+    return "trainer" in _last_name(node).lower()
 
 
 def _receiver_name(text: str, func: ast.Attribute) -> str:
@@ -121,12 +193,20 @@ class _Finder(NodeVisitor):
         self.self_names: List[str] = []
         self.depth = 0
         self.calls: List[Tuple[ast.Call, str, str]] = []  # (call, action, receiver)
+        self.tree = source.tree
+        self.class_nodes: List[ast.ClassDef] = []
+        self.scopes: List[ast.AST] = [source.tree]  # the enclosing functions (the module first)
+        self.held: Dict[Tuple[int, str], bool] = {}  # (id of a scope, name) -> _holds_instance
+        # each enclosing function: (its class, its first parameter) for a method, else (None, "")
+        self.method_of: List[Tuple[Optional[ast.ClassDef], str]] = []
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         ordinal = self.seen.get(node.name, 0)  # (pre-order: source order, as ClassInfo.ordinal)
         self.seen[node.name] = ordinal + 1
         self.classes.append(class_kind(self.ctx, node.name, ordinal) in ("module", "datamodule"))
+        self.class_nodes.append(node)
         self.generic_visit(node)
+        self.class_nodes.pop()
         self.classes.pop()
 
     def visit_FunctionDef(self, node) -> None:
@@ -134,9 +214,114 @@ class _Finder(NodeVisitor):
         direct = bool(self.classes) and self.classes[-1] and self.depth == len(self.classes) - 1
         self.self_names.append(params[0] if direct and params else "")
         self.depth += 1
+        self.scopes.append(node)
+        in_class = self.class_nodes and self.depth == len(self.class_nodes) and params
+        self.method_of.append((self.class_nodes[-1], params[0]) if in_class else (None, ""))
         self.generic_visit(node)
+        self.method_of.pop()
+        self.scopes.pop()
         self.depth -= 1
         self.self_names.pop()
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.scopes.append(node)
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    # --- whether a name of the current function holds an instance ---------------------------
+
+    def holds_instance(self, name: str) -> bool:
+        scope = self.scopes[-1]
+        key = (id(scope), name)
+        if key not in self.held:
+            self.held[key] = self._holds_instance(scope, name)
+        return self.held[key]
+
+    def _holds_instance(self, scope: ast.AST, name: str) -> bool:
+        """Whether ``name`` holds a LightningModule (or DataModule) instance wherever it is read
+        in ``scope`` (a function, or the module), from how the scope binds it and uses it:
+        every binding must be a call or a parameter (another value may be a class); then either
+        every binding is known to give an instance (``Net(...)``, a function or method of the
+        file annotated to return a LightningModule class, a parameter so annotated), or the
+        scope uses it as only an instance can be used (``trainer.fit(name)``,
+        ``name.state_dict()``)."""
+        if isinstance(scope, ast.Lambda):
+            return False
+        nodes = _scope_nodes(scope)
+        known = True
+        bindings = 0
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = scope.args
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                if arg.arg == name:
+                    bindings += 1
+                    known = known and self._instance_type(arg.annotation)
+            if name in {x.arg for x in (a.vararg, a.kwarg) if x is not None}:
+                return False
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                if not any(name in _bound(t) for t in node.targets):
+                    continue
+                if not all(isinstance(t, ast.Name) for t in node.targets) or not isinstance(node.value, ast.Call):
+                    return False
+                value: Optional[ast.AST] = node.value
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+                if not isinstance(node.target, ast.Name) or node.target.id != name:
+                    continue
+                value = node.value
+                if isinstance(node, ast.AnnAssign) and value is None:
+                    continue  # a declaration binds nothing
+                if not isinstance(value, ast.Call):
+                    return False
+            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.withitem, ast.ExceptHandler,
+                                   ast.Global, ast.Nonlocal, ast.Delete)):
+                if name in _binds(node):
+                    return False
+                continue
+            else:
+                continue
+            bindings += 1
+            known = known and self._instance_call(value)
+        if bindings and known:
+            return True
+        return self._used_as_instance(nodes, name)
+
+    def _instance_type(self, annotation: Optional[ast.AST]) -> bool:
+        return bool(annotation is not None and _last_name(annotation) in self.module_classes)
+
+    def _instance_call(self, call: ast.Call) -> bool:
+        """Whether ``call`` gives an instance: ``Net(...)``, ``x.load_from_checkpoint(...)``,
+        or a call of a function of the file, or of a method of the enclosing class on its first
+        parameter (``self.create_model()``), annotated to return a LightningModule class."""
+        f = call.func
+        callee = _last_name(f)
+        if callee[:1].isupper() or callee == "load_from_checkpoint":
+            return True
+        body: List[ast.stmt] = []
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            owner, first = self.method_of[-1] if self.method_of else (None, "")
+            if owner is not None and f.value.id == first:
+                body = owner.body
+        elif isinstance(f, ast.Name):
+            body = self.tree.body
+        func = next((item for item in body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and item.name == callee), None)
+        return func is not None and self._instance_type(func.returns)
+
+    @staticmethod
+    def _used_as_instance(nodes: List[ast.AST], name: str) -> bool:
+        for node in nodes:
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            f = node.func
+            if f.attr in _INSTANCE_METHODS and isinstance(f.value, ast.Name) and f.value.id == name:
+                return True
+            if f.attr in _TRAINER_RUNS and _looks_like_trainer(f.value):
+                model = node.args[0] if node.args else next(
+                    (k.value for k in node.keywords if k.arg == "model"), None)
+                if isinstance(model, ast.Name) and model.id == name:
+                    return True
+        return False
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -149,7 +334,7 @@ class _Finder(NodeVisitor):
                     self.calls.append((node, "function", target))
             elif f.attr == "load_from_checkpoint" and isinstance(f.value, ast.Name) and self.lightning_file:
                 name = f.value.id
-                if (name in self.instances and name not in self.bound) or (
+                if name not in self.bound and (name in self.instances or self.holds_instance(name)) or (
                         bool(self.self_names) and name == self.self_names[-1]):
                     self.calls.append((node, "type", name))
         self.generic_visit(node)

@@ -406,3 +406,84 @@ def test_the_text_gate_of_the_outside_base_inference_lets_every_sign_through():
                 assert may_show_kind(f"class A(B):\n    def {name}(self):\n        super().{name}()\n"), name
     assert not may_show_kind("class A(keras.callbacks.Callback):\n    def on_epoch_end(self, epoch, logs):\n"
                              "        super().on_epoch_end(epoch, logs)\n")
+
+
+# --- a base named like a Lightning callback that is another class ---------------------------
+
+_OWN_CALLBACK = """\
+    import mxnet as mx
+
+
+    class Callback:
+        def on_epoch_end(self, epoch_no, epoch_loss, net, trainer, best_epoch_info, ctx):
+            return True
+
+        def on_train_epoch_end(self, epoch_no, epoch_loss, net, trainer):
+            return True
+
+
+    class History(Callback):
+        def on_train_epoch_end(self, epoch_no, epoch_loss, net, trainer):
+            return True
+    """
+
+
+def test_find_nothing_in_classes_whose_callback_base_is_the_projects_own_class():
+    # a training framework of its own (an MXNet trainer) with a base class called Callback,
+    # subclassed in the same file and, through a relative or an absolute import, in others
+    files = {
+        "pkg/callback.py": _OWN_CALLBACK,
+        "pkg/schedule.py": """\
+            from .callback import Callback
+
+
+            class Reduce(Callback):
+                def on_epoch_end(self, epoch_no, epoch_loss, net, trainer, best_epoch_info, ctx):
+                    return True
+            """,
+        "pkg/averaging.py": """\
+            from pkg.callback import Callback
+
+
+            class Averaging(Callback):
+                def on_validation_epoch_end(self, epoch_no, epoch_loss, net, trainer):
+                    return True
+            """,
+    }
+    for path in files:
+        assert _find(files, path) == [], path
+        assert not _acts(files, path), path
+
+
+def test_find_nothing_in_another_librarys_callback_subclass():
+    keras = {"k.py": """\
+        from keras.callbacks import Callback
+
+
+        class Printer(Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                print(epoch)
+        """}
+    assert _find(keras, "k.py") == [] and not _acts(keras, "k.py")
+
+
+def test_a_callback_base_reexported_by_the_project_or_wrapping_lightnings_is_still_lightnings():
+    hook = """\
+        class Printer(Callback):
+            def on_epoch_end(self, trainer, pl_module):
+                print(trainer.current_epoch)
+        """
+    # the project's own module re-exports Lightning's class: the index cannot see through it
+    reexport = {"pkg/compat.py": "from pytorch_lightning import Callback\n",
+                "pkg/p.py": "from pkg.compat import Callback\n\n\n" + textwrap.dedent(hook)}
+    assert [s.target for s in _find(reexport, "pkg/p.py")] == ["Printer.on_epoch_end"]
+    # the project's class called Callback derives from Lightning's
+    wrapped = {"pkg/callback.py": "import pytorch_lightning as pl\n\n\nclass Callback(pl.Callback):\n    pass\n",
+               "pkg/p.py": "from .callback import Callback\n\n\n" + textwrap.dedent(hook)}
+    assert [s.target for s in _find(wrapped, "pkg/p.py")] == ["Printer.on_epoch_end"]
+    # imported from Lightning, or bound by no import seen (a star import): Lightning's by its name
+    for head in ("from lightning.pytorch.callbacks import Callback\n", "from pytorch_lightning import *\n"):
+        files = {"p.py": head + "\n\n" + textwrap.dedent(hook)}
+        assert [s.target for s in _find(files, "p.py")] == ["Printer.on_epoch_end"], head
+        out, _ = run_rule(RULE, files["p.py"], "p.py")
+        assert len(markers(out)) == 1 and run_rule(RULE, out, "p.py")[0] == out

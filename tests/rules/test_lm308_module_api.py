@@ -302,3 +302,74 @@ def test_find_eval_in_init_of_a_subclass_of_a_module_in_another_file():
 
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing():
     check_corpus_case_idempotent(RULE, "eval_mode_in_init")
+
+
+# --- an instance obtained from a call that is not a class's ----------------------------------
+
+ESTIMATOR = '''\
+import pytorch_lightning as pl
+
+
+class Estimator:
+    def create_module(self) -> pl.LightningModule:
+        raise NotImplementedError
+
+    def train_model(self, loader, **trainer_kwargs):
+        net = self.create_module()
+        checkpoint = pl.callbacks.ModelCheckpoint(monitor="train_loss")
+        trainer = pl.Trainer(callbacks=[checkpoint], **trainer_kwargs)
+        trainer.fit(model=net, train_dataloaders=loader)
+        best = net.load_from_checkpoint(checkpoint.best_model_path)
+        return best
+'''
+
+
+def test_instance_from_a_method_call_is_called_through_its_type():
+    # 1.9's classmethod ran on type(net); 2.1+ raises on an instance ("cannot be called on an
+    # instance"): the module comes from a factory method, and is trained by the Trainer
+    check_rewrite(RULE, ESTIMATOR, ESTIMATOR.replace("net.load_from_checkpoint", "type(net).load_from_checkpoint"))
+    assert sites(ESTIMATOR) == [("type", "net", 13)]
+
+
+@pytest.mark.parametrize("evidence", [
+    # the factory is annotated to return a LightningModule class of the project
+    ("def make() -> Net:\n    return Net()\n\n\ndef run(path):\n    net = make()\n", "net"),
+    # a parameter annotated with one
+    ("def run(net: pl.LightningModule, path):\n", "net"),
+    # passed to a Trainer's run as the model
+    ("def run(path):\n    net = build()\n    pl.Trainer().fit(net)\n", "net"),
+    ("def run(trainer, path):\n    net = registry.get('x')()\n    trainer.validate(model=net)\n", "net"),
+    # used as only an instance can be
+    ("def run(path, weights):\n    net = build()\n    net.load_state_dict(weights)\n", "net"),
+])
+def test_find_an_instance_by_how_its_function_gets_and_uses_it(evidence):
+    head, name = evidence
+    source = ("import pytorch_lightning as pl\n\n\nclass Net(pl.LightningModule):\n    pass\n\n\n"
+              + head + f"    return {name}.load_from_checkpoint(path)\n")
+    line = source.count("\n")
+    assert sites(source) == [("type", name, line)]
+    out, _ = run_rule(RULE, source)
+    assert f"return type({name}).load_from_checkpoint(path)" in out and run_rule(RULE, out)[0] == out
+
+
+@pytest.mark.parametrize("head", [
+    # a call may give a class: nothing says it is an instance
+    "def run(path):\n    net = registry.get('x')\n",
+    "def run(path):\n    net = get_model_class()\n",
+    # an annotation that is a class's type, or a factory annotated so
+    "def run(net: Type[pl.LightningModule], path):\n",
+    "def make() -> Type[Net]:\n    return Net\n\n\ndef run(path):\n    net = make()\n",
+    # bound otherwise too (by a value that is not a call, a loop, a tuple target)
+    "def run(path, weights):\n    net = build()\n    net.load_state_dict(weights)\n    net = Net\n",
+    "def run(path, classes):\n    for net in classes:\n        pass\n    build().state_dict()\n",
+    "def run(path):\n    net, other = build()\n    pl.Trainer().fit(net)\n",
+    # used as an instance in another function only
+    "def other(net):\n    pl.Trainer().fit(net)\n\n\ndef run(path):\n    net = build()\n",
+    # fit of something that is not a Trainer by its name
+    "def run(path, data):\n    net = build()\n    search.fit(net, data)\n",
+])
+def test_find_nothing_where_the_name_may_hold_a_class(head):
+    source = ("import pytorch_lightning as pl\nfrom typing import Type\n\n\nclass Net(pl.LightningModule):\n"
+              "    pass\n\n\n" + head + "    return net.load_from_checkpoint(path)\n")
+    assert sites(source) == []
+    check_rewrite(RULE, source, None)
