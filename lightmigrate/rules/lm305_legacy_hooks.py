@@ -65,8 +65,8 @@ from lightmigrate.rules.shared.hooksa_ast import char_col
 from lightmigrate.catalog.hooks import removed_table
 from lightmigrate.rules.shared.legacy_super import LEGACY_NOOP_HOOKS, SUPER_TRIGGERS, inferred_kinds, super_calls
 from lightmigrate.cst.helpers import add_markers, marker_text, super_call_attr
+from lightmigrate.cst.matchers import m
 from lightmigrate.cst.walk import transform, find_all, PrunedTransformer
-import libcst.matchers as m
 
 CODE = "LM305"
 
@@ -103,7 +103,6 @@ def _add_params(func: cst.FunctionDef, names: Tuple[str, ...]) -> Tuple[cst.Func
 
 
 def _names(func: cst.FunctionDef) -> List[cst.Name]:
-    import libcst.matchers as m
     return list(find_all(func.body, m.Name()))  # type: ignore[arg-type]
 
 
