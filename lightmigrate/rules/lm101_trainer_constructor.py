@@ -66,16 +66,7 @@ from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 CODE = "LM101"
-# The Trainer arguments whose 1.9 form the mapping changes, as they stand in a dict another
-# file spreads into a Trainer (a file without a Lightning import is read only when it holds one)
 TRAINER_BASES = frozenset({"Trainer"})  # a class with a base of this name may be a project Trainer subclass
-FEED_KEYS = ("gpus", "tpu_cores", "ipus", "num_processes", "auto_select_gpus", "resume_from_checkpoint",
-             "replace_sampler_ddp", "amp_backend", "amp_level", "move_metrics_to_cpu", "multiple_trainloader_mode",
-             "auto_lr_find", "auto_scale_batch_size", "precision", "strategy", "accelerator", "devices",
-             "accumulate_grad_batches", "max_steps", "checkpoint_callback", "weights_summary",
-             "progress_bar_refresh_rate", "process_position", "stochastic_weight_avg", "terminate_on_nan",
-             "log_gpu_memory", "gpu_metrics", "flush_logs_every_n_steps", "prepare_data_per_node",
-             "weights_save_path", "distributed_backend")
 _EMPTY = cst.Module(body=[])
 ALL_ARGS = TRAINER_ARGS | tam.LEGACY_ARGS
 ARGPARSE_METHODS = ("from_argparse_args", "add_argparse_args", "parse_argparser", "default_attributes",
@@ -1279,7 +1270,7 @@ class TrainerConstructorRule(Rule):
     safety = Safety.PRESERVING
     description = __doc__ or ""
     triggers = ("Trainer", "trainer", "DDPStrategy", "Strategy(", "PL_INTER_BATCH_PARALLELISM", "PL_RECONCILE_PROCESS",
-                "PL_FAULT_TOLERANT_TRAINING", *FEED_KEYS)
+                "PL_FAULT_TOLERANT_TRAINING")
     coverage = {
         "T0": Handling.REWRITTEN, "T1": Handling.REWRITTEN, "T2": Handling.REWRITTEN, "T3": Handling.MARKED,
         "T4": Handling.REWRITTEN, "T5": Handling.REWRITTEN, "T6": Handling.REWRITTEN, "T7": Handling.REWRITTEN,

@@ -663,7 +663,6 @@ best = Net.load_from_checkpoint("best.ckpt")
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         index_source(source, ctx)
-        tree = source.tree
         sites: List[Site] = []
         # M24: steps taking dataloader_iter, in LightningModule classes
         if "dataloader_iter" in source.text:
@@ -681,6 +680,9 @@ best = Net.load_from_checkpoint("best.ckpt")
                     sites.append(Site(node.lineno, node.col_offset, cls.name, f"train-{action}",
                                       (where, _may_inherit(ctx, cls.name, "on_fit_start"))))
         # M21, M23: the calls, and the statements throwing a loaded model away
+        if not any(name in source.text for name in _CALL_ATTRS):
+            return sites
+        tree = source.tree
         lightning_file = imports_lightning(tree)
         finder = _Finder(source, ctx, lightning_file)
         finder.visit(tree)

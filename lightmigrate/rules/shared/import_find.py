@@ -476,15 +476,16 @@ def table_sites(view: FileView, code: str, handles: Callable[[Entry], bool],
         shadowed: Optional[Set[int]] = None
         for node in view.nodes:
             if type(node) is ast.Name and id(node) not in view.in_chains and id(node) not in view.calls:
-                if node.id in view.paths and shadowed is None:  # type: ignore[attr-defined]
-                    shadowed = _parameter_uses(view.nodes)
-                if shadowed and id(node) in shadowed:
-                    continue
                 full = view.paths.get(node.id)  # type: ignore[attr-defined]
-                if full is not None and to_relative(full) is not None:
-                    why = non_call_whys.get(full.rsplit(".", 1)[-1])
-                    if why:
-                        mark(node, full, why)
+                if full is None or to_relative(full) is None:
+                    continue
+                why = non_call_whys.get(full.rsplit(".", 1)[-1])
+                if not why:
+                    continue
+                if shadowed is None:  # (worked out once, for a file with such a name)
+                    shadowed = _parameter_uses(view.nodes)
+                if id(node) not in shadowed:
+                    mark(node, full, why)
     # the calls whose arguments are fixed
     if call_checks:
         for node in view.nodes:
