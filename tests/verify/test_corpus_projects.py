@@ -75,13 +75,16 @@ def test_original_runs_cleanly_on_1_9_5(runs, name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_migration_changes_several_files_of_the_project(runs, name):
-    """Every project case needs a migration that spans files (the point of the format)."""
+def test_migration_changes_the_project(runs, name):
+    """Every project case needs a migration of its own package (one file may be enough: in
+    ``trainer_argparse`` what the script migrates depends on the model module's options)."""
     src = PROJECTS_DIR / name / "src"
     migrated = runs[name]["workdir"] / "src0"
     changed = [p for p in src.rglob("*.py")
                if (migrated / p.relative_to(src)).read_text(encoding="utf-8") != p.read_text(encoding="utf-8")]
-    assert len(changed) >= 2, changed
+    assert len(changed) >= 1, changed
+    if name.endswith("_across_files"):  # a hierarchy spread over modules: the change spans them
+        assert len(changed) >= 2, changed
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -125,7 +128,7 @@ def test_rewrite_of_the_project_folder_matches_verify_and_is_idempotent(tmp_path
     work = tmp_path / name
     shutil.copytree(PROJECTS_DIR / name, work)
     first = run([str(work)], ALL_RULES, Mode.WRITE)
-    assert first.failed == 0 and first.changed >= 2
+    assert first.failed == 0 and first.changed >= 1
     migrated = runs[name]["workdir"] / "src0"
     for path in (work / "src").rglob("*.py"):
         assert path.read_text(encoding="utf-8") == (migrated / path.relative_to(work / "src")).read_text(
