@@ -99,6 +99,7 @@ class Entry:
     value: Value
     origin: Any = None  # the caller's node; kept when the entry is unchanged
     changed: bool = False
+    renamed: bool = False  # only the name changed (its value is the caller's, as written)
 
 
 @dataclass
@@ -188,7 +189,7 @@ class _Builder:
     def rename(self, old: str, new: str) -> None:
         e = self.get(old)
         if e is not None:
-            self.replace(old, [Entry(new, e.value)])
+            self.replace(old, [Entry(new, e.value, renamed=True)])
 
     def mark(self, why: str) -> None:
         text = f"{why} ({GUIDE})"
@@ -378,7 +379,7 @@ def _runtime_defaults(b: _Builder, device_flags: bool) -> None:
     accelerator is left alone next to a 1.9 device flag (gpus=... chose it then)."""
     for name, default in RUNTIME_NONE_DEFAULTS:
         e = b.get(name)
-        if e is None or e.changed or e.value.literal is not NOT_LITERAL or (name == "accelerator" and device_flags):
+        if e is None or (e.changed and not e.renamed) or e.value.literal is not NOT_LITERAL or (name == "accelerator" and device_flags):
             continue
         operand = _or_operand(e.value.code, default)
         if operand is None:

@@ -55,6 +55,9 @@ def rw(before, after=None, **kw):
     ("pl.Trainer(checkpoint_callback=False, max_steps=None)", "pl.Trainer(enable_checkpointing=False, max_steps=-1)"),
     ('pl.Trainer(distributed_backend="ddp", gpus=2)',
      'pl.Trainer(strategy="ddp_find_unused_parameters_true", accelerator="gpu", devices=2)'),
+    # a renamed run-time value keeps None's meaning in the first run (a second run wrapped it)
+    ("pl.Trainer(distributed_backend='ddp' if args.gpus > 1 else None, accelerator=\"cpu\")",
+     "pl.Trainer(strategy=('ddp' if args.gpus > 1 else None) or \"auto\", accelerator=\"cpu\")"),
     ('pl.Trainer(accelerator="ddp", gpus=2)',
      'pl.Trainer(strategy="ddp_find_unused_parameters_true", accelerator="gpu", devices=2)'),
     ("pl.Trainer(weights_summary=None, progress_bar_refresh_rate=0)",
