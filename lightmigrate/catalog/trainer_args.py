@@ -394,7 +394,8 @@ def _runtime_defaults(b: _Builder, device_flags: bool) -> None:
     accelerator is left alone next to a 1.9 device flag (gpus=... chose it then)."""
     for name, default in RUNTIME_NONE_DEFAULTS:
         e = b.get(name)
-        if e is None or (e.changed and not e.renamed) or e.value.literal is not NOT_LITERAL or (name == "accelerator" and device_flags):
+        if e is None or (e.changed and not e.renamed) or e.value.literal is not NOT_LITERAL \
+                or (name == "accelerator" and device_flags):
             continue
         operand = _or_operand(e.value.code, default)
         if operand is None:
