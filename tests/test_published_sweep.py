@@ -91,12 +91,17 @@ def test_no_removed_api_is_left_without_a_marker(result):
 def test_the_counter_is_not_vacuous(result, wheel_cache, v1_python, tmp_path_factory):
     """On the ORIGINAL sources of the same packages the counter finds removed APIs of every kind it
     checks (so 0 after migration means the migration handled them, not that nothing was looked at)."""
-    assert len(result.uses) > 100  # found in the migrated output, all marked
+    # In the migrated output the counter finds only the uses the migration left, marked: their
+    # number falls as the rules improve (129 became 34 once LM101 turned the 102 marked
+    # Trainer.add_argparse_args / from_argparse_args calls into 2.x code), so it says nothing
+    # about the counter. Its reach is measured on the originals, where no use is marked.
+    assert result.uses and all(u.marked for u in result.uses)
     scans = {}
     for package in PACKAGES[:2]:
         src = extract(fetch(package, wheel_cache), tmp_path_factory.mktemp("raw"))
         scans[package] = scan_package(src)
     uses = count(scans, v1_python, sys.executable)
+    assert len([u for u in uses if not u.marked]) > 100  # 190 in the two bolts packages
     kinds = {u.kind for u in uses if not u.marked}
     assert {"import", "trainer-kwarg", "hook", "trainer-attr"} <= kinds
     details = {u.detail for u in uses}

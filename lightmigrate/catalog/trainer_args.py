@@ -12,7 +12,7 @@ markers (why a human must act), imports the new code needs and facts for notes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, FrozenSet, List, Optional, Sequence, Tuple
 
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
 
@@ -74,6 +74,14 @@ LEGACY_ACCELERATOR_STRATEGIES = frozenset(
 )
 PRECISION = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true", 64: "64-true",
              "64": "64-true", "bf16": "bf16-mixed"}
+# Trainer arguments removed before 1.9 (1.9.5 rejected them already): what replaced them.
+NOT_ARGUMENTS = {
+    "early_stop_callback": "pass an EarlyStopping(monitor=...) callback in `callbacks`",
+    "row_log_interval": "use `log_every_n_steps`",
+    "log_save_interval": "pass `flush_logs_every_n_steps` to the logger",
+    "reload_dataloaders_every_epoch": "use `reload_dataloaders_every_n_epochs=1`",
+}
+
 MARK_ALWAYS = {
     "flush_logs_every_n_steps": "A.8: `flush_logs_every_n_steps` was removed; pass it to the logger "
                                 "(e.g. CSVLogger(flush_logs_every_n_steps=...))",
@@ -99,6 +107,7 @@ class Entry:
     value: Value
     origin: Any = None  # the caller's node; kept when the entry is unchanged
     changed: bool = False
+    renamed: bool = False  # only the name changed (its value is the caller's, as written)
 
 
 @dataclass
@@ -188,7 +197,7 @@ class _Builder:
     def rename(self, old: str, new: str) -> None:
         e = self.get(old)
         if e is not None:
-            self.replace(old, [Entry(new, e.value)])
+            self.replace(old, [Entry(new, e.value, renamed=True)])
 
     def mark(self, why: str) -> None:
         text = f"{why} ({GUIDE})"
@@ -198,15 +207,22 @@ class _Builder:
 
 def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = False,
                   resume_handled: bool = False, local: Optional[Callable[[], Optional[str]]] = None,
-                  tuned: bool = False, combined: bool = False) -> Mapped:
+                  tuned: bool = False, combined: bool = False,
+                  known: Optional[FrozenSet[str]] = None) -> Mapped:
     """Apply the 1.9 -> 2.x mapping to Trainer arguments given by name (``entries`` must be
     keyword entries plus ``name=None`` spreads; positional arguments are named by the caller).
     ``has_tune``: the file still calls ``trainer.tune()``; ``tuned``: this Trainer is handed to
     ``Tuner(...)`` in its own function (what LM102 made of its ``tune()``), which runs what the
     tuner flags asked for. ``combined``: the file's ``train_dataloader`` returns get wrapped in
-    ``CombinedLoader(..., mode=<this multiple_trainloader_mode>)`` (LM101, T17)."""
+    ``CombinedLoader(..., mode=<this multiple_trainloader_mode>)`` (LM101, T17). ``known``: the
+    caller knows the entries reach Lightning's own Trainer; a name outside ``known`` (the 1.9 and
+    2.x Trainer arguments) is marked: 1.9.5 raised TypeError for it too (``early_stop_callback``)."""
     b = _Builder(entries, quote)
     b.local = local  # gives a free name the caller can bind before the statement (None: there is none)
+    for e in entries if known is not None else ():
+        if e.name is not None and e.name not in known:
+            b.mark(f"T-args: `{e.name}` is not a Trainer argument of 1.9.5 or 2.x (both raise TypeError)"
+                   + (f"; {NOT_ARGUMENTS[e.name]}" if e.name in NOT_ARGUMENTS else ""))
 
     # --- explicit defaults / values 2.x rejects or ignores (T7, T12, T28, A.8)
     drops = {
@@ -378,7 +394,8 @@ def _runtime_defaults(b: _Builder, device_flags: bool) -> None:
     accelerator is left alone next to a 1.9 device flag (gpus=... chose it then)."""
     for name, default in RUNTIME_NONE_DEFAULTS:
         e = b.get(name)
-        if e is None or e.changed or e.value.literal is not NOT_LITERAL or (name == "accelerator" and device_flags):
+        if e is None or (e.changed and not e.renamed) or e.value.literal is not NOT_LITERAL \
+                or (name == "accelerator" and device_flags):
             continue
         operand = _or_operand(e.value.code, default)
         if operand is None:

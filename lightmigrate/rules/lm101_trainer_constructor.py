@@ -422,7 +422,7 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
     if handled:
         return True
     mapped = tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, handled,
-                               tuned=tuned, combined=combined)
+                               tuned=tuned, combined=combined, known=ALL_ARGS if plan is None else None)
     if plan is not None:
         return _effect(mapped, entries)
     spread = any(e.name is None for e in mapped.entries)
@@ -863,7 +863,7 @@ class _Transformer(PrunedTransformer):
         for a in updated.args[1:]:
             v = _value(a.value)
             entries.append(tam.Entry(a.keyword.value if a.keyword is not None else None, v, changed=True))
-        mapped = tam.map_arguments(entries, '"', has_tune, False)
+        mapped = tam.map_arguments(entries, '"', has_tune, False, known=ALL_ARGS)
         self._finish(mapped, original)
         args = []
         for i, e in enumerate(mapped.entries):
@@ -1058,7 +1058,7 @@ class _Transformer(PrunedTransformer):
             entries = [e for e in entries if e.name != "resume_from_checkpoint"]
         quote = _quote_of(a.value for a in updated.args)
         mapped = tam.map_arguments(entries, quote, has_tune, handled, local=self._local_name, tuned=tuned,
-                                   combined=combined)
+                                   combined=combined, known=ALL_ARGS if own is None else None)
         self._bind(mapped)
         _defaults_into_spread(mapped, {e.name for e in entries}, quote)
         new_args = self._rebuild_args(mapped, updated)

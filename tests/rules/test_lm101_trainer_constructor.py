@@ -55,6 +55,9 @@ def rw(before, after=None, **kw):
     ("pl.Trainer(checkpoint_callback=False, max_steps=None)", "pl.Trainer(enable_checkpointing=False, max_steps=-1)"),
     ('pl.Trainer(distributed_backend="ddp", gpus=2)',
      'pl.Trainer(strategy="ddp_find_unused_parameters_true", accelerator="gpu", devices=2)'),
+    # a renamed run-time value keeps None's meaning in the first run (a second run wrapped it)
+    ("pl.Trainer(distributed_backend='ddp' if args.gpus > 1 else None, accelerator=\"cpu\")",
+     "pl.Trainer(strategy=('ddp' if args.gpus > 1 else None) or \"auto\", accelerator=\"cpu\")"),
     ('pl.Trainer(accelerator="ddp", gpus=2)',
      'pl.Trainer(strategy="ddp_find_unused_parameters_true", accelerator="gpu", devices=2)'),
     ("pl.Trainer(weights_summary=None, progress_bar_refresh_rate=0)",
@@ -542,3 +545,32 @@ def tune_and_fit(model, n):
     assert "auto_lr_find" not in out and "use_gpus = " in out
     assert not any(f.kind is Kind.MARKER for f in findings)
     assert run_rule(RULE, out)[0] == out
+
+
+def test_argument_1_9_no_longer_took_is_marked():
+    """``early_stop_callback`` (gone before 1.9: 1.9.5 raised TypeError too) is marked, by name,
+    on a Lightning Trainer call; a second run changes nothing."""
+    before = PL + "t = pl.Trainer(early_stop_callback=True, max_epochs=1)\n"
+    out, _ = run_rule(RULE, before)
+    assert "# TODO(lightmigrate): LM101 T-args: `early_stop_callback` is not a Trainer argument" in out
+    assert "EarlyStopping" in out and "t = pl.Trainer(early_stop_callback=True, max_epochs=1)\n" in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_from_argparse_args_keeps_a_marker_for_an_argument_1_9_no_longer_took():
+    """pytorch-lightning-bolts' cpc_finetuner: ``Trainer.from_argparse_args(args, early_stop_callback=True)``
+    becomes a ``Trainer(...)`` call; the argument it passes on is marked there, not left silent."""
+    before = PL + (
+        "def main(parser):\n"
+        "    parser = pl.Trainer.add_argparse_args(parser)\n"
+        "    parser.add_argument('--data_dir', type=str, default='.')\n"
+        "    args = parser.parse_args()\n"
+        "    trainer = pl.Trainer.from_argparse_args(args, early_stop_callback=True)\n"
+        "    trainer.fit(None)\n")
+    out, _ = run_rule(RULE, before)
+    assert "from_argparse_args" not in out and "add_argparse_args" not in out
+    lines = out.splitlines()
+    call = lines.index("    trainer = pl.Trainer(early_stop_callback=True)")
+    assert lines[call - 1].startswith("    # TODO(lightmigrate): LM101 T-args: `early_stop_callback` is not a Trainer")
+    assert run_rule(RULE, out)[0] == out
+    compile(out, "m.py", "exec")
