@@ -431,6 +431,23 @@ class _ClassMigration(StageHookEditor):
             func = set_param_default(func, dl_idx, "0")  # 2.x omits it with one dataloader
         return prepend_statements(func, _collect(stage, names[0], buf, names[1], dl_idx))
 
+    def _add_buffer_work(self, stage: Stage, name: str, buf: str, helper: str) -> None:
+        """Give the class's own ``name`` (a start, batch-end or new epoch-end hook of ``stage``)
+        the buffer work: reset it, collect into it, or gather it and call ``helper``."""
+        func = self.editable(name)
+        assert func is not None
+        if name == stage.start:
+            func = self._with_reset(stage, func, buf)
+        elif name == stage.batch_end:
+            func = self._with_collect(stage, func, buf)
+        else:
+            facts = BodyFacts(body_of(func))
+            local = fresh_name("outputs", facts.loaded | facts.bound)
+            s = self_name(func)
+            func = prepend_statements(
+                func, [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")])
+        self.set(name, func)
+
     def _inject_into_own_hooks(self, stage: Stage, buf: str, helper: str) -> None:
         """A class below the one that owns the buffer overrides one of its hooks without calling
         super(): put the buffer logic into the override too, as 1.9 collected regardless."""
@@ -438,20 +455,7 @@ class _ClassMigration(StageHookEditor):
             func = self.get(name)
             if func is None or calls_super(func, name):
                 continue
-            func = self.editable(name)
-            assert func is not None
-            if name == stage.start:
-                func = self._with_reset(stage, func, buf)
-            elif name == stage.batch_end:
-                func = self._with_collect(stage, func, buf)
-            else:
-                facts = BodyFacts(body_of(func))
-                local = fresh_name("outputs", facts.loaded | facts.bound)
-                s = self_name(func)
-                func = prepend_statements(
-                    func, [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
-                )
-            self.set(name, func)
+            self._add_buffer_work(stage, name, buf, helper)
             self.fixed(f"{name} overrides the hook that collects outputs for {stage.old}; collection added", name)
         self._inject_before_mixins(stage, buf, helper)
 
@@ -491,19 +495,7 @@ class _ClassMigration(StageHookEditor):
                 added += 1
                 self.changed = True
             else:
-                func = self.editable(name)
-                assert func is not None
-                if name == stage.start:
-                    func = self._with_reset(stage, func, buf)
-                elif name == stage.batch_end:
-                    func = self._with_collect(stage, func, buf)
-                else:
-                    facts = BodyFacts(body_of(func))
-                    local = fresh_name("outputs", facts.loaded | facts.bound)
-                    es = self_name(func)
-                    func = prepend_statements(
-                        func, [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")])
-                self.set(name, func)
+                self._add_buffer_work(stage, name, buf, helper)
             self.fixed(f"{mixin}.{name} comes first in the MRO and ends the chain without super(): "
                        f"the work for {stage.old} is done in {self.info.name}.{name}, which then calls it")
 
