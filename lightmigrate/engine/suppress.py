@@ -248,6 +248,19 @@ def apply_rule(rule, module: cst.Module, ctx, text: Optional[str] = None, sites:
     return module
 
 
+def report_rule(rule, ctx, text: str, sites: Sequence) -> None:
+    """``rule.report(sites, ctx)`` (a rule that does not edit code) with the suppression comments
+    of ``text`` honoured: its findings on suppressed lines are dropped."""
+    seen = len(ctx.findings)
+    rule.report(sites, ctx)
+    if not has_directives(text):
+        return
+    smap = SuppressionMap(text)
+    if smap.mentions(rule.code):
+        ctx.findings[seen:] = [f for f in ctx.findings[seen:]
+                               if f.code != rule.code or not smap.suppressed(f.line, rule.code)]
+
+
 def drop_suppressed_markers(items: Sequence, text: str) -> List:
     """``items`` (markers, or findings of which only MARKER ones are considered) less those on
     lines of ``text`` suppressed for their code."""

@@ -17,7 +17,7 @@ from lightmigrate.cst.helpers import module_text
 from lightmigrate.cst.walk import forget_masks, same_tree
 from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
-from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers
+from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers, report_rule
 from lightmigrate.engine.model import EngineError
 from lightmigrate.output.findings import Finding
 from lightmigrate.analysis.project import ProjectIndex
@@ -290,6 +290,12 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
         except Exception as exc:
             raise RuleCrash(rule.code, f"internal error: {type(exc).__name__}: {exc}") from exc
         if not sites:
+            continue
+        if not rule.edits_code:  # notes only: no libcst tree needed
+            try:
+                report_rule(rule, ctx, new_text, sites)
+            except Exception as exc:
+                raise RuleCrash(rule.code, f"internal error: {type(exc).__name__}: {exc}") from exc
             continue
         if module is None:
             _check_syntax(SourceFile(path, text) if source.text != text else source)  # Python's error says more

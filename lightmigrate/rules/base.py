@@ -162,6 +162,9 @@ class Rule:
     # "A8-trainer-args", "A8-fit-keywords", "A8-hooks", "A8-checkpoint-state", "A8-module",
     # "A8-imports", "A8-trainer-attributes", "A8-callbacks-loggers".
     coverage: ClassVar[Mapping[str, Handling]] = {}
+    # False for a rule that only reports (notes): it implements ``report`` instead of ``fix``,
+    # and the engine does not parse a file with libcst for it.
+    edits_code: ClassVar[bool] = True
 
     def may_apply(self, text: str) -> bool:
         return any(t in text for t in self.triggers)
@@ -184,6 +187,13 @@ class Rule:
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:  # pragma: no cover
         """``module`` with ``sites`` (what ``find`` returned for its text) carried out."""
+        if self.edits_code:
+            raise NotImplementedError
+        self.report(sites, ctx)
+        return module
+
+    def report(self, sites: Sequence[Site], ctx: RuleContext) -> None:  # pragma: no cover
+        """A rule that does not edit code (``edits_code`` False): report ``sites`` (``ctx.report``)."""
         raise NotImplementedError
 
 

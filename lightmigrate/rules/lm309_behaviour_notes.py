@@ -31,7 +31,6 @@ import re
 import tokenize
 from typing import Callable, List, Optional, Sequence, Tuple
 
-import libcst as cst
 
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
@@ -258,6 +257,7 @@ class BehaviourNotesRule(Rule):
     guide = ("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html and the 2.1-2.3 changelogs "
              "(PRs 16192, 19918, 16567, 18776, 18846, 18951, 19159)")
     safety = Safety.PRESERVING
+    edits_code = False  # notes only: no libcst parse for it
     triggers = ("progress_bar_metrics", "get_metrics", "ddp", "EarlyStopping", "ModelCheckpoint", "seed_everything", ".eval()", "CSVLogger",
                 "spawn", "signal.signal", "ubeflow", "UBEFLOW", "progress_bar_callback")
     description = (
@@ -326,7 +326,6 @@ pl.seed_everything(42)
             return []  # a ``get_metrics`` or a ``model.fit`` of code that is not Lightning's
         return _notes(source, ctx)
 
-    def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
+    def report(self, sites: Sequence[Site], ctx: RuleContext) -> None:
         for site in sites:
             ctx.report(CODE, site.data, Kind.NOTE, site.line, site.col + 1 if site.line else 0)
-        return module

@@ -194,3 +194,26 @@ def test_find_first_node_in_visiting_order():
     # a decorated definition comes before its decorators, as libcst visits it
     text = "import pytorch_lightning\nclass B:\n    @cache(x.progress_bar_metrics)\n    def get_metrics(self):\n        pass\n"
     assert sites(text) == [(4, 4)]
+
+
+def test_notes_need_no_libcst_parse_and_honour_suppression(monkeypatch):
+    """LM309 only reports (``edits_code`` False): a file where it is the only rule with sites is
+    never parsed with libcst, and its notes on suppressed lines are dropped."""
+    import lightmigrate.engine.transform as transform
+
+    parsed = []
+    real = transform.parse_source
+    monkeypatch.setattr(transform, "parse_source", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    text = '''\
+import pytorch_lightning as pl
+
+pl.seed_everything()
+model.eval()  # lightmigrate: ignore[LM309]
+trainer = pl.Trainer()
+trainer.fit(model)
+'''
+    out = transform_text(text, [RULE], "x.py", ProjectIndex())
+    assert parsed == []
+    assert not out.changed and out.text == text
+    assert [(f.line, f.code) for f in out.findings] == [(3, "LM309")]
+    assert not RULE.edits_code
