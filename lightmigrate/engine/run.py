@@ -50,7 +50,8 @@ def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex,
     process pool can run it. ``matched``: the codes whose triggers the prefilter found."""
     result = FileResult(source.path)
     yaml = is_yaml(source.path)  # a LightningCLI config (engine/yaml_config.py)
-    if not yaml and not needs_transform(source.text, rules, source.path, project):
+    # (``matched`` given: the prefilter passed the file, which is what needs_transform asks)
+    if not yaml and matched is None and not needs_transform(source.text, rules, source.path, project):
         return result
     try:
         if yaml:

@@ -264,10 +264,11 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     source.before_parse = lambda: _raise_if_too_deep(text, path)  # (before any parser recurses)
     ctx.project.current = source  # the index parses this file, if it must, into the same tree
     for rule in rules:
-        if new_text == text and matched is not None and rule.code not in matched \
-                and not is_linked(rule, path, text, ctx.project):
-            continue  # (the prefilter's answer for this very text)
-        if not rule.may_apply(new_text) and not is_linked(rule, path, new_text, ctx.project):
+        if new_text == text and matched is not None:
+            # the prefilter's answer for this very text (``may_apply``), or the project's link
+            if rule.code not in matched and not is_linked(rule, path, text, ctx.project):
+                continue
+        elif not rule.may_apply(new_text) and not is_linked(rule, path, new_text, ctx.project):
             continue
         if source.text != new_text:
             source = SourceFile(path, new_text)

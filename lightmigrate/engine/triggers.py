@@ -56,23 +56,41 @@ class TextTriggers:
         # other substrings a caller wants to know about, searched for along with the triggers
         self.probes = tuple(dict.fromkeys(probes))
         distinct = sorted({t for r in rules for t in r.triggers} | set(self.probes), key=len)
-        self.order = [(t, tuple(s for s in distinct[:k] if s in t), word_runs(t)) for k, t in enumerate(distinct)]
+        # each trigger with the shorter triggers it holds (only the largest of them: one that
+        # holds an absent trigger is absent, found when it was asked), its word runs, and
+        # whether it is one run (then its run found in the vocabulary is the trigger found)
+        self.order = []
+        for k, t in enumerate(distinct):
+            inside = [s for s in distinct[:k] if s in t]
+            largest = tuple(s for s in inside if not any(s != o and s in o for o in inside))
+            runs = word_runs(t)
+            self.order.append((t, largest, runs, runs == (t.encode("ascii"),) if t.isascii() else False))
 
     def present(self, text: str) -> Dict[str, bool]:
         """Each distinct trigger -> whether ``text`` holds it."""
         vocab = vocabulary(text) if len(text) >= VOCABULARY_MIN_CHARS else None
         in_vocab: Dict[bytes, bool] = {}  # each run searched in the vocabulary once
-
-        def known(run: bytes) -> bool:
-            found = in_vocab.get(run)
-            if found is None:
-                found = in_vocab[run] = run in vocab  # type: ignore[operator]
-            return found
-
         present: Dict[str, bool] = {}
-        for trigger, inside, runs in self.order:
-            present[trigger] = (all(present[s] for s in inside) and (vocab is None or all(map(known, runs)))
-                                and trigger in text)
+        for trigger, inside, runs, one_run in self.order:
+            found = True
+            for s in inside:
+                if not present[s]:
+                    found = False
+                    break
+            if found:
+                if vocab is None:
+                    found = trigger in text
+                else:
+                    for run in runs:
+                        known = in_vocab.get(run)
+                        if known is None:
+                            known = in_vocab[run] = run in vocab
+                        if not known:
+                            found = False
+                            break
+                    else:
+                        found = one_run or trigger in text
+            present[trigger] = found
         return present
 
     def matched(self, text: str, codes: Optional[Collection[str]] = None) -> FrozenSet[str]:
