@@ -822,12 +822,16 @@ class _Transformer(PrunedTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         site = None
-        if self.argparse_adds and len(original.body) == 1:
-            add = self.argparse_adds.get(self.locate(original.body[0]))
+        first = original.body[0] if len(original.body) == 1 else None
+        # (a statement is located only when its shape is that of a site: locating costs)
+        if (self.argparse_adds and isinstance(first, (cst.Assign, cst.Expr)) and isinstance(first.value, cst.Call)
+                and cst_last_name(first.value.func) == "add_argparse_args"):
+            add = self.argparse_adds.get(self.locate(first))
             if add is not None:
                 return self._add_argparse(updated, *add.data)
-        if self.keys and len(original.body) == 1 and isinstance(original.body[0], cst.Assign):
-            site = self.keys.get(self.locate(original.body[0]))
+        if (self.keys and isinstance(first, cst.Assign) and len(first.targets) == 1
+                and isinstance(first.targets[0].target, cst.Subscript)):
+            site = self.keys.get(self.locate(first))
         if site is None:
             if (self.updates and len(updated.body) == 1 and isinstance(updated.body[0], cst.Expr)
                     and isinstance(updated.body[0].value, cst.Call) and not updated.body[0].value.args
