@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -71,9 +72,28 @@ def matches(patterns: Tuple[str, ...], path: str) -> bool:
     return False
 
 
+# ``...Trainer(`` (what may stand between a name and its ``(`` inside brackets too), and what
+# the scan of its arguments stops at: brackets, the start of a string or comment, ``**``
+_TRAINER_CALL = re.compile(r"Trainer(?:\s|\\|#[^\n]*)*\(")
+_ARGUMENT_SCAN = re.compile(r"[()\[\]{}'\"#]|\*\*")
+_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
 def may_feed(text: str) -> bool:
-    """The text search before any parse: a ``...Trainer(`` call with a ``**`` argument."""
-    return "Trainer" in text and "**" in text
+    """The text search before any parse: a ``...Trainer(`` call whose arguments may hold
+    ``**`` (a superset: arguments holding a string or a comment are not read further)."""
+    if "Trainer" not in text or "**" not in text:
+        return False
+    for call in _TRAINER_CALL.finditer(text):
+        depth = 1
+        for found in _ARGUMENT_SCAN.finditer(text, call.end()):
+            token = found.group()
+            if token == "**" or token in "'\"#":
+                return True
+            depth += _DEPTH[token]
+            if depth == 0:
+                break
+    return False
 
 
 def _is_lightning(module: Optional[str], level: int) -> bool:
