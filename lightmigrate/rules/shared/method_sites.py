@@ -12,21 +12,9 @@ import libcst as cst
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.analysis.project import LIGHTNING_IMPORT_ROOTS
 from lightmigrate.rules.base import RuleContext, SourceFile
+from lightmigrate.rules.shared.hooksa_ast import index_source, methods  # noqa: F401 (shared with LM305-LM310)
 
 FuncDef = Union[ast.FunctionDef, ast.AsyncFunctionDef]
-
-
-def index_source(source: SourceFile, ctx: RuleContext) -> None:
-    """Index ``source`` when the project index has not seen its path (what the rules' old
-    ``ensure_indexed`` did before their walk)."""
-    if not ctx.project.has_path(ctx.path):
-        ctx.project.add_source(source.text, ctx.path, tree=source.tree)
-
-
-def methods(cls: ast.ClassDef) -> List[FuncDef]:
-    """The ``def`` statements directly in the body of ``cls`` (what libcst's class body holds as
-    ``FunctionDef``, ``async def`` included)."""
-    return [item for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def positional(func: FuncDef) -> List[ast.arg]:
