@@ -1,0 +1,279 @@
+"""User callbacks that read, in their own ``on_*_epoch_end``, what a 1.x ``*_epoch_end`` computed
+(issue 21 kind 6, spec B.2).
+
+1.9 ran ``training_epoch_end`` before every callback's ``on_train_epoch_end``, and
+``validation_epoch_end`` / ``test_epoch_end`` before every callback's ``on_validation_epoch_end``
+/ ``on_test_epoch_end``. 2.x runs the callbacks' hooks first (for training: all but
+``ModelCheckpoint`` / ``EarlyStopping``, which come after the module's hook), then the module's
+``on_*_epoch_end``, where LM001 puts the old body. A callback that reads an attribute the body
+sets (``pl_module.val_mean``), or the metrics it logged (``trainer.callback_metrics``), would
+see the previous epoch's value.
+
+LM001 keeps the 1.x order: the module gets a method (``RUN_ONCE_EPOCH_END``) that runs the old
+body once per epoch; such a callback calls it first, and the module's ``on_*_epoch_end`` calls
+it too (a no-op once it ran). This module decides, on Python's ``ast`` over the project index,
+which callbacks read what which module families compute (:func:`read_plan`); the module side
+and the callback side of LM001 ask the same question and get the same answer.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+
+from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
+from lightmigrate.catalog.hooks import RUN_ONCE_EPOCH_END
+from lightmigrate.rules.shared.class_edit import Hierarchy, class_defs_with_ordinals, taken_names
+from lightmigrate.rules.shared.stage_hooks import class_methods
+
+# the 1.x hook -> the callbacks' 2.x hook that used to run after it, and the run-once method
+CALLBACK_HOOK = {"training_epoch_end": "on_train_epoch_end", "validation_epoch_end": "on_validation_epoch_end",
+                 "test_epoch_end": "on_test_epoch_end"}
+RUN_ONCE = {old: name for name, stage in RUN_ONCE_EPOCH_END.items()
+            for old in CALLBACK_HOOK if old.startswith(stage)}
+# 2.x runs these callbacks' on_train_epoch_end after the module's (monitoring callbacks)
+MONITORING_NAMES = frozenset({"ModelCheckpoint", "EarlyStopping", "Checkpoint"})
+# what a body "sets" when it logs, and a callback "reads" when it reads the trainer's metrics
+LOGGED = "<logged metrics>"
+_METRICS = frozenset({"callback_metrics", "logged_metrics", "progress_bar_metrics"})
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "pop", "clear", "remove", "setdefault",
+                       "copy_", "add_", "zero_", "fill_", "reset", "__setitem__"})
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A callback class whose ``hook`` reads ``attrs``, which the 1.x bodies of ``families`` set."""
+
+    callback: ClassInfo
+    hook: str
+    attrs: Tuple[str, ...]
+    families: Tuple[ClassInfo, ...]  # the topmost definers of the 1.x hook whose bodies set them
+    guarded: bool  # some LightningModule of the project uses these attributes without the method
+    why: Optional[str]  # a marker instead of the call: why the order cannot be kept
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    families: FrozenSet[ClassInfo]  # the classes that get the run-once method
+    readers: Tuple[Reader, ...]
+
+    def reader(self, info: ClassInfo) -> Optional[Reader]:
+        return next((r for r in self.readers if r.callback == info), None)
+
+
+EMPTY = ReadPlan(frozenset(), ())
+_PLANS: "weakref.WeakKeyDictionary[ProjectIndex, Dict[Tuple[str, int], ReadPlan]]" = weakref.WeakKeyDictionary()
+
+
+def read_plan(index: ProjectIndex, old: str, blocked: Callable[[ClassInfo], bool]) -> ReadPlan:
+    """Which callbacks of the project read, in their ``on_*_epoch_end`` for the stage of ``old``
+    (``validation_epoch_end``...), what a body of ``old`` sets, and which module families
+    (topmost definers of ``old``; ``blocked`` ones keep their marked hook) get the run-once
+    method. Files are parsed only when a callback of the project defines the hook."""
+    hook = CALLBACK_HOOK[old]
+    callbacks = [c for c in index.classes(mentioning=hook)
+                 if hook in c.methods and index.in_lightning_hierarchy(c, CALLBACK_NAMES)]
+    if not callbacks:
+        return EMPTY
+    key = (old, index.size())
+    cached = _PLANS.setdefault(index, {}).get(key)
+    if cached is not None:
+        return cached
+    plan = _read_plan(index, old, hook, callbacks, blocked)
+    _PLANS[index][key] = plan
+    return plan
+
+
+def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassInfo],
+               blocked: Callable[[ClassInfo], bool]) -> ReadPlan:
+    reads: Dict[ClassInfo, Set[str]] = {}
+    for cb in callbacks:
+        if old == "training_epoch_end" and index.is_lightning_module(cb, MONITORING_NAMES):
+            continue  # (2.x runs it after the module's on_train_epoch_end, as 1.x did)
+        func = _method_node(index, cb, hook)
+        found = _callback_reads(func) if func is not None else set()
+        if found:
+            reads[cb] = found
+    if not reads:
+        return EMPTY
+    # what each family's bodies of ``old`` set
+    sets: Dict[ClassInfo, Set[str]] = {}
+    for m in index.classes(mentioning=old):
+        if old not in m.methods or not index.in_lightning_hierarchy(m):
+            continue
+        func_set = _body_sets(index, m, old)
+        if not func_set:
+            continue
+        top = Hierarchy.of(index, m).top_definer(old)
+        if blocked(top):
+            continue
+        sets.setdefault(top, set()).update(func_set)
+    readers = []
+    families: Set[ClassInfo] = set()
+    name = RUN_ONCE[old]
+    for cb, attrs in reads.items():
+        tops = sorted((t for t, s in sets.items() if s & attrs), key=lambda t: (t.path, t.name, t.ordinal))
+        if not tops:
+            continue
+        read = tuple(sorted(attrs & set().union(*(sets[t] for t in tops))))
+        clash = [t.name for t in tops if name in taken_names(index, t)]
+        why = None
+        if clash:
+            what = ", ".join(r if r != LOGGED else "the metrics it logs" for r in read)
+            why = (f"this {hook} reads {what}, which {old} of {', '.join(t.name for t in tops)} computed before it "
+                   f"in 1.x; 2.x runs it after this hook, and {', '.join(clash)} already has a {name}: call the "
+                   f"old body first by hand")
+        else:
+            families.update(tops)
+        readers.append(Reader(cb, hook, read, tuple(tops), False, why))
+    if not families:
+        return ReadPlan(frozenset(), tuple(readers))
+    out = []
+    for r in readers:
+        guarded = r.why is None and _others_use(index, families, set(r.attrs) - {LOGGED})
+        out.append(Reader(r.callback, r.hook, r.attrs, r.families, guarded, r.why))
+    return ReadPlan(frozenset(families), tuple(out))
+
+
+def _others_use(index: ProjectIndex, families: Set[ClassInfo], attrs: Set[str]) -> bool:
+    """Whether a LightningModule of the project uses one of ``attrs`` and has no run-once method
+    (a callback written for it too must not call one)."""
+    for c in index.kind_classes():
+        if not attrs & c.attributes or c in families:
+            continue
+        if not any(a in families for a in index.ancestors(c)[0]):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the classes
+
+
+@lru_cache(maxsize=32)
+def _parsed(text: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def class_node(index: ProjectIndex, info: ClassInfo) -> Optional[ast.ClassDef]:
+    """The class statement of ``info`` in the text its file was indexed from."""
+    text = index.text_of(info.path)
+    tree = _parsed(text) if text is not None else None
+    if tree is None:
+        return None
+    for node, ordinal in class_defs_with_ordinals(tree):
+        if node.name == info.name and ordinal == info.ordinal:
+            return node
+    return None
+
+
+def _method_node(index: ProjectIndex, info: ClassInfo, name: str) -> Optional[ast.AST]:
+    node = class_node(index, info)
+    return class_methods(node).get(name) if node is not None else None
+
+
+def _first_param(func: ast.AST, i: int = 0) -> Optional[str]:
+    a = func.args  # type: ignore[attr-defined]
+    names = [p.arg for p in (*a.posonlyargs, *a.args)]
+    return names[i] if i < len(names) else None
+
+
+def _root_attr(node: ast.AST, s: str) -> Optional[str]:
+    """``X`` when ``node`` is ``s.X`` or reaches it through attributes and subscripts (``s.X[k].y``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        inner = node.value
+        if isinstance(node, ast.Attribute) and isinstance(inner, ast.Name) and inner.id == s:
+            return node.attr
+        node = inner
+    return None
+
+
+def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
+    """The attributes the class's ``old`` sets or changes in place (``self.X = ...``,
+    ``self.X[k] = ...``, ``self.X.append(...)``), also through the class's own methods it calls
+    as ``self.m(...)``; ``LOGGED`` when it logs (``self.log``, ``self.log_dict``)."""
+    node = class_node(index, info)
+    if node is None:
+        return set()
+    methods = class_methods(node)
+    out: Set[str] = set()
+    todo, seen = [old], set()
+    while todo:
+        name = todo.pop()
+        func = methods.get(name)
+        if func is None or name in seen:
+            continue
+        seen.add(name)
+        s = _first_param(func)
+        if s is None:
+            continue
+        for n in ast.walk(func):
+            if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                root = _root_attr(n, s)
+                if root is not None:
+                    out.add(root)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                f = n.func
+                if isinstance(f.value, ast.Name) and f.value.id == s:
+                    if f.attr in ("log", "log_dict"):
+                        out.add(LOGGED)
+                    todo.append(f.attr)
+                elif f.attr in _MUTATORS:
+                    root = _root_attr(f.value, s) if isinstance(f.value, (ast.Attribute, ast.Subscript)) else None
+                    if root is not None:
+                        out.add(root)
+    return out
+
+
+def _callback_reads(func: ast.AST) -> Set[str]:
+    """What a callback hook ``(self, trainer, pl_module)`` reads of the module: the attributes
+    of ``pl_module`` / ``trainer.lightning_module`` (also ``getattr(pl_module, "X")``), and
+    ``LOGGED`` when it reads ``trainer.callback_metrics`` (or the logged / progress-bar ones)."""
+    trainer, module = _first_param(func, 1), _first_param(func, 2)
+    if trainer is None and module is None:
+        return set()
+
+    def is_module(n: ast.AST) -> bool:
+        if isinstance(n, ast.Name):
+            return n.id == module
+        return (isinstance(n, ast.Attribute) and n.attr == "lightning_module" and isinstance(n.value, ast.Name)
+                and n.value.id == trainer)
+
+    def is_trainer(n: ast.AST) -> bool:
+        if isinstance(n, ast.Name):
+            return n.id == trainer
+        return isinstance(n, ast.Attribute) and n.attr == "trainer" and is_module(n.value)
+
+    out: Set[str] = set()
+    for n in ast.walk(func):
+        if isinstance(n, ast.Attribute):
+            if is_module(n.value):
+                out.add(n.attr)
+            elif n.attr in _METRICS and is_trainer(n.value):
+                out.add(LOGGED)
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr")
+              and len(n.args) >= 2 and is_module(n.args[0]) and isinstance(n.args[1], ast.Constant)
+              and isinstance(n.args[1].value, str)):
+            out.add(n.args[1].value)
+    return out
+
+
+def calls_run_once(func: ast.AST, name: str) -> bool:
+    """Whether the hook ``func`` already calls ``<module>.name()`` (a second run)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
+               for n in ast.walk(func))
+
+
+def module_param(func: ast.AST) -> Optional[str]:
+    """The name of the module parameter of a callback hook ``(self, trainer, pl_module)``."""
+    return _first_param(func, 2)
+
+
+__all__ = ["CALLBACK_HOOK", "EMPTY", "LOGGED", "RUN_ONCE", "ReadPlan", "Reader", "calls_run_once", "class_node",
+           "module_param", "read_plan"]
