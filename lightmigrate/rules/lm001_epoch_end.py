@@ -859,14 +859,14 @@ class Model(pl.LightningModule):
             ed.once = once.get(ed.info.name, {})
             return ed
 
+        callbacks = [site for site in sites if site.action == "callback"]
+        if callbacks:  # (first: it finds the sites' lines in the text find read)
+            module = transform(module, _CallbackCalls(module, ctx, callbacks))  # type: ignore[assignment]
         if only:
             module = migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS, only=only)
         mixins = {site.target: site for site in sites if site.action == "mixin"}
         if mixins:
             module = transform(module, _MixinHooks(module, ctx, mixins))  # type: ignore[assignment]
-        callbacks = [site for site in sites if site.action == "callback"]
-        if callbacks:
-            module = transform(module, _CallbackCalls(module, ctx, callbacks))  # type: ignore[assignment]
         return module
 
 

@@ -133,16 +133,16 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
         return ReadPlan(frozenset(), tuple(readers))
     out = []
     for r in readers:
-        guarded = r.why is None and _others_use(index, families, set(r.attrs) - {LOGGED})
+        guarded = r.why is None and _others_use(index, families, set(r.attrs))
         out.append(Reader(r.callback, r.hook, r.attrs, r.families, guarded, r.why))
     return ReadPlan(frozenset(families), tuple(out))
 
 
 def _others_use(index: ProjectIndex, families: Set[ClassInfo], attrs: Set[str]) -> bool:
-    """Whether a LightningModule of the project uses one of ``attrs`` and has no run-once method
-    (a callback written for it too must not call one)."""
+    """Whether a LightningModule of the project uses one of ``attrs`` (any module may log) and
+    has no run-once method (a callback written for it too must not call one)."""
     for c in index.kind_classes():
-        if not attrs & c.attributes or c in families:
+        if (LOGGED not in attrs and not attrs & c.attributes) or c in families:
             continue
         if not any(a in families for a in index.ancestors(c)[0]):
             return True
