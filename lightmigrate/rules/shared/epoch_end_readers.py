@@ -101,6 +101,7 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
         return EMPTY
     # what each family's bodies of ``old`` set
     sets: Dict[ClassInfo, Set[str]] = {}
+    held: Set[ClassInfo] = set()  # families whose hook LM001 leaves (marked, or for LM005/LM006)
     for m in index.classes(mentioning=old):
         if old not in m.methods or not index.in_lightning_hierarchy(m):
             continue
@@ -109,7 +110,7 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
             continue
         top = Hierarchy.of(index, m).top_definer(old)
         if blocked(top):
-            continue
+            held.add(top)
         sets.setdefault(top, set()).update(func_set)
     readers = []
     families: Set[ClassInfo] = set()
@@ -120,12 +121,16 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
             continue
         read = tuple(sorted(attrs & set().union(*(sets[t] for t in tops))))
         clash = [t.name for t in tops if name in taken_names(index, t)]
+        kept = [t.name for t in tops if t in held]
+        what = ", ".join(r if r != LOGGED else "the metrics it logs" for r in read)
+        start = (f"this {hook} reads {what}, which {old} of {', '.join(t.name for t in tops)} computed before it "
+                 f"in 1.x, and 2.x runs the module's {hook} after it")
         why = None
-        if clash:
-            what = ", ".join(r if r != LOGGED else "the metrics it logs" for r in read)
-            why = (f"this {hook} reads {what}, which {old} of {', '.join(t.name for t in tops)} computed before it "
-                   f"in 1.x; 2.x runs it after this hook, and {', '.join(clash)} already has a {name}: call the "
-                   f"old body first by hand")
+        if kept:
+            why = (f"{start}; {', '.join(kept)} trains with several optimizers or TBPTT, whose epoch-end is "
+                   f"migrated apart (or marked): run that code before this hook by hand")
+        elif clash:
+            why = f"{start}; {', '.join(clash)} already has a {name}: run the old body before this hook by hand"
         else:
             families.update(tops)
         readers.append(Reader(cb, hook, read, tuple(tops), False, why))
