@@ -689,7 +689,12 @@ class EpochEndRule(Rule):
         "attributes. A mixin earlier in a subclass's MRO whose hooks would shadow the buffer hooks "
         "calls super() first (or, where that would run code 1.9 skipped, the subclass does the work "
         "before calling the mixin's hook); class-body aliases such as `test_epoch_end = "
-        "validation_epoch_end` follow the migration. Multi-optimizer and TBPTT training outputs get a marker."
+        "validation_epoch_end` follow the migration. Multi-optimizer and TBPTT training outputs get a marker. "
+        "1.x ran each body before every callback's `on_*_epoch_end`, 2.x runs the module's hook after "
+        "them: when a callback of the project reads in that hook what the body computed (an attribute "
+        "it sets, or the metrics it logged), the body becomes a method that runs once per epoch "
+        "(`_finish_validation_epoch`...), which that callback calls first and the module's hook calls "
+        "after it (a marker on the callback where that cannot be done)."
     )
 
     examples = (
@@ -798,6 +803,55 @@ class Model(pl.LightningModule):
         if not isinstance(loaders, (list, tuple)) or len(loaders) == 1:
             results = [results]
         self.n_predictions = len(results[0])
+''',
+        ),
+        Example(
+            title="a callback reads what the body computed: it calls the body first, run once per epoch",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(pl_module.val_mean)
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.val_mean = sum(outputs) / len(outputs)
+''',
+            after='''\
+import pytorch_lightning as pl
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        pl_module._finish_validation_epoch()
+        print(pl_module.val_mean)
+
+
+class Model(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+
+    def on_validation_epoch_end(self):
+        self._finish_validation_epoch()
+
+    def _finish_validation_epoch(self):
+        # 1.x ran validation_epoch_end before the callbacks' on_validation_epoch_end:
+        # Printer calls this first; it runs once per epoch
+        outputs = self.validation_step_outputs
+        if outputs is None:
+            return
+        self.validation_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self.val_mean = sum(outputs) / len(outputs)
 ''',
         ),
         Example(
