@@ -26,7 +26,7 @@ class EpochSummaryLogger(Callback):
         pl_module.log("cb_train_mean", pl_module.train_mean)
 
 
-class Regressor(pl.LightningModule):
+class EpochSummaryRegressor(pl.LightningModule):
     def __init__(self):
         super().__init__()
         self.net = nn.Linear(3, 1)
@@ -57,7 +57,7 @@ def _loader(n, seed):
 
 def lightmigrate_case():
     return {
-        "model": Regressor(),
+        "model": EpochSummaryRegressor(),
         "train_dataloaders": _loader(12, 490),
         "val_dataloaders": _loader(8, 491),
         "trainer": {"max_epochs": 2, "callbacks": [EpochSummaryLogger()]},

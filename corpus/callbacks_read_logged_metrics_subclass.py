@@ -40,7 +40,7 @@ class HistoryLogger(pl.Callback):
         pl_module.log("cb_test_score", pl_module.test_score)
 
 
-class BaseRegressor(pl.LightningModule):
+class WatchedRegressorBase(pl.LightningModule):
     def __init__(self):
         super().__init__()
         self.net = nn.Linear(3, 1)
@@ -78,7 +78,7 @@ class BaseRegressor(pl.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.05)
 
 
-class WorstCaseRegressor(BaseRegressor):
+class WorstCaseRegressor(WatchedRegressorBase):
     def validation_epoch_end(self, outputs):
         super().validation_epoch_end(outputs)
         self.val_worst = torch.cat(outputs).max()

@@ -637,6 +637,10 @@ class ProjectIndex:
     def has_path(self, path: str) -> bool:
         return path in self._rank
 
+    def paths(self) -> List[str]:
+        """Every path indexed, in run order."""
+        return sorted(self._rank, key=self._rank.__getitem__)
+
     def size(self) -> int:
         """How many classes are indexed so far (parsed: a lazily indexed file counts once it is):
         a cache keyed by it is worked out again after a change."""

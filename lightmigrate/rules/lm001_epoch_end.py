@@ -74,6 +74,7 @@ from lightmigrate.rules.shared.epoch_end_readers import (
     RUN_ONCE,
     ReadPlan,
     calls_run_once,
+    describe,
     module_param,
     read_plan,
 )
@@ -316,6 +317,8 @@ class _ClassMigration(StageHookEditor):
         # an alias of the hook (``test_epoch_end = validation_epoch_end``) needs it callable
         use_helper = _uses_helper(self.index, self.info, stage) or self.aliased(stage.old)
         once = stage.old in self.once  # (the body then keeps a method of its own: nothing is merged)
+        if once and old.decorators:
+            use_helper = True  # (a decorator stays on the body, which runs once; the guard runs before it)
         if not use_helper and existing_end is not None and not once:
             use_helper = not self._merge_safe(old, existing_end, param)
         if (not use_helper and existing_end is None and self.inherits_hook(stage.new) and old_facts.has_return
@@ -1000,7 +1003,7 @@ def _callback_sites(source: SourceFile, ctx: RuleContext, plans: _Plans) -> List
             if why is None and module is None:
                 why = f"{hook} reads what {stage.old} computed before it in 1.x; call {call}() on the module first"
             line = _reading_line(func, reader.attrs) if why is not None else 0
-            what = ", ".join(a if a != "<logged metrics>" else "the metrics it logged" for a in reader.attrs)
+            what = ", ".join(describe(a) for a in reader.attrs)
             owners = ", ".join(t.name for t in reader.families)
             sites.append(Site(node.lineno, node.col_offset, c.name, "callback",  # type: ignore[union-attr]
                               (hook, call, module, reader.guarded, why, line, f"{what} ({owners}.{stage.old})")))

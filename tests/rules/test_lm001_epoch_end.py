@@ -1511,3 +1511,101 @@ def test_below_a_marked_owner_the_subclass_hooks_collect_nothing():
     one_file, _ = run_rule(RULE, base + "\n\n" + sub.split("\n\n\n", 1)[1])
     assert "validation_step_outputs" not in one_file and one_file.count("TODO(lightmigrate): LM001") == 1
     assert run_rule(RULE, one_file)[0] == one_file
+
+
+def test_run_once_keeps_a_decorator_on_the_body_not_on_the_guard():
+    """A decorated old hook (a call counter, ``torch.no_grad``) keeps its decorator on the
+    helper, which runs once per epoch; the run-once method's guard runs outside it."""
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    @counted("validation")
+    def validation_epoch_end(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(pl_module.val_mean)
+''')
+    assert '''\
+    def _finish_validation_epoch(self):
+        # 1.x ran validation_epoch_end before the callbacks' on_validation_epoch_end:
+        # Printer calls this first; it runs once per epoch
+        outputs = self.validation_step_outputs
+        if outputs is None:
+            return
+        self.validation_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._validation_epoch_end(outputs)
+
+    @counted("validation")
+    def _validation_epoch_end(self, outputs):
+''' in out
+    assert run_rule(RULE, out)[0] == out
+
+
+METRIC_MODEL = '''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("val_loss", sum(outputs))
+'''
+
+
+@pytest.mark.parametrize("read, changed", [
+    ('trainer.callback_metrics["val_loss"]', True),
+    ('trainer.callback_metrics.get("val_acc")', False),  # a metric the body does not log
+    ("trainer.callback_metrics[self.monitor]", True),  # any metric
+    ("pl_module.trainer.logged_metrics", True),
+])
+def test_callbacks_reading_logged_metrics_match_by_name(read, changed):
+    text = METRIC_MODEL + f'''
+
+class Watcher(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print({read})
+'''
+    out, _ = run_rule(RULE, text)
+    assert ("pl_module._finish_validation_epoch()" in out) is changed
+    assert ("def _finish_validation_epoch(self):" in out) is changed
+
+
+def test_logged_metrics_count_only_for_modules_used_with_the_callback():
+    """A metric's name says little: a module in another file that logs it gets the run-once
+    method only when some file of the project names both it and the callback."""
+    watcher = '''\
+import pytorch_lightning as pl
+
+
+class Watcher(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(trainer.callback_metrics["val_loss"])
+'''
+    alone = {"watcher.py": watcher}
+    out, _ = run_rule(RULE, METRIC_MODEL, path="model.py", project_files=alone)
+    assert "_finish_validation_epoch" not in out
+    script = "from model import Model\nfrom watcher import Watcher\n\ntrainer_callbacks = [Watcher()]\nmodel = Model()\n"
+    both = {"watcher.py": watcher, "train.py": script}
+    out, _ = run_rule(RULE, METRIC_MODEL, path="model.py", project_files=both)
+    assert "def _finish_validation_epoch(self):" in out
+    cb_out, _ = run_rule(RULE, watcher, path="watcher.py", project_files={"model.py": METRIC_MODEL, "train.py": script})
+    assert "        pl_module._finish_validation_epoch()\n" in cb_out
+
+
+def test_files_are_not_parsed_for_callbacks_when_no_callback_defines_the_hook():
+    """Speed: the plan reads other files' classes only when a callback of the project defines
+    an on_*_epoch_end hook."""
+    from lightmigrate.rules.shared import epoch_end_readers
+
+    files = {f"m{i}.py": METRIC_MODEL.replace("class Model", f"class Model{i}") for i in range(5)}
+    files["cb.py"] = "import pytorch_lightning as pl\n\n\nclass Cb(pl.Callback):\n    def on_fit_start(self, trainer, pl_module):\n        pass\n"
+    index = ProjectIndex()
+    for p, t in files.items():
+        index.add_source(t, p)
+    epoch_end_readers._parsed.cache_clear()
+    for p, text in files.items():
+        RULE.find(SourceFile(p, text), RuleContext(p, index))
+    assert epoch_end_readers._parsed.cache_info().misses == 0

@@ -19,6 +19,7 @@ and the callback side of LM001 ask the same question and get the same answer.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,7 +27,11 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.catalog.hooks import RUN_ONCE_EPOCH_END
-from lightmigrate.rules.shared.class_edit import Hierarchy, class_defs_with_ordinals, taken_names
+from lightmigrate.rules.shared.class_edit import (
+    Hierarchy,
+    class_defs_with_ordinals,
+    taken_names,
+)
 from lightmigrate.rules.shared.stage_hooks import class_methods
 
 # the 1.x hook -> the callbacks' 2.x hook that used to run after it, and the run-once method
@@ -36,8 +41,10 @@ RUN_ONCE = {old: name for name, stage in RUN_ONCE_EPOCH_END.items()
             for old in CALLBACK_HOOK if old.startswith(stage)}
 # 2.x runs these callbacks' on_train_epoch_end after the module's (monitoring callbacks)
 MONITORING_NAMES = frozenset({"ModelCheckpoint", "EarlyStopping", "Checkpoint"})
-# what a body "sets" when it logs, and a callback "reads" when it reads the trainer's metrics
-LOGGED = "<logged metrics>"
+# What a body "sets" when it logs, and a callback "reads" when it reads the trainer's metrics:
+# ``LOGGED + name`` for a metric named by a literal, ``ANY_LOGGED`` otherwise (which matches any).
+LOGGED = "<logged>"
+ANY_LOGGED = LOGGED + "*"
 _METRICS = frozenset({"callback_metrics", "logged_metrics", "progress_bar_metrics"})
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "pop", "clear", "remove", "setdefault",
                        "copy_", "add_", "zero_", "fill_", "reset", "__setitem__"})
@@ -116,13 +123,20 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
     families: Set[ClassInfo] = set()
     name = RUN_ONCE[old]
     for cb, attrs in reads.items():
-        tops = sorted((t for t, s in sets.items() if s & attrs), key=lambda t: (t.path, t.name, t.ordinal))
+        matched = {t: m for t, m in ((t, _matched(attrs, s)) for t, s in sets.items()) if m}
+        # The families used with the callback (one file defines both, or names both); when none
+        # is, those that set an attribute it reads (a metric's name says too little).
+        tops = [t for t in matched if _used_together(index, cb, t)]
+        linked = bool(tops)
+        if not linked:
+            tops = [t for t, m in matched.items() if _attributes(m)]
+        tops.sort(key=lambda t: (t.path, t.name, t.ordinal))
         if not tops:
             continue
-        read = tuple(sorted(attrs & set().union(*(sets[t] for t in tops))))
+        read = tuple(sorted(set().union(*(matched[t] for t in tops))))
         clash = [t.name for t in tops if name in taken_names(index, t)]
         kept = [t.name for t in tops if t in held]
-        what = ", ".join(r if r != LOGGED else "the metrics it logs" for r in read)
+        what = ", ".join(describe(r) for r in read)
         start = (f"this {hook} reads {what}, which {old} of {', '.join(t.name for t in tops)} computed before it "
                  f"in 1.x, and 2.x runs the module's {hook} after it")
         why = None
@@ -133,23 +147,70 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
             why = f"{start}; {', '.join(clash)} already has a {name}: run the old body before this hook by hand"
         else:
             families.update(tops)
-        readers.append(Reader(cb, hook, read, tuple(tops), False, why))
+        readers.append(Reader(cb, hook, read, tuple(tops), linked, why))
     if not families:
         return ReadPlan(frozenset(), tuple(readers))
     out = []
-    for r in readers:
-        guarded = r.why is None and _others_use(index, families, set(r.attrs))
+    for r in readers:  # (``guarded`` held whether its families were found used with it)
+        guarded = r.why is None and _others_use(index, r.callback, families, set(r.attrs), r.guarded)
         out.append(Reader(r.callback, r.hook, r.attrs, r.families, guarded, r.why))
     return ReadPlan(frozenset(families), tuple(out))
 
 
-def _others_use(index: ProjectIndex, families: Set[ClassInfo], attrs: Set[str]) -> bool:
+def _attributes(found: Set[str]) -> Set[str]:
+    """The attributes among what ``_matched`` found (not the logged metrics)."""
+    return {x for x in found if not x.startswith(LOGGED)}
+
+
+def _used_together(index: ProjectIndex, callback: ClassInfo, top: ClassInfo) -> bool:
+    """Whether the callback may be attached to a module of ``top``'s family: they are defined in
+    one file, or some file of the project (a training script, a config) names both."""
+    names = {c.name for c in [top, *index.descendants(top)]}
+    if any(c.path == callback.path for c in [top, *index.descendants(top)]):
+        return True
+    cb_word = re.compile(rf"\b{re.escape(callback.name)}\b")
+    words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+    for path in index.paths():
+        text = index.text_of(path)
+        if text and callback.name in text and cb_word.search(text) and words.search(text):
+            return True
+    return False
+
+
+def _matched(reads: Set[str], sets: Set[str]) -> Set[str]:
+    """What of ``reads`` (a callback's) ``sets`` (a body's) produces; a metric read or logged
+    under a name that is not a literal matches every logged metric."""
+    found = reads & sets
+    if ANY_LOGGED in reads and any(x.startswith(LOGGED) for x in sets):
+        found.add(ANY_LOGGED)
+    if ANY_LOGGED in sets:
+        found.update(x for x in reads if x.startswith(LOGGED))
+    return found
+
+
+def describe(read: str) -> str:
+    """How a report names what a callback reads."""
+    if read == ANY_LOGGED:
+        return "the metrics it logs"
+    if read.startswith(LOGGED):
+        return f"the metric {read[len(LOGGED):]!r} it logs"
+    return read
+
+
+
+
+
+def _others_use(index: ProjectIndex, callback: ClassInfo, families: Set[ClassInfo], attrs: Set[str],
+                linked: bool) -> bool:
     """Whether a LightningModule of the project uses one of ``attrs`` (any module may log) and
-    has no run-once method (a callback written for it too must not call one)."""
+    has no run-once method (a callback written for it too must not call one). ``linked``: the
+    callback's families were found used with it; so must such a module be."""
+    logs = any(a.startswith(LOGGED) for a in attrs)
     for c in index.kind_classes():
-        if (LOGGED not in attrs and not attrs & c.attributes) or c in families:
+        if (not logs and not attrs & c.attributes) or c in families:
             continue
-        if not any(a in families for a in index.ancestors(c)[0]):
+        if not any(a in families for a in index.ancestors(c)[0]) and (
+                not linked or _used_together(index, callback, c)):
             return True
     return False
 
@@ -227,7 +288,9 @@ def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
                 f = n.func
                 if isinstance(f.value, ast.Name) and f.value.id == s:
                     if f.attr in ("log", "log_dict"):
-                        out.add(LOGGED)
+                        key = n.args[0] if n.args and f.attr == "log" else None
+                        literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
+                        out.add(LOGGED + key.value if literal else ANY_LOGGED)  # type: ignore[union-attr]
                     todo.append(f.attr)
                 elif f.attr in _MUTATORS:
                     root = _root_attr(f.value, s) if isinstance(f.value, (ast.Attribute, ast.Subscript)) else None
@@ -239,7 +302,8 @@ def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
 def _callback_reads(func: ast.AST) -> Set[str]:
     """What a callback hook ``(self, trainer, pl_module)`` reads of the module: the attributes
     of ``pl_module`` / ``trainer.lightning_module`` (also ``getattr(pl_module, "X")``), and
-    ``LOGGED`` when it reads ``trainer.callback_metrics`` (or the logged / progress-bar ones)."""
+    and, for ``trainer.callback_metrics`` (or the logged / progress-bar ones), ``LOGGED + key``
+    where it reads ``[key]`` or ``.get(key)`` with a literal key, ``ANY_LOGGED`` for any other use."""
     trainer, module = _first_param(func, 1), _first_param(func, 2)
     if trainer is None and module is None:
         return set()
@@ -256,12 +320,24 @@ def _callback_reads(func: ast.AST) -> Set[str]:
         return isinstance(n, ast.Attribute) and n.attr == "trainer" and is_module(n.value)
 
     out: Set[str] = set()
-    for n in ast.walk(func):
+    keyed: Set[int] = set()  # the metrics dicts read with a literal key
+    nodes = list(ast.walk(func))
+    for n in nodes:
+        inner, key = None, None
+        if isinstance(n, ast.Subscript):
+            inner, key = n.value, n.slice
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args):
+            inner, key = n.func.value, n.args[0]
+        if (isinstance(inner, ast.Attribute) and inner.attr in _METRICS and is_trainer(inner.value)
+                and isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            out.add(LOGGED + key.value)
+            keyed.add(id(inner))
+    for n in nodes:
         if isinstance(n, ast.Attribute):
             if is_module(n.value):
                 out.add(n.attr)
-            elif n.attr in _METRICS and is_trainer(n.value):
-                out.add(LOGGED)
+            elif n.attr in _METRICS and is_trainer(n.value) and id(n) not in keyed:
+                out.add(ANY_LOGGED)
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr")
               and len(n.args) >= 2 and is_module(n.args[0]) and isinstance(n.args[1], ast.Constant)
               and isinstance(n.args[1].value, str)):
@@ -280,5 +356,17 @@ def module_param(func: ast.AST) -> Optional[str]:
     return _first_param(func, 2)
 
 
-__all__ = ["CALLBACK_HOOK", "EMPTY", "LOGGED", "RUN_ONCE", "ReadPlan", "Reader", "calls_run_once", "class_node",
-           "module_param", "read_plan"]
+__all__ = [
+    "ANY_LOGGED",
+    "CALLBACK_HOOK",
+    "EMPTY",
+    "LOGGED",
+    "RUN_ONCE",
+    "ReadPlan",
+    "Reader",
+    "calls_run_once",
+    "class_node",
+    "describe",
+    "module_param",
+    "read_plan",
+]
