@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import re
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
@@ -58,8 +58,9 @@ class Reader:
     hook: str
     attrs: Tuple[str, ...]
     families: Tuple[ClassInfo, ...]  # the topmost definers of the 1.x hook whose bodies set them
-    guarded: bool  # some LightningModule of the project uses these attributes without the method
+    linked: bool  # those families were found used with the callback (``_used_together``)
     why: Optional[str]  # a marker instead of the call: why the order cannot be kept
+    guarded: bool = False  # some module it may be used with reads these attributes without the method
 
 
 @dataclass(frozen=True)
@@ -148,13 +149,9 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
         else:
             families.update(tops)
         readers.append(Reader(cb, hook, read, tuple(tops), linked, why))
-    if not families:
-        return ReadPlan(frozenset(), tuple(readers))
-    out = []
-    for r in readers:  # (``guarded`` held whether its families were found used with it)
-        guarded = r.why is None and _others_use(index, r.callback, families, set(r.attrs), r.guarded)
-        out.append(Reader(r.callback, r.hook, r.attrs, r.families, guarded, r.why))
-    return ReadPlan(frozenset(families), tuple(out))
+    readers = [replace(r, guarded=_others_use(index, r.callback, families, set(r.attrs), r.linked))
+               if r.why is None else r for r in readers]
+    return ReadPlan(frozenset(families), tuple(readers))
 
 
 def _attributes(found: Set[str]) -> Set[str]:
