@@ -81,17 +81,15 @@ def read_plan(index: ProjectIndex, old: str, blocked: Callable[[ClassInfo], bool
     (``validation_epoch_end``...), what a body of ``old`` sets, and which module families
     (topmost definers of ``old``; ``blocked`` ones keep their marked hook) get the run-once
     method. Files are parsed only when a callback of the project defines the hook."""
-    hook = CALLBACK_HOOK[old]
-    callbacks = [c for c in index.classes(mentioning=hook)
-                 if hook in c.methods and index.in_lightning_hierarchy(c, CALLBACK_NAMES)]
-    if not callbacks:
-        return EMPTY
+    plans = _PLANS.setdefault(index, {})
     key = (old, index.size())
-    cached = _PLANS.setdefault(index, {}).get(key)
-    if cached is not None:
-        return cached
-    plan = _read_plan(index, old, hook, callbacks, blocked)
-    _PLANS[index][key] = plan
+    plan = plans.get(key)
+    if plan is None:
+        hook = CALLBACK_HOOK[old]
+        callbacks = [c for c in index.classes(mentioning=hook)
+                     if hook in c.methods and index.in_lightning_hierarchy(c, CALLBACK_NAMES)]
+        plan = _read_plan(index, old, hook, callbacks, blocked) if callbacks else EMPTY
+        plans[key] = plans[(old, index.size())] = plan  # (listing the classes may parse lazy files)
     return plan
 
 
@@ -162,16 +160,25 @@ def _attributes(found: Set[str]) -> Set[str]:
 def _used_together(index: ProjectIndex, callback: ClassInfo, top: ClassInfo) -> bool:
     """Whether the callback may be attached to a module of ``top``'s family: they are defined in
     one file, or some file of the project (a training script, a config) names both."""
-    names = {c.name for c in [top, *index.descendants(top)]}
-    if any(c.path == callback.path for c in [top, *index.descendants(top)]):
+    family = [top, *index.descendants(top)]
+    if any(c.path == callback.path for c in family):
         return True
-    cb_word = re.compile(rf"\b{re.escape(callback.name)}\b")
-    words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
-    for path in index.paths():
-        text = index.text_of(path)
-        if text and callback.name in text and cb_word.search(text) and words.search(text):
-            return True
-    return False
+    words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted({c.name for c in family})) + r")\b")
+    return any(words.search(text) for text in _texts_naming(index, callback.name))
+
+
+_NAMING: "weakref.WeakKeyDictionary[ProjectIndex, Dict[Tuple[str, int], List[str]]]" = weakref.WeakKeyDictionary()
+
+
+def _texts_naming(index: ProjectIndex, name: str) -> List[str]:
+    """The texts of the project's files that hold the word ``name`` (worked out once per name)."""
+    key = (name, len(index.paths()))
+    found = _NAMING.setdefault(index, {}).get(key)
+    if found is None:
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        texts = (index.text_of(path) for path in index.paths())
+        found = _NAMING[index][key] = [t for t in texts if t and name in t and word.search(t)]
+    return found
 
 
 def _matched(reads: Set[str], sets: Set[str]) -> Set[str]:
