@@ -21,6 +21,12 @@ Two shapes of output code:
   into an existing ``on_*_epoch_end`` safely, the old method keeps its body and signature under
   a private name (``_validation_epoch_end``) and ``on_*_epoch_end`` calls it. Dispatch then works
   exactly as it did in 1.9.
+- *run-once* (issue 21 kind 6, spec B.2): 1.9 ran the body before every callback's
+  ``on_*_epoch_end``, 2.x runs the module's hook after them. When a callback of the project reads
+  there what the body computed (``rules/shared/epoch_end_readers.py`` decides which), the body
+  (or the call of the helper) moves into ``_finish_validation_epoch()`` (...), which returns at
+  once when it ran already since the epoch started (its buffer, reset then, is None): the
+  callback's hook calls it first, the module's ``on_*_epoch_end`` calls it too.
 """
 
 from __future__ import annotations
