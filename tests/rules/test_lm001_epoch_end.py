@@ -1609,3 +1609,55 @@ def test_files_are_not_parsed_for_callbacks_when_no_callback_defines_the_hook():
     for p, text in files.items():
         RULE.find(SourceFile(p, text), RuleContext(p, index))
     assert epoch_end_readers._parsed.cache_info().misses == 0
+
+
+def test_run_once_through_an_alias_and_a_callback_helper():
+    """``test_epoch_end = validation_epoch_end`` computes the attribute for the test stage too;
+    a callback that hands the module to its own helper reads what the helper reads."""
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.score = torch.stack(outputs).mean()
+
+    test_epoch_end = validation_epoch_end
+
+
+class Printer(pl.Callback):
+    def on_test_epoch_end(self, trainer, pl_module):
+        print(pl_module.score)
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        self._report(trainer, module=pl_module)
+
+    def _report(self, trainer, module):
+        print(module.score)
+''')
+    assert '''\
+    def on_test_epoch_end(self):
+        self._finish_test_epoch()
+
+    def _finish_test_epoch(self):
+        # 1.x ran test_epoch_end before the callbacks' on_test_epoch_end:
+        # Printer calls this first; it runs once per epoch
+        outputs = self.test_step_outputs
+        if outputs is None:
+            return
+        self.test_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._test_epoch_end(outputs)
+
+    _test_epoch_end = _validation_epoch_end
+''' in out
+    assert '''\
+class Printer(pl.Callback):
+    def on_test_epoch_end(self, trainer, pl_module):
+        pl_module._finish_test_epoch()
+        print(pl_module.score)
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        pl_module._finish_validation_epoch()
+        self._report(trainer, module=pl_module)
+''' in out
+    assert "self._finish_validation_epoch()\n" in out.split("class Printer")[0]
+    assert run_rule(RULE, out)[0] == out

@@ -99,8 +99,11 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
     for cb in callbacks:
         if old == "training_epoch_end" and index.is_lightning_module(cb, MONITORING_NAMES):
             continue  # (2.x runs it after the module's on_train_epoch_end, as 1.x did)
-        func = _method_node(index, cb, hook)
-        found = _callback_reads(func) if func is not None else set()
+        node = class_node(index, cb)
+        methods = class_methods(node) if node is not None else {}
+        func = methods.get(hook)
+        found = (_callback_reads(func, _first_param(func, 1), _first_param(func, 2), methods)
+                 if func is not None else set())
         if found:
             reads[cb] = found
     if not reads:
@@ -243,11 +246,6 @@ def class_node(index: ProjectIndex, info: ClassInfo) -> Optional[ast.ClassDef]:
     return None
 
 
-def _method_node(index: ProjectIndex, info: ClassInfo, name: str) -> Optional[ast.AST]:
-    node = class_node(index, info)
-    return class_methods(node).get(name) if node is not None else None
-
-
 def _first_param(func: ast.AST, i: int = 0) -> Optional[str]:
     a = func.args  # type: ignore[attr-defined]
     names = [p.arg for p in (*a.posonlyargs, *a.args)]
@@ -272,10 +270,14 @@ def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
     if node is None:
         return set()
     methods = class_methods(node)
+    aliases = {t.id: st.value.id for st in node.body if isinstance(st, ast.Assign) and isinstance(st.value, ast.Name)
+               for t in st.targets if isinstance(t, ast.Name)}  # ``test_epoch_end = validation_epoch_end``
     out: Set[str] = set()
     todo, seen = [old], set()
     while todo:
         name = todo.pop()
+        if name not in methods and name in aliases:
+            name = aliases[name]
         func = methods.get(name)
         if func is None or name in seen:
             continue
@@ -303,12 +305,14 @@ def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
     return out
 
 
-def _callback_reads(func: ast.AST) -> Set[str]:
-    """What a callback hook ``(self, trainer, pl_module)`` reads of the module: the attributes
-    of ``pl_module`` / ``trainer.lightning_module`` (also ``getattr(pl_module, "X")``), and
-    and, for ``trainer.callback_metrics`` (or the logged / progress-bar ones), ``LOGGED + key``
-    where it reads ``[key]`` or ``.get(key)`` with a literal key, ``ANY_LOGGED`` for any other use."""
-    trainer, module = _first_param(func, 1), _first_param(func, 2)
+def _callback_reads(func: ast.AST, trainer: Optional[str], module: Optional[str],
+                    methods: Dict[str, ast.AST], depth: int = 0) -> Set[str]:
+    """What a callback hook ``(self, trainer, pl_module)`` (``func``, its parameters ``trainer``
+    and ``module``) reads of the module: the attributes of ``pl_module`` /
+    ``trainer.lightning_module`` (also ``getattr(pl_module, "X")``), and, for
+    ``trainer.callback_metrics`` (or the logged / progress-bar ones), ``LOGGED + key`` where it
+    reads ``[key]`` or ``.get(key)`` with a literal key, ``ANY_LOGGED`` for any other use; also
+    what the callback's own ``methods`` it hands them to read (``self._report(trainer, pl_module)``)."""
     if trainer is None and module is None:
         return set()
 
@@ -346,7 +350,24 @@ def _callback_reads(func: ast.AST) -> Set[str]:
               and len(n.args) >= 2 and is_module(n.args[0]) and isinstance(n.args[1], ast.Constant)
               and isinstance(n.args[1].value, str)):
             out.add(n.args[1].value)
+        elif (depth < 3 and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and isinstance(n.func.value, ast.Name) and n.func.value.id == _first_param(func)
+              and n.func.attr in methods):
+            out |= _handed_on(n, methods[n.func.attr], is_trainer, is_module, methods, depth)
     return out
+
+
+def _handed_on(call: ast.Call, callee: ast.AST, is_trainer: Callable[[ast.AST], bool],
+               is_module: Callable[[ast.AST], bool], methods: Dict[str, ast.AST], depth: int) -> Set[str]:
+    """What the callback's method ``callee`` reads of the trainer and module ``call`` hands it
+    (positionally or by keyword)."""
+    a = callee.args  # type: ignore[attr-defined]
+    params = [p.arg for p in (*a.posonlyargs, *a.args)][1:]
+    given = [(params[i] if i < len(params) else None, v) for i, v in enumerate(call.args)]
+    given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    trainer = next((p for p, v in given if p is not None and is_trainer(v)), None)
+    module = next((p for p, v in given if p is not None and is_module(v)), None)
+    return _callback_reads(callee, trainer, module, methods, depth + 1)
 
 
 def calls_run_once(func: ast.AST, name: str) -> bool:
