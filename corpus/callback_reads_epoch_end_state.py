@@ -4,10 +4,9 @@ Exercises (spec M1, M2, B.2): `training_epoch_end` stores the epoch's mean loss 
 `validation_epoch_end` stores the validation error; a custom Callback reads both. It reads them
 only at points where 1.x and 2.x agree on the order: `on_validation_end` (after the module's
 validation epoch-end in both), `on_train_epoch_start` of the next epoch and `on_train_end`.
-(Reading them in the callback's own `on_train_epoch_end` / `on_validation_epoch_end` would NOT
-match: 2.x runs user callbacks' epoch-end hooks before the module's, see spec B.2; such code
-needs a human and is not a corpus case.) The callback writes what it saw into the module, so it
-ends up in the compared state and metrics.
+(Reading them in the callback's own `on_train_epoch_end` / `on_validation_epoch_end` depends on
+the order, which 2.x changed, see spec B.2: `callback_reads_epoch_end_result.py` covers that.)
+The callback writes what it saw into the module, so it ends up in the compared state and metrics.
 """
 import torch
 import torch.nn.functional as F

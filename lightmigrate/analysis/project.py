@@ -637,6 +637,15 @@ class ProjectIndex:
     def has_path(self, path: str) -> bool:
         return path in self._rank
 
+    def paths(self) -> List[str]:
+        """Every path indexed, in run order."""
+        return sorted(self._rank, key=self._rank.__getitem__)
+
+    def size(self) -> int:
+        """How many classes are indexed so far (parsed: a lazily indexed file counts once it is):
+        a cache keyed by it is worked out again after a change."""
+        return len(self._place)
+
     def classes_named(self, name: str) -> List[ClassInfo]:
         """Every indexed class called ``name`` (however many files define one)."""
         self._load(self._lazy_names.get(name, ()))

@@ -215,3 +215,14 @@ def required_positional(params: Tuple[str, ...], defaults: int) -> int:
     """How many positional parameters after ``self`` must be passed."""
     positional = [p for p in params[1:] if not p.startswith("*")]
     return max(0, len(positional) - defaults)
+
+
+# The method LM001 writes into a LightningModule whose 1.x ``*_epoch_end`` body computes what a
+# user callback reads in its own ``on_*_epoch_end`` (1.x ran the body before the callbacks' hooks,
+# 2.x runs the module's hook after them): it runs the old body once per epoch, called first by
+# those callbacks and then by the module's ``on_*_epoch_end``. Name -> stage.
+RUN_ONCE_EPOCH_END: Dict[str, str] = {
+    "_finish_train_epoch": "train",
+    "_finish_validation_epoch": "validation",
+    "_finish_test_epoch": "test",
+}

@@ -21,6 +21,12 @@ Two shapes of output code:
   into an existing ``on_*_epoch_end`` safely, the old method keeps its body and signature under
   a private name (``_validation_epoch_end``) and ``on_*_epoch_end`` calls it. Dispatch then works
   exactly as it did in 1.9.
+- *run-once* (issue 21 kind 6, spec B.2): 1.9 ran the body before every callback's
+  ``on_*_epoch_end``, 2.x runs the module's hook after them. When a callback of the project reads
+  there what the body computed (``rules/shared/epoch_end_readers.py`` decides which), the body
+  (or the call of the helper) moves into ``_finish_validation_epoch()`` (...), which returns at
+  once when it ran already since the epoch started (its buffer, reset then, is None): the
+  callback's hook calls it first, the module's ``on_*_epoch_end`` calls it too.
 """
 
 from __future__ import annotations
@@ -62,12 +68,22 @@ from lightmigrate.rules.shared.class_edit import (
     Hierarchy,
     ast_class_defs,
     calls_super,
+    class_defs_with_ordinals,
     hook_classes,
     migrate_classes,
     taken_names,
 )
 from lightmigrate.rules.shared.mro import injection_covers, injection_point, mixin_shadowing
 from lightmigrate.rules.shared.aliases import ast_alias_bound
+from lightmigrate.rules.shared.epoch_end_readers import (
+    CALLBACK_HOOK,
+    RUN_ONCE,
+    ReadPlan,
+    calls_run_once,
+    describe,
+    module_param,
+    read_plan,
+)
 from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.stage_hooks import (
     AstFunction,
@@ -129,6 +145,32 @@ def _collect(stage: Stage, s: str, buf: str, out: str, dl_idx: str) -> List[Stat
         # 2.x passes {} for a step that returned None; 1.9 left such batches out.
         return parse_statements(f"if {out}:\n    {s}.{buf}.append({out})")
     return parse_statements(f"if {out} is not None:\n    {s}.{buf}[{dl_idx}].append({out})")
+
+
+def _gather_once(stage: Stage, s: str, buf: str, local: Optional[str], readers: Sequence[str]) -> List[Statement]:
+    """The start of the run-once method: bind ``local`` (None: the body never reads it) to what
+    1.9 passed as ``outputs``, unless the method ran already since the epoch started (the
+    buffer, reset at each epoch start, is then None)."""
+    who = ", ".join(readers)
+    head = [cst.EmptyLine(comment=cst.Comment(f"# 1.x ran {stage.old} before the callbacks' {stage.new}:")),
+            cst.EmptyLine(comment=cst.Comment(
+                f"# {who} {'calls' if len(readers) == 1 else 'call'} this first; it runs once per epoch"))]
+    if local is None:
+        stmts = parse_statements(f"""
+            if {s}.{buf} is None:
+                return
+            {s}.{buf} = None
+            """)
+    else:
+        unwrap = "" if stage.loaders is None else f"if len({local}) == 1:\n    {local} = {local}[0]\n"
+        stmts = parse_statements(f"""
+            {local} = {s}.{buf}
+            if {local} is None:
+                return
+            {s}.{buf} = None
+            """) + (parse_statements(unwrap) if unwrap else [])
+    stmts[0] = stmts[0].with_changes(leading_lines=[*head, *stmts[0].leading_lines])
+    return stmts
 
 
 def _gather(stage: Stage, s: str, buf: str, local: str) -> List[Statement]:
@@ -238,6 +280,9 @@ class _ClassMigration(StageHookEditor):
         return None
 
     skip: FrozenSet[str] = frozenset()  # stages whose owner above keeps its (marked) hook (from find)
+    # stages whose family runs the old body through a run-once method that callbacks reading its
+    # results call first (from find): old hook -> the names of those callbacks
+    once: Dict[str, Tuple[str, ...]] = {}
 
     def _migrate_stage(self, stage: Stage) -> None:
         if stage.old in self.skip:
@@ -256,7 +301,7 @@ class _ClassMigration(StageHookEditor):
                 self.mark(stage.old, why)
             return
         buf, helper = _names_for(self.index, top, stage)
-        if old is not None:
+        if old is not None and stage.old not in self.once:
             self._note_callback_order(stage)
         if old is not None and top is self.info:
             self._migrate_top(stage, old, buf, helper)
@@ -277,11 +322,15 @@ class _ClassMigration(StageHookEditor):
         existing_end = self.editable(stage.new)
         # an alias of the hook (``test_epoch_end = validation_epoch_end``) needs it callable
         use_helper = _uses_helper(self.index, self.info, stage) or self.aliased(stage.old)
-        if not use_helper and existing_end is not None:
+        once = stage.old in self.once  # (the body then keeps a method of its own: nothing is merged)
+        if once and old.decorators:
+            use_helper = True  # (a decorator stays on the body, which runs once; the guard runs before it)
+        if not use_helper and existing_end is not None and not once:
             use_helper = not self._merge_safe(old, existing_end, param)
-        if not use_helper and existing_end is None and self.inherits_hook(stage.new) and old_facts.has_return:
+        if (not use_helper and existing_end is None and self.inherits_hook(stage.new) and old_facts.has_return
+                and not once):
             use_helper = True
-        needs_buffer = use_helper or old_facts.uses(param)
+        needs_buffer = use_helper or old_facts.uses(param) or once
 
         if needs_buffer:
             self._add_buffer_hooks(stage, s, buf, before=stage.old)
@@ -298,6 +347,9 @@ class _ClassMigration(StageHookEditor):
             self.renames[stage.old] = helper
             self.fixed(f"{stage.old} kept as {helper}(outputs) and called from {stage.new} "
                         f"with the outputs collected in self.{buf}", stage.old)
+            return
+        if once:
+            self._migrate_top_once(stage, old, s, param, buf, existing_end, super_tail)
             return
 
         body = body_of(old)
@@ -318,18 +370,53 @@ class _ClassMigration(StageHookEditor):
     def _dispatch(self, stage: Stage, s: str, param: str, buf: str, helper: str,
                   existing_end: Optional[cst.FunctionDef], super_tail: List[Statement], before: str) -> None:
         """``on_*_epoch_end`` hands the collected outputs to ``helper`` first: prepended to the
-        existing hook, or a new hook inserted before ``before``."""
+        existing hook, or a new hook inserted before ``before`` (in run-once mode, through the
+        run-once method, inserted before ``before`` too)."""
         if existing_end is not None:
             facts = BodyFacts(body_of(existing_end))
             local = fresh_name(param, facts.loaded | facts.bound)
             es = self_name(existing_end)
-            dispatch = [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")]
-            self.set(stage.new, prepend_statements(existing_end, dispatch))
+            self.set(stage.new, prepend_statements(existing_end, self._end_call(stage, es, buf, helper, local)))
+            new_funcs = []
         else:
             local = fresh_name(param, [])
-            dispatch = [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
             new = parse_method(f"def {stage.new}({s}):\n    pass")
-            self.insert_before(before, [with_body(new, [*dispatch, *super_tail])])
+            new_funcs = [with_body(new, [*self._end_call(stage, s, buf, helper, local), *super_tail])]
+        if stage.old in self.once:
+            local = fresh_name(param, [])
+            finish = parse_method(f"def {RUN_ONCE[stage.old]}({s}):\n    pass")
+            new_funcs.append(with_body(finish, [*_gather_once(stage, s, buf, local, self.once[stage.old]),
+                                                *parse_statements(f"{s}.{helper}({local})")]))
+        self.insert_before(before, new_funcs)
+
+    def _end_call(self, stage: Stage, s: str, buf: str, helper: str, local: str) -> List[Statement]:
+        """What ``on_*_epoch_end`` runs first: the collected outputs handed to ``helper``, or, in
+        run-once mode, the run-once method (which does that once per epoch)."""
+        if stage.old in self.once:
+            return parse_statements(f"{s}.{RUN_ONCE[stage.old]}()")
+        return [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
+
+    def _migrate_top_once(self, stage: Stage, old: cst.FunctionDef, s: str, param: str, buf: str,
+                          existing_end: Optional[cst.FunctionDef], super_tail: List[Statement]) -> None:
+        """The old body becomes the run-once method (callbacks that read its results call it
+        first, as 1.x ran it before them); ``on_*_epoch_end`` calls it first."""
+        name = RUN_ONCE[stage.old]
+        body = body_of(old)
+        doc, _ = split_docstring(body)
+        local = param if BodyFacts(body).uses(param) else None
+        finish = keep_only_params(old, 1).with_changes(name=cst.Name(name))
+        finish = with_body(finish, [*doc, *_gather_once(stage, s, buf, local, self.once[stage.old]),
+                                    *drop_docstring(body)])
+        self.set(stage.old, finish)
+        call = parse_statements(f"{s}.{name}()")
+        if existing_end is not None:
+            self.set(stage.new, prepend_statements(existing_end, call))
+        else:
+            new = parse_method(f"def {stage.new}({s}):\n    pass")
+            self.insert_before(name, [with_body(new, [*call, *super_tail])])
+        self.fixed(f"{stage.old} -> {name}(), run once per epoch: first by the callbacks that read what it "
+                   f"computes ({', '.join(self.once[stage.old])}), as 1.x ran it before them, then by {stage.new}",
+                   stage.old)
 
     def _migrate_alias(self, stage: Stage, alias) -> None:
         """The old hook is bound by an alias (``test_epoch_end = validation_epoch_end``): the
@@ -344,7 +431,8 @@ class _ClassMigration(StageHookEditor):
             return
         top = self.h.top_definer(stage.old)
         buf, helper = _names_for(self.index, top, stage)
-        self._note_callback_order(stage)
+        if stage.old not in self.once:
+            self._note_callback_order(stage)
         self.rename_alias(stage.old, helper)
         if top is not self.info:
             self.fixed(f"{stage.old} (an alias of {alias.value}) kept as {helper}, called from the inherited "
@@ -443,9 +531,7 @@ class _ClassMigration(StageHookEditor):
         else:
             facts = BodyFacts(body_of(func))
             local = fresh_name("outputs", facts.loaded | facts.bound)
-            s = self_name(func)
-            func = prepend_statements(
-                func, [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")])
+            func = prepend_statements(func, self._end_call(stage, self_name(func), buf, helper, local))
         self.set(name, func)
 
     def _inject_into_own_hooks(self, stage: Stage, buf: str, helper: str) -> None:
@@ -484,7 +570,7 @@ class _ClassMigration(StageHookEditor):
                     tail = f"super().{name}({sig.replace('=0', '')})"
                 else:
                     func = with_body(parse_method(f"def {name}({s}):\n    pass"),
-                                     [*_gather(stage, s, buf, "outputs"), *parse_statements(f"{s}.{helper}(outputs)")])
+                                     self._end_call(stage, s, buf, helper, "outputs"))
                     tail = f"super().{name}()"
                 func = append_statements(func, parse_statements(tail))
                 defs = [i for i, item in enumerate(self.items) if isinstance(item, cst.FunctionDef)]
@@ -612,7 +698,12 @@ class EpochEndRule(Rule):
         "attributes. A mixin earlier in a subclass's MRO whose hooks would shadow the buffer hooks "
         "calls super() first (or, where that would run code 1.9 skipped, the subclass does the work "
         "before calling the mixin's hook); class-body aliases such as `test_epoch_end = "
-        "validation_epoch_end` follow the migration. Multi-optimizer and TBPTT training outputs get a marker."
+        "validation_epoch_end` follow the migration. Multi-optimizer and TBPTT training outputs get a marker. "
+        "1.x ran each body before every callback's `on_*_epoch_end`, 2.x runs the module's hook after "
+        "them: when a callback of the project reads in that hook what the body computed (an attribute "
+        "it sets, or the metrics it logged), the body becomes a method that runs once per epoch "
+        "(`_finish_validation_epoch`...), which that callback calls first and the module's hook calls "
+        "after it (a marker on the callback where that cannot be done)."
     )
 
     examples = (
@@ -724,6 +815,55 @@ class Model(pl.LightningModule):
 ''',
         ),
         Example(
+            title="a callback reads what the body computed: it calls the body first, run once per epoch",
+            before='''\
+import pytorch_lightning as pl
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(pl_module.val_mean)
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.val_mean = sum(outputs) / len(outputs)
+''',
+            after='''\
+import pytorch_lightning as pl
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        pl_module._finish_validation_epoch()
+        print(pl_module.val_mean)
+
+
+class Model(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+
+    def on_validation_epoch_end(self):
+        self._finish_validation_epoch()
+
+    def _finish_validation_epoch(self):
+        # 1.x ran validation_epoch_end before the callbacks' on_validation_epoch_end:
+        # Printer calls this first; it runs once per epoch
+        outputs = self.validation_step_outputs
+        if outputs is None:
+            return
+        self.validation_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self.val_mean = sum(outputs) / len(outputs)
+''',
+        ),
+        Example(
             title="already 2.x: left alone",
             before='''\
 import pytorch_lightning as pl
@@ -741,7 +881,10 @@ class Model(pl.LightningModule):
         # One site per class the class walk changes: action "mark" for a class that is not
         # recognisably a LightningModule but defines a hook (its hooks get a marker), "migrate"
         # with the stages to work on otherwise.
+        # "once": the stages whose family runs the old body through the run-once method, with
+        # the callbacks that call it first (see rules/shared/epoch_end_readers.py).
         sites = []
+        plans = _Plans(ctx.project)
         for found in hook_classes(source, ctx, HOOKS):
             methods = class_methods(found.node)
             if not found.known:
@@ -763,23 +906,170 @@ class Model(pl.LightningModule):
                 sites.append(found.site("migrate", work))
                 if skip:
                     sites.append(found.site("skip", skip))
-        return sites + _mixin_sites(source, ctx)
+                once = plans.once(found.info, work)
+                if once:
+                    sites.append(found.site("once", once))
+        return sites + _mixin_sites(source, ctx) + _callback_sites(source, ctx, plans)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
-        only = frozenset(site.target for site in sites if site.action != "mixin")
+        only = frozenset(site.target for site in sites if site.action not in ("mixin", "callback"))
         skip = {site.target: frozenset(site.data) for site in sites if site.action == "skip"}
+        once = {site.target: dict(site.data) for site in sites if site.action == "once"}
 
         def editor(*args) -> _ClassMigration:
             ed = _ClassMigration(*args)
             ed.skip = skip.get(ed.info.name, frozenset())
+            ed.once = once.get(ed.info.name, {})
             return ed
 
+        callbacks = [site for site in sites if site.action == "callback"]
+        if callbacks:  # (first: it finds the sites' lines in the text find read)
+            module = transform(module, _CallbackCalls(module, ctx, callbacks))  # type: ignore[assignment]
         if only:
             module = migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS, only=only)
         mixins = {site.target: site for site in sites if site.action == "mixin"}
         if mixins:
             module = transform(module, _MixinHooks(module, ctx, mixins))  # type: ignore[assignment]
         return module
+
+
+# ---------------------------------------------------------------------------------------------
+# Callbacks that read what an epoch-end body computed (issue 21 kind 6, spec B.2)
+
+
+class _Plans:
+    """``read_plan`` of each stage, asked once per file (and only when a class needs it)."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.plans: Dict[str, ReadPlan] = {}
+
+    def __call__(self, stage: Stage) -> ReadPlan:
+        plan = self.plans.get(stage.old)
+        if plan is None:
+            plan = self.plans[stage.old] = read_plan(self.index, stage.old, partial(_plan_blocked, self.index, stage))
+        return plan
+
+    def once(self, info: ClassInfo, work: Sequence[str]) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+        """The stages of ``work`` whose family (the topmost definer of the old hook above
+        ``info``) gets the run-once method, with the callbacks that call it."""
+        out = []
+        for stage in STAGES:
+            if stage.old not in work:
+                continue
+            plan = self(stage)
+            if not plan.families:
+                continue
+            top = Hierarchy.of(self.index, info).top_definer(stage.old)
+            if top in plan.families:
+                names = sorted({r.callback.name for r in plan.readers if top in r.families and r.why is None})
+                out.append((stage.old, tuple(names)))
+        return tuple(out)
+
+
+def _plan_blocked(index: ProjectIndex, stage: Stage, top: ClassInfo) -> bool:
+    """Whether the hook of ``top`` stays as it is (marked), so its family gets no run-once method."""
+    return _family_blocked(index, top, stage) is not None or _top_blocked(index, top, stage)
+
+
+def _callback_sites(source: SourceFile, ctx: RuleContext, plans: _Plans) -> List[Site]:
+    """One site (action "callback") per hook of a callback class of ``source`` that reads what a
+    1.x epoch-end body computed: its data ``(hook, call, module, guarded, why, line, what)``:
+    the run-once method to call first on ``module`` (the expression of the LightningModule),
+    only when it has one (``guarded``); or, with ``why``, the marker to put on the statement of
+    ``line`` instead."""
+    index = ctx.project
+    hooks = set(CALLBACK_HOOK.values())
+    candidates = [c for c in index.classes_in(ctx.path) if hooks & c.methods]
+    if not candidates:
+        return []
+    nodes: Optional[Dict[Tuple[str, int], ast.ClassDef]] = None
+    sites = []
+    for stage in STAGES:
+        hook = CALLBACK_HOOK[stage.old]
+        if not any(hook in c.methods for c in candidates):
+            continue
+        plan = plans(stage)
+        for c in candidates:
+            reader = plan.reader(c)
+            if reader is None:
+                continue
+            if nodes is None:
+                nodes = {(n.name, o): n for n, o in class_defs_with_ordinals(source.tree)}
+            node = nodes.get((c.name, c.ordinal))
+            func = class_methods(node).get(hook) if node is not None else None
+            if func is None or not func.body:
+                continue
+            call = RUN_ONCE[stage.old]
+            if calls_run_once(func, call):
+                continue  # (a second run)
+            names = [p.arg for p in (*func.args.posonlyargs, *func.args.args)]
+            module = module_param(func) or (f"{names[1]}.lightning_module" if len(names) > 1 else None)
+            why = reader.why
+            if why is None and module is None:
+                why = f"{hook} reads what {stage.old} computed before it in 1.x; call {call}() on the module first"
+            line = _reading_line(func, reader.attrs) if why is not None else 0
+            what = ", ".join(describe(a) for a in reader.attrs)
+            owners = ", ".join(t.name for t in reader.families)
+            sites.append(Site(node.lineno, node.col_offset, c.name, "callback",  # type: ignore[union-attr]
+                              (hook, call, module, reader.guarded, why, line, f"{what} ({owners}.{stage.old})")))
+    return sites
+
+
+def _reading_line(func: AstFunction, attrs: Sequence[str]) -> int:
+    """The line of the first statement of ``func``'s body that mentions one of ``attrs`` (the
+    first statement when none does)."""
+    for st in func.body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Attribute) and (n.attr in attrs or n.attr.endswith("_metrics")):
+                return st.lineno
+    return func.body[0].lineno
+
+
+class _CallbackCalls(PrunedTransformer):
+    """Carries out the "callback" sites: the hook calls the module's run-once method first, so
+    the 1.x epoch-end body runs before it as in 1.x (a marker on the reading statement where
+    that cannot be done)."""
+
+    def __init__(self, module: cst.Module, ctx: RuleContext, sites: Sequence[Site]) -> None:
+        self.module = module
+        self.ctx = ctx
+        self.sites = list(sites)
+        self.names = {site.target for site in sites}
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        if original.name.value not in self.names or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        line, _ = self.ctx.position(self.module, original)
+        mine = [site for site in self.sites if site.target == original.name.value and site.line == line]
+        if not mine:
+            return updated
+        items = list(updated.body.body)
+        originals = list(getattr(original.body, "body", ()))
+        for site in mine:
+            hook, call, module, guarded, why, at, what = site.data
+            i = max((k for k, item in enumerate(items) if isinstance(item, cst.FunctionDef)
+                     and item.name.value == hook), default=None)
+            if i is None:
+                continue
+            func = items[i]
+            hline, hcol = self.ctx.position(self.module, originals[i] if i < len(originals) else original)
+            if why is not None:
+                body = list(body_of(func))
+                for k, st in enumerate(body):
+                    orig = body_of(originals[i])[k] if i < len(originals) and k < len(body_of(originals[i])) else st
+                    if self.ctx.position(self.module, orig)[0] == at:
+                        body[k] = add_marker(st, CODE, why)
+                        break
+                else:
+                    body[0] = add_marker(body[0], CODE, why)
+                items[i] = with_body(func, body)
+                continue
+            stmt = (f"if hasattr({module}, \"{call}\"):\n    {module}.{call}()" if guarded else f"{module}.{call}()")
+            items[i] = prepend_statements(func, parse_statements(stmt))
+            self.ctx.report(CODE, f"{original.name.value}.{hook} calls {module}.{call}() first: it reads {what}, "
+                                  f"which 1.x computed before this hook and 2.x after it", Kind.FIXED, hline, hcol)
+        return updated.with_changes(body=updated.body.with_changes(body=items))
 
 
 def _top_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:

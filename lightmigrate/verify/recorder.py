@@ -23,6 +23,7 @@ import sys
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
+from lightmigrate.catalog.hooks import RUN_ONCE_EPOCH_END
 from lightmigrate.verify.hooks import V1_HOOKS, V2_HOOKS
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
@@ -215,6 +216,11 @@ class EpochEndTracer:
       set-up code the migration put in front of the body - e.g. ``outputs = buf`` then
       ``outputs = outputs[0]`` - is skipped (``capture: "anchor"``). Without an anchor hit, the
       first binding of such a local in the invocation is used (``capture: "first-binding"``).
+      LM001's run-once method (``RUN_ONCE_EPOCH_END``: the old body, which a user callback
+      reading its results calls before the module's ``on_*_epoch_end`` calls it again, a no-op
+      then) starts an invocation too; the module hook's invocation that follows it in the same
+      stage and epoch without running the body again is folded into it, so each time the old
+      body ran yields one record, as on 1.x.
 
     Values are encoded (:func:`encode`) when taken, so later mutation does not matter.
     """
@@ -243,7 +249,8 @@ class EpochEndTracer:
         self._previous_threading: Any = None
         self._read_cache: Dict[Any, bool] = {}
         self._anchor_lines: Dict[int, bool] = {}
-        self.top_hooks = V1_HOOKS if side == "v1" else V2_HOOKS
+        self.top_hooks = V1_HOOKS if side == "v1" else {**V2_HOOKS, **RUN_ONCE_EPOCH_END}
+        self._closed: Set[int] = set()  # run-once records a module hook's invocation was folded into
 
     # -- installation -------------------------------------------------------------------------
 
@@ -344,6 +351,23 @@ class EpochEndTracer:
         if not record["captured"] and active.candidate is not None:
             name, value = active.candidate
             record.update(captured=True, param=name, capture="first-binding", value=value)
+        if self.side == "v2":
+            self._fold(record)
+
+    def _fold(self, record: Dict[str, Any]) -> None:
+        """Drop ``record`` (the last one) when it repeats the run-once invocation just before it:
+        same stage, sanity check and epoch, and the original body never reached (no anchor hit:
+        the run-once method returned at once, maybe after binding the buffer, now None). After
+        a module hook's record is folded, the next run-once call starts anew."""
+        if record["capture"] == "anchor" or len(self.records) < 2 or self.records[-1] is not record:
+            return
+        prev = self.records[-2]
+        if (prev["hook"] not in RUN_ONCE_EPOCH_END or id(prev) in self._closed
+                or any(prev[k] != record[k] for k in ("stage", "sanity", "epoch"))):
+            return
+        self.records.pop()
+        if record["hook"] not in RUN_ONCE_EPOCH_END:
+            self._closed.add(id(prev))
 
     def _take_v1(self, frame: Any, record: Dict[str, Any]) -> None:
         code = frame.f_code

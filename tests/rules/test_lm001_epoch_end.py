@@ -499,6 +499,7 @@ class Model(pl.LightningModule):
 
 
 def test_callbacks_with_their_own_epoch_end_hook_get_a_note():
+    """A callback's own on_train_epoch_end that reads nothing the body sets only gets a note."""
     out, findings = run_rule(RULE, HEAD + '''\
 class M(pl.LightningModule):
     def training_epoch_end(self, outputs):
@@ -507,13 +508,384 @@ class M(pl.LightningModule):
 
 class Reader(pl.Callback):
     def on_train_epoch_end(self, trainer, pl_module):
-        print(pl_module.avg)
+        print(trainer.current_epoch, pl_module.current_epoch)
 ''')
     notes = [f for f in findings if f.kind is Kind.NOTE]
     assert len(notes) == 1
     assert "callbacks' own on_train_epoch_end (Reader) now run before this body" in notes[0].message
     assert notes[0].line == 5
     assert "TODO(lightmigrate)" not in out  # a note, not a marker: the rewrite itself is right
+    assert "_finish_train_epoch" not in out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 21 kind 6: a callback's on_*_epoch_end that reads what the 1.x epoch-end just computed.
+# 1.9 ran the module's body before the callbacks' hooks, 2.x runs the module's on_*_epoch_end
+# after them: the body becomes a run-once method the callback calls first.
+
+
+def test_callback_reading_epoch_end_results_calls_the_run_once_method_first():
+    findings = rw('''\
+class Logger(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        """Log what the module computed."""
+        if not trainer.sanity_checking:
+            pl_module.log("cb_val_mean", pl_module.val_mean)
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        pl_module.log("cb_train_mean", pl_module.train_mean)
+
+
+class Regressor(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        """Mean training loss."""
+        self.train_mean = torch.stack([o["loss"] for o in outputs]).mean()
+
+    def validation_epoch_end(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+        self.log("val_mean", self.val_mean)
+''', '''\
+class Logger(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        """Log what the module computed."""
+        pl_module._finish_validation_epoch()
+        if not trainer.sanity_checking:
+            pl_module.log("cb_val_mean", pl_module.val_mean)
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        pl_module._finish_train_epoch()
+        pl_module.log("cb_train_mean", pl_module.train_mean)
+
+
+class Regressor(pl.LightningModule):
+    def on_train_epoch_start(self):
+        self.training_step_outputs = []
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        if outputs:
+            self.training_step_outputs.append(outputs)
+
+    def on_train_epoch_end(self):
+        self._finish_train_epoch()
+
+    def _finish_train_epoch(self):
+        """Mean training loss."""
+        # 1.x ran training_epoch_end before the callbacks' on_train_epoch_end:
+        # Logger calls this first; it runs once per epoch
+        outputs = self.training_step_outputs
+        if outputs is None:
+            return
+        self.training_step_outputs = None
+        self.train_mean = torch.stack([o["loss"] for o in outputs]).mean()
+
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+
+    def on_validation_epoch_end(self):
+        self._finish_validation_epoch()
+
+    def _finish_validation_epoch(self):
+        # 1.x ran validation_epoch_end before the callbacks' on_validation_epoch_end:
+        # Logger calls this first; it runs once per epoch
+        outputs = self.validation_step_outputs
+        if outputs is None:
+            return
+        self.validation_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self.val_mean = torch.stack(outputs).mean()
+        self.log("val_mean", self.val_mean)
+''')
+    fixed = [f.message for f in findings if f.kind is Kind.FIXED]
+    assert any(m.startswith("Logger.on_validation_epoch_end calls pl_module._finish_validation_epoch() first: "
+                            "it reads val_mean (Regressor.validation_epoch_end)") for m in fixed)
+    assert any(m.startswith("Regressor: training_epoch_end -> _finish_train_epoch(), run once per epoch") for m in fixed)
+    assert not [f for f in findings if f.kind is Kind.NOTE]  # (handled: no note about the order)
+
+
+def test_run_once_method_with_a_subclass_override_and_an_existing_hook():
+    """The family keeps the helper (a subclass overrides the hook with super()); the run-once
+    method hands it the outputs, and the existing on_validation_epoch_end (which 1.x ran after
+    the callbacks) calls it first. The callback reads what only the subclass sets."""
+    rw('''\
+class Base(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+
+    def on_validation_epoch_end(self):
+        self.log("seen", 1.0)
+
+
+class Child(Base):
+    def validation_epoch_end(self, outputs):
+        super().validation_epoch_end(outputs)
+        self.val_max = torch.stack(outputs).max()
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(getattr(pl_module, "val_max"))
+''', '''\
+class Base(pl.LightningModule):
+    def on_validation_epoch_start(self):
+        loaders = self.trainer.val_dataloaders
+        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+
+    def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        if outputs is not None:
+            self.validation_step_outputs[dataloader_idx].append(outputs)
+
+    def _finish_validation_epoch(self):
+        # 1.x ran validation_epoch_end before the callbacks' on_validation_epoch_end:
+        # Printer calls this first; it runs once per epoch
+        outputs = self.validation_step_outputs
+        if outputs is None:
+            return
+        self.validation_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._validation_epoch_end(outputs)
+
+    def _validation_epoch_end(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+
+    def on_validation_epoch_end(self):
+        self._finish_validation_epoch()
+        self.log("seen", 1.0)
+
+
+class Child(Base):
+    def _validation_epoch_end(self, outputs):
+        super()._validation_epoch_end(outputs)
+        self.val_max = torch.stack(outputs).max()
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        pl_module._finish_validation_epoch()
+        print(getattr(pl_module, "val_max"))
+''')
+
+
+def test_run_once_subclass_overriding_the_epoch_end_hook_calls_it():
+    """A subclass whose own on_validation_epoch_end does not call super() gets the run-once
+    call, not the outputs handed to the helper a second time."""
+    out, _ = run_rule(RULE, HEAD + '''\
+class Base(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+
+
+class Child(Base):
+    def on_validation_epoch_end(self):
+        self.log("child", 1.0)
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(pl_module.val_mean)
+''')
+    child = out.split("class Child(Base):")[1].split("class Printer")[0]
+    assert child.strip().splitlines()[:2] == ["def on_validation_epoch_end(self):",
+                                              "        self._finish_validation_epoch()"]
+    assert "def _finish_validation_epoch(self):" in out.split("class Child")[0]
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_run_once_body_without_outputs_metrics_guard_and_monitoring_callbacks():
+    """A body that never reads its outputs still runs once (the buffer is the guard); a callback
+    reading trainer.callback_metrics counts as reading what the body logged; another
+    LightningModule of the project that uses the attribute without the method gets a guarded
+    call; a ModelCheckpoint subclass runs after the module's on_train_epoch_end in 2.x too, so it
+    is left alone."""
+    out, findings = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def test_epoch_end(self, outputs):
+        self.log("test_done", 1.0)
+
+    def training_epoch_end(self, outputs):
+        self.history.append(1)
+
+    def on_test_epoch_end(self):
+        print("end")
+
+
+class Other(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        self.history = []
+
+
+class Ckpt(pl.callbacks.ModelCheckpoint):
+    def on_train_epoch_end(self, trainer, pl_module):
+        print(pl_module.history)
+
+
+class MetricsReader(pl.Callback):
+    def on_test_epoch_end(self, trainer, pl_module):
+        print(trainer.callback_metrics["test_done"])
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        print(trainer.lightning_module.history[-1])
+''')
+    assert '''\
+    def _finish_test_epoch(self):
+        # 1.x ran test_epoch_end before the callbacks' on_test_epoch_end:
+        # MetricsReader calls this first; it runs once per epoch
+        if self.test_step_outputs is None:
+            return
+        self.test_step_outputs = None
+        self.log("test_done", 1.0)
+''' in out
+    assert '''\
+    def on_test_epoch_end(self):
+        self._finish_test_epoch()
+        print("end")
+''' in out
+    assert '''\
+class Ckpt(pl.callbacks.ModelCheckpoint):
+    def on_train_epoch_end(self, trainer, pl_module):
+        print(pl_module.history)
+''' in out
+    assert '''\
+class MetricsReader(pl.Callback):
+    def on_test_epoch_end(self, trainer, pl_module):
+        if hasattr(pl_module, "_finish_test_epoch"):
+            pl_module._finish_test_epoch()
+        print(trainer.callback_metrics["test_done"])
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        if hasattr(pl_module, "_finish_train_epoch"):
+            pl_module._finish_train_epoch()
+        print(trainer.lightning_module.history[-1])
+''' in out
+    assert "TODO(lightmigrate)" not in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_run_once_name_taken_gives_a_marker_on_the_reading_line():
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+
+    def _finish_validation_epoch(self):
+        pass
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        if trainer.sanity_checking:
+            return
+        print(pl_module.val_mean); print(1)
+''')
+    assert '''\
+        if trainer.sanity_checking:
+            return
+        # TODO(lightmigrate): LM001 this on_validation_epoch_end reads val_mean, which validation_epoch_end of M \
+computed before it in 1.x, and 2.x runs the module's on_validation_epoch_end after it; M already has a \
+_finish_validation_epoch: run the old body before this hook by hand
+        print(pl_module.val_mean); print(1)
+''' in out
+    assert "pl_module._finish_validation_epoch()" not in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_callback_reading_what_a_multi_optimizer_epoch_end_computed_is_marked():
+    """The family's training_epoch_end is left to the multiple-optimizer migration (here: marked):
+    no run-once method, and the callback that reads its result is marked, never silent."""
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return batch.sum()
+
+    def training_epoch_end(self, outputs):
+        self.avg = 1.0
+
+
+class Reader(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module):
+        print(pl_module.avg)
+''')
+    assert "_finish_train_epoch" not in out
+    reader = out.split("class Reader")[1]
+    assert ("# TODO(lightmigrate): LM001 this on_train_epoch_end reads avg, which training_epoch_end of M "
+            "computed before it in 1.x") in reader
+    assert run_rule(RULE, out)[0] == out
+
+
+CALLBACKS_FILE = '''\
+import pytorch_lightning as pl
+
+
+class ValPrinter(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(trainer.lightning_module.val_mean)
+
+    def on_train_start(self, trainer, pl_module):
+        print(pl_module.val_mean)
+'''
+MODEL_FILE = '''\
+import pytorch_lightning as pl
+import torch
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self._summarize(outputs)
+
+    def _summarize(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+'''
+
+
+def test_run_once_across_files_finds_both_sides():
+    """The callback and the module in different files (the attribute set in a helper the body
+    calls): find gives the callback's file a "callback" site and the module's a "once" site,
+    from the same project index; each file is rewritten to match, and a second run over the
+    migrated project changes nothing."""
+    files = {"callbacks.py": CALLBACKS_FILE, "model.py": MODEL_FILE}
+    index = ProjectIndex()
+    for p, t in files.items():
+        index.add_source(t, p)
+    cb_sites = RULE.find(SourceFile("callbacks.py", CALLBACKS_FILE), RuleContext("callbacks.py", index))
+    assert [(s.target, s.action, s.data[:5]) for s in cb_sites] == [
+        ("ValPrinter", "callback", ("on_validation_epoch_end", "_finish_validation_epoch", "pl_module", False, None))]
+    model_sites = RULE.find(SourceFile("model.py", MODEL_FILE), RuleContext("model.py", index))
+    assert [(s.target, s.action, s.data) for s in model_sites] == [
+        ("Model", "migrate", ("validation_epoch_end",)),
+        ("Model", "once", (("validation_epoch_end", ("ValPrinter",)),))]
+    out = {}
+    for p in files:
+        others = {q: t for q, t in files.items() if q != p}
+        out[p], _ = run_rule(RULE, files[p], path=p, project_files=others)
+    assert out["callbacks.py"] == CALLBACKS_FILE.replace(
+        "    def on_validation_epoch_end(self, trainer, pl_module):\n",
+        "    def on_validation_epoch_end(self, trainer, pl_module):\n        pl_module._finish_validation_epoch()\n")
+    assert '''\
+    def on_validation_epoch_end(self):
+        self._finish_validation_epoch()
+
+    def _finish_validation_epoch(self):
+        # 1.x ran validation_epoch_end before the callbacks' on_validation_epoch_end:
+        # ValPrinter calls this first; it runs once per epoch
+        outputs = self.validation_step_outputs
+        if outputs is None:
+            return
+        self.validation_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._summarize(outputs)
+''' in out["model.py"]
+    for p in files:
+        others = {q: t for q, t in out.items() if q != p}
+        assert run_rule(RULE, out[p], path=p, project_files=others)[0] == out[p]
+    # the callback's file alone (its module not in the run) is left as it is
+    assert run_rule(RULE, CALLBACKS_FILE, path="callbacks.py")[0] == CALLBACKS_FILE
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1139,3 +1511,153 @@ def test_below_a_marked_owner_the_subclass_hooks_collect_nothing():
     one_file, _ = run_rule(RULE, base + "\n\n" + sub.split("\n\n\n", 1)[1])
     assert "validation_step_outputs" not in one_file and one_file.count("TODO(lightmigrate): LM001") == 1
     assert run_rule(RULE, one_file)[0] == one_file
+
+
+def test_run_once_keeps_a_decorator_on_the_body_not_on_the_guard():
+    """A decorated old hook (a call counter, ``torch.no_grad``) keeps its decorator on the
+    helper, which runs once per epoch; the run-once method's guard runs outside it."""
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    @counted("validation")
+    def validation_epoch_end(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+
+
+class Printer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(pl_module.val_mean)
+''')
+    assert '''\
+    def _finish_validation_epoch(self):
+        # 1.x ran validation_epoch_end before the callbacks' on_validation_epoch_end:
+        # Printer calls this first; it runs once per epoch
+        outputs = self.validation_step_outputs
+        if outputs is None:
+            return
+        self.validation_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._validation_epoch_end(outputs)
+
+    @counted("validation")
+    def _validation_epoch_end(self, outputs):
+''' in out
+    assert run_rule(RULE, out)[0] == out
+
+
+METRIC_MODEL = '''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("val_loss", sum(outputs))
+'''
+
+
+@pytest.mark.parametrize("read, changed", [
+    ('trainer.callback_metrics["val_loss"]', True),
+    ('trainer.callback_metrics.get("val_acc")', False),  # a metric the body does not log
+    ("trainer.callback_metrics[self.monitor]", True),  # any metric
+    ("pl_module.trainer.logged_metrics", True),
+])
+def test_callbacks_reading_logged_metrics_match_by_name(read, changed):
+    text = METRIC_MODEL + f'''
+
+class Watcher(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print({read})
+'''
+    out, _ = run_rule(RULE, text)
+    assert ("pl_module._finish_validation_epoch()" in out) is changed
+    assert ("def _finish_validation_epoch(self):" in out) is changed
+
+
+def test_logged_metrics_count_only_for_modules_used_with_the_callback():
+    """A metric's name says little: a module in another file that logs it gets the run-once
+    method only when some file of the project names both it and the callback."""
+    watcher = '''\
+import pytorch_lightning as pl
+
+
+class Watcher(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(trainer.callback_metrics["val_loss"])
+'''
+    alone = {"watcher.py": watcher}
+    out, _ = run_rule(RULE, METRIC_MODEL, path="model.py", project_files=alone)
+    assert "_finish_validation_epoch" not in out
+    script = "from model import Model\nfrom watcher import Watcher\n\ntrainer_callbacks = [Watcher()]\nmodel = Model()\n"
+    both = {"watcher.py": watcher, "train.py": script}
+    out, _ = run_rule(RULE, METRIC_MODEL, path="model.py", project_files=both)
+    assert "def _finish_validation_epoch(self):" in out
+    cb_out, _ = run_rule(RULE, watcher, path="watcher.py", project_files={"model.py": METRIC_MODEL, "train.py": script})
+    assert "        pl_module._finish_validation_epoch()\n" in cb_out
+
+
+def test_files_are_not_parsed_for_callbacks_when_no_callback_defines_the_hook():
+    """Speed: the plan reads other files' classes only when a callback of the project defines
+    an on_*_epoch_end hook."""
+    from lightmigrate.rules.shared import epoch_end_readers
+
+    files = {f"m{i}.py": METRIC_MODEL.replace("class Model", f"class Model{i}") for i in range(5)}
+    files["cb.py"] = "import pytorch_lightning as pl\n\n\nclass Cb(pl.Callback):\n    def on_fit_start(self, trainer, pl_module):\n        pass\n"
+    index = ProjectIndex()
+    for p, t in files.items():
+        index.add_source(t, p)
+    epoch_end_readers._parsed.cache_clear()
+    for p, text in files.items():
+        RULE.find(SourceFile(p, text), RuleContext(p, index))
+    assert epoch_end_readers._parsed.cache_info().misses == 0
+
+
+def test_run_once_through_an_alias_and_a_callback_helper():
+    """``test_epoch_end = validation_epoch_end`` computes the attribute for the test stage too;
+    a callback that hands the module to its own helper reads what the helper reads."""
+    out, _ = run_rule(RULE, HEAD + '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.score = torch.stack(outputs).mean()
+
+    test_epoch_end = validation_epoch_end
+
+
+class Printer(pl.Callback):
+    def on_test_epoch_end(self, trainer, pl_module):
+        print(pl_module.score)
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        self._report(trainer, module=pl_module)
+
+    def _report(self, trainer, module):
+        print(module.score)
+''')
+    assert '''\
+    def on_test_epoch_end(self):
+        self._finish_test_epoch()
+
+    def _finish_test_epoch(self):
+        # 1.x ran test_epoch_end before the callbacks' on_test_epoch_end:
+        # Printer calls this first; it runs once per epoch
+        outputs = self.test_step_outputs
+        if outputs is None:
+            return
+        self.test_step_outputs = None
+        if len(outputs) == 1:
+            outputs = outputs[0]
+        self._test_epoch_end(outputs)
+
+    _test_epoch_end = _validation_epoch_end
+''' in out
+    assert '''\
+class Printer(pl.Callback):
+    def on_test_epoch_end(self, trainer, pl_module):
+        pl_module._finish_test_epoch()
+        print(pl_module.score)
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        pl_module._finish_validation_epoch()
+        self._report(trainer, module=pl_module)
+''' in out
+    assert "self._finish_validation_epoch()\n" in out.split("class Printer")[0]
+    assert run_rule(RULE, out)[0] == out

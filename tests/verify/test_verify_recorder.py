@@ -180,6 +180,46 @@ def test_v1_tracer_records_once_per_invocation_and_skips_unused_arguments(tmp_pa
     ]
 
 
+def test_v2_tracer_folds_the_module_hook_into_the_run_once_call_before_it(tmp_path):
+    """LM001's run-once method (a callback calls it, then the module's hook calls it again,
+    a no-op) yields one record per run of the old body; a second validation in the same epoch
+    starts anew, and a module hook without a run-once call before it is recorded as usual."""
+    path = tmp_path / "fake_v2.py"
+    path.write_text(textwrap.dedent('''
+        class Model:
+            trainer = None
+            buf = None
+
+            def training_step(self, batch, batch_idx):
+                return None
+
+            def on_validation_epoch_start(self):
+                self.buf = [1, 2]
+
+            def on_validation_epoch_end(self):
+                self._finish_validation_epoch()
+
+            def _finish_validation_epoch(self):
+                outputs = self.buf
+                if outputs is None:
+                    return
+                self.buf = None
+                self.got = list(outputs)
+    '''))
+    mod = _import(path, "_lm_fake_v2")
+    m = mod.Model()
+    watch = {"names": {"validation": ["outputs"]}, "anchors": ["self.got = list(outputs)"]}
+    with EpochEndTracer(str(path), "v2", watch=watch) as tracer:
+        for callback_first in (True, True, False):
+            m.on_validation_epoch_start()
+            if callback_first:
+                m._finish_validation_epoch()  # (what the callback's hook does)
+            m.on_validation_epoch_end()
+    recs = [(r["hook"], r["captured"], r["capture"], r["value"]) for r in tracer.records]
+    assert recs == [("_finish_validation_epoch", True, "anchor", [1, 2])] * 2 + [
+        ("on_validation_epoch_end", True, "anchor", [1, 2])]
+
+
 def test_run_case_in_process_v2_records_metrics_and_epoch_end_inputs(tmp_path):
     path = tmp_path / "tiny_case.py"
     path.write_text(MIGRATED_2X)

@@ -4,12 +4,10 @@ Exercises (spec B.2): 1.9 ran `validation_epoch_end` before every callback's
 `on_validation_epoch_end`, and `training_epoch_end` before every callback's `on_train_epoch_end`;
 2.x runs the callbacks' hooks (all but EarlyStopping/ModelCheckpoint) before the module's
 `on_*_epoch_end`, where LM001 puts the old bodies. The callback logs the value the module just
-computed: on 2.x after migration it logs the previous epoch's (and fails in the first epoch).
+computed; migrated as a plain move it would log the previous epoch's (and fail in the first
+epoch). LM001 turns each old body into a run-once method that the callback calls first
+(issue 21 kind 6).
 """
-# PENDING(LM001): 2.x has no module hook between the last batch (or the end-of-epoch validation)
-# and the callbacks' epoch-end hooks, so LM001 only notes the changed order; a faithful rewrite
-# must run the old body first from the callbacks' side (e.g. a per-epoch, run-once helper that the
-# project's callbacks call first, or a callback inserted at the front of `trainer.callbacks`).
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -28,7 +26,7 @@ class EpochSummaryLogger(Callback):
         pl_module.log("cb_train_mean", pl_module.train_mean)
 
 
-class Regressor(pl.LightningModule):
+class EpochSummaryRegressor(pl.LightningModule):
     def __init__(self):
         super().__init__()
         self.net = nn.Linear(3, 1)
@@ -59,7 +57,7 @@ def _loader(n, seed):
 
 def lightmigrate_case():
     return {
-        "model": Regressor(),
+        "model": EpochSummaryRegressor(),
         "train_dataloaders": _loader(12, 490),
         "val_dataloaders": _loader(8, 491),
         "trainer": {"max_epochs": 2, "callbacks": [EpochSummaryLogger()]},
