@@ -62,7 +62,9 @@ def worth_indexing(text: str, present: Optional[FrozenSet[str]] = None) -> bool:
 class ClassInfo:
     name: str
     path: str
-    bases: Tuple[str, ...]  # dotted base expressions as written, e.g. "pl.LightningModule"
+    # dotted base expressions as written, e.g. "pl.LightningModule", with an import alias undone
+    # ("PLT" for ``from pytorch_lightning import Trainer as PLT`` is "Trainer": ``import_aliases``)
+    bases: Tuple[str, ...]
     methods: FrozenSet[str]  # names defined by def (or assigned) in the class body
     super_calls: Dict[str, FrozenSet[str]] = field(default_factory=dict, compare=False, hash=False)
     """method name -> names called as ``super().NAME(...)`` inside it."""
@@ -213,6 +215,31 @@ def is_lightning_trainer_base(base: str, names: Tuple[Set[str], Set[str]]) -> bo
     return base.rsplit(".", 1)[1] == "Trainer" and base.split(".")[0] in packages
 
 
+def import_aliases(tree: ast.AST, nodes: Optional[list] = None) -> Dict[str, str]:
+    """The names a file's ``from M import NAME as ALIAS`` statements bind under another name:
+    ALIAS -> NAME (``from pytorch_lightning import Trainer as PLT``: ``PLT`` -> ``Trainer``;
+    ``from .trainer import MyTrainer as Base``). Any import of the file counts (a test function
+    often imports its base class itself); an alias bound to several names is left out."""
+    found: Dict[str, str] = {}
+    ambiguous: Set[str] = set()
+    for node in (ast_nodes(tree) if nodes is None else nodes):
+        if type(node) is not ast.ImportFrom:
+            continue
+        for alias in node.names:  # type: ignore[attr-defined]
+            if alias.asname is None or alias.asname == alias.name or alias.name == "*":
+                continue
+            if found.setdefault(alias.asname, alias.name) != alias.name:
+                ambiguous.add(alias.asname)
+    for name in ambiguous:
+        del found[name]
+    return found
+
+
+# ``NAME as ALIAS`` as a text search finds it (a superset of the import aliases of a text:
+# ``with`` and ``except`` items too), for ``header_base_names``.
+_AS_ALIAS = re.compile(r"\b([^\W\d]\w*)[ \t]+as[ \t]+([^\W\d]\w*)")
+
+
 def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) -> List[ClassInfo]:
     """The classes of ``tree`` (``nodes``: ``ast_nodes(tree)``, when the caller has it), in
     ``ast.walk`` order."""
@@ -220,6 +247,7 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
     trainer_names: Optional[Tuple[Set[str], Set[str]]] = None
     all_nodes = ast_nodes(tree) if nodes is None else nodes
     imported: Optional[Dict[str, str]] = None
+    aliases: Optional[Dict[str, str]] = None
     classes = [node for node in all_nodes if type(node) is ast.ClassDef]
     local: Set[str] = {n.name for n in classes}  # type: ignore[attr-defined]
     ordinals: Dict[int, int] = {}
@@ -245,18 +273,24 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
             elif isinstance(item, (ast.Assign, ast.AnnAssign)):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 methods.update(t.id for t in targets if isinstance(t, ast.Name))
-        bases = tuple(b for b in (_dotted(x) for x in node.bases) if b)
+        written = tuple(b for b in (_dotted(x) for x in node.bases) if b)
+        bases = written
+        if written:
+            if aliases is None:
+                aliases = import_aliases(tree, all_nodes)
+            if aliases:
+                bases = tuple(aliases.get(b, b) for b in written)
         trainer_base = False
         if any(b.rsplit(".", 1)[-1] == "Trainer" for b in bases):
             if trainer_names is None:
                 trainer_names = lightning_trainer_names(tree)
-            trainer_base = any(is_lightning_trainer_base(b, trainer_names) for b in bases)
+            trainer_base = any(is_lightning_trainer_base(b, trainer_names) for b in written)
         origins: Tuple[str, ...] = ()
         if bases:
             if imported is None:
                 imported = _import_origins(tree)
             origins = tuple(imported.get(first, ORIGIN_LOCAL if first in local else "")
-                            for first in (b.split(".", 1)[0] for b in bases))
+                            for first in (b.split(".", 1)[0] for b in written))
         out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes),
                              frozenset(calls), trainer_base=trainer_base, init_spreads=frozenset(spreads),
                              ordinal=ordinals[id(node)], base_origins=origins))
@@ -389,6 +423,8 @@ def header_base_names(text: str, headers: Optional[List["re.Match[str]"]] = None
                 return None
             found.update(b.rsplit(".", 1)[-1] for b in (_dotted(x) for x in header[0].bases) if b)
             break
+    if found and " as " in text:  # ``class MyTrainer(PLT)`` after ``import Trainer as PLT``: "Trainer" too
+        found.update([m.group(1) for m in _AS_ALIAS.finditer(text) if m.group(2) in found])
     return frozenset(found)
 
 

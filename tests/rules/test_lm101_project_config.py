@@ -134,6 +134,59 @@ def test_subclass_of_the_subclass_forwards_through_both_inits():
     assert out["pkg/main.py"] == main.replace("amp_level=None, precision=16", 'precision="16-mixed"')
 
 
+ALIASED = textwrap.dedent('''\
+    from pytorch_lightning import Trainer as PLT
+
+
+    class MyTrainer(PLT):
+        def __init__(self, gpus=None, replace_sampler_ddp=True, **kwargs):
+            super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, **kwargs)
+
+
+    plain = PLT(gpus=1)
+    mine = MyTrainer(gpus=0, amp_level=None, precision=16)
+''')
+
+
+def test_a_subclass_of_an_aliased_trainer_is_the_projects_trainer():
+    """``class MyTrainer(PLT)`` after ``from pytorch_lightning import Trainer as PLT``: its
+    forwarding, its calls (here and through ``import ... as`` in other files, a subclass of it
+    under another alias) and the aliased Lightning call are migrated as for ``pl.Trainer``."""
+    quiet = textwrap.dedent('''\
+        from pkg.trainer import MyTrainer as Base
+
+
+        class Quiet(Base):
+            def __init__(self, quiet=True, **kw):
+                super().__init__(enable_progress_bar=not quiet, auto_select_gpus=False, **kw)
+    ''')
+    other = textwrap.dedent('''\
+        import pytorch_lightning as lightning_pl
+
+
+        class Runner(lightning_pl.Trainer):
+            def __init__(self, tpu_cores=None, **kwargs):
+                super().__init__(tpu_cores=tpu_cores, **kwargs)
+
+
+        r = Runner(max_epochs=1, amp_backend="native")
+    ''')
+    main = "from pkg.quiet import Quiet\n\nt = Quiet(gpus=0, quiet=False, amp_level=None, precision=16)\n"
+    files = {"pkg/trainer.py": ALIASED, "pkg/quiet.py": quiet, "pkg/runner.py": other, "pkg/main.py": main}
+    assert [(s.line, s.target) for s in sites(files, "pkg/main.py")] == [(3, "Quiet")]
+    out = migrate(files)
+    assert out["pkg/trainer.py"] == ALIASED.replace(
+        "        super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, **kwargs)",
+        '        use_gpus = gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+        '        super().__init__(use_distributed_sampler=replace_sampler_ddp, **{"accelerator": "gpu" if use_gpus '
+        'else "cpu", "devices": gpus if use_gpus else "auto", **kwargs})').replace(
+        "PLT(gpus=1)", 'PLT(accelerator="gpu", devices=1)').replace(
+        "MyTrainer(gpus=0, amp_level=None, precision=16)", 'MyTrainer(gpus=0, precision="16-mixed")')
+    assert out["pkg/quiet.py"] == quiet.replace("auto_select_gpus=False, ", "")
+    assert out["pkg/main.py"] == main.replace("amp_level=None, precision=16", 'precision="16-mixed"')
+    assert "r = Runner(max_epochs=1)\n" in out["pkg/runner.py"]
+
+
 # --- kind 2: Trainer arguments built elsewhere ----------------------------------------------------
 
 SETTINGS = textwrap.dedent('''\
