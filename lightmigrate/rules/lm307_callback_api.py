@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
@@ -54,6 +54,7 @@ from lightmigrate.rules.shared.class_edit import (
     kind_classes,
 )
 from lightmigrate.rules.shared.predict_results import predict_results
+from lightmigrate.rules.shared.datamodule_argparse import add_argument_code, datamodule_params
 from lightmigrate.rules.shared.marking import StatementMarker
 from lightmigrate.rules.shared.method_sites import (
     has_marker_above, identifiers, imports_lightning, index_source, marked_statement, methods, parents, physical_lines,
@@ -277,7 +278,8 @@ def _loss_key(text: str, node: ast.Subscript) -> bool:
     return _one_string(text, first)
 
 
-def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]]) -> List[ast.AST]:
+def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]],
+             rewritten: FrozenSet[int] = frozenset()) -> List[ast.AST]:
     """The nodes ``_why`` gives a reason for (the marks: QuantizationAwareTraining, DataModule
     argparse calls, BatchSizeFinder without ``margin``, "loss" read from get_standard_metrics)."""
     text = source.text
@@ -294,7 +296,8 @@ def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]]) -> L
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in _ARGPARSE_CALLS and isinstance(f.value, ast.Name) and \
                     f.value.id in datamodules():
-                found.append(node)
+                if id(node) not in rewritten:
+                    found.append(node)
             elif _call_name(node) in ("BatchSizeFinder", "scale_batch_size") and \
                     not any(kw.arg == "margin" for kw in node.keywords):
                 found.append(node)
@@ -351,6 +354,143 @@ def _method_sites(cls: ast.ClassDef, table: Dict[str, str], writer: bool = False
     return sites
 
 
+def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Callable[[], FrozenSet[str]],
+                         rewritten: Set[int]) -> List[Site]:
+    """C12: the ``DM.add_argparse_args(parser)`` statements and ``DM.from_argparse_args(args, ...)``
+    calls of a project DataModule ``DM`` whose ``__init__`` is known (``datamodule_params``),
+    which become the ``parser.add_argument`` calls 1.9.5 made and a ``DM(...)`` call of what
+    1.9.5 passed (the ids of those calls go to ``rewritten``: they get no marker). A parameter
+    this file declares an option for (``add_argument("--name")``, or the DataModule's own options
+    when the file adds them) is passed as ``args.name``; another one as ``getattr(args, "name",
+    default)``: 1.9 passed it only when the namespace had it."""
+    calls = [n for n in source.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in _ARGPARSE_CALLS and isinstance(n.func.value, ast.Name)
+             and n.func.value.id in datamodules() and n.func.value.id != "LightningDataModule"]
+    if not calls:
+        return []
+    params = {}
+    for call in calls:
+        name = call.func.value.id  # type: ignore[attr-defined]
+        if name not in params:
+            info = ctx.project.resolve(name, source.path)
+            params[name] = None if info is None else datamodule_params(info, ctx.project)
+    statements = {id(st.value): st for st in source.nodes if isinstance(st, (ast.Assign, ast.Expr))}
+    functions = sorted(((n.lineno, n.end_lineno or n.lineno) for n in source.nodes
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), reverse=True)
+
+    def scope(node: ast.AST) -> Tuple[int, int]:  # the innermost function around ``node`` ((0, 0): the module)
+        return next((f for f in functions if f[0] <= node.lineno <= f[1]), (0, 0))  # type: ignore[attr-defined]
+
+    # the options declared in each function ((0, 0): the module), and the functions that build a parser
+    declared: Dict[Tuple[int, int], Set[str]] = {}
+    builds: Set[Tuple[int, int]] = set()
+    for node in source.nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        if name == "ArgumentParser":
+            builds.add(scope(node))
+        elif name == "add_argument":
+            here = declared.setdefault(scope(node), set())
+            for a in node.args:
+                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"):
+                    here.add(a.value[2:].replace("-", "_"))
+            here.update(k.value.value for k in node.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)
+                        and isinstance(k.value.value, str))
+    sites: List[Site] = []
+    adds: List[Tuple[ast.Call, ast.stmt, str]] = []
+    for call in calls:
+        name = call.func.value.id  # type: ignore[attr-defined]
+        found = params[name]
+        if found is None or call.func.attr != "add_argparse_args":  # type: ignore[attr-defined]
+            continue
+        stmt = statements.get(id(call))
+        if stmt is None or call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name):
+            continue  # use_argument_group=..., or a parser used in an expression: marked
+        parser = call.args[0].id
+        if isinstance(stmt, ast.Assign) and (len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name)
+                                             or stmt.targets[0].id != parser):
+            continue
+        adds.append((call, stmt, parser))
+        declared.setdefault(scope(call), set()).update(p.name for p in found if p.option is not None)
+    for call, stmt, parser in adds:
+        found = params[call.func.value.id]  # type: ignore[attr-defined]
+        rewritten.add(id(call))
+        sites.append(Site(stmt.lineno, stmt.col_offset, call.func.value.id, "dm-argparse-add",  # type: ignore
+                          (parser, tuple(add_argument_code(parser, p) for p in found if p.option is not None))))
+    for call in calls:
+        name = call.func.value.id  # type: ignore[attr-defined]
+        found = params[name]
+        if found is None or call.func.attr != "from_argparse_args":  # type: ignore[attr-defined]
+            continue
+        if len(call.args) != 1 or not isinstance(call.args[0], ast.Name) or any(k.arg is None for k in call.keywords):
+            continue  # a parser given, or **kwargs that may override anything: marked
+        namespace = call.args[0].id
+        given = {k.arg for k in call.keywords}
+        # the options its namespace surely has: those declared where the from call is, or where
+        # the file's only parser is built (``build_parser()`` next to ``main()``)
+        where = scope(call)
+        known = declared.get(where, set()) if where in builds or len(builds) != 1 else \
+            declared.get(next(iter(builds)), set())
+        passed = []
+        for p in found:
+            if p.name in given or p.name in ("self", "args", "kwargs"):
+                continue
+            if p.name in known or p.default is None:
+                passed.append((p.name, f"{namespace}.{p.name}"))
+            else:
+                passed.append((p.name, f'getattr({namespace}, "{p.name}", {p.default})'))
+        rewritten.add(id(call))
+        sites.append(Site(call.lineno, call.col_offset, name, "dm-argparse-from", tuple(passed)))
+    return sites
+
+
+class _DataModuleArgparse(PrunedTransformer):
+    """Carries out the "dm-argparse-add" sites (statements, by the position of their expression)
+    and the "dm-argparse-from" sites (calls, by their position)."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        self.ctx = ctx
+        self.module = module
+        self.adds = {(s.line, s.col + 1): s for s in sites if s.action == "dm-argparse-add"}
+        self.froms = {(s.line, s.col + 1): s for s in sites if s.action == "dm-argparse-from"}
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if len(original.body) != 1:
+            return updated
+        site = self.adds.get(self.ctx.position(self.module, original.body[0]))
+        if site is None:
+            return updated
+        parser, lines = site.data
+        where = self.ctx.position(self.module, original.body[0])
+        if not lines:
+            self.ctx.report(CODE, f"C12: {site.target}.add_argparse_args added no option in 1.9 (no parameter of "
+                            "its __init__ has a str, int, float or bool annotation): removed", Kind.FIXED, *where)
+            return cst.RemoveFromParent()
+        new = [cst.parse_statement(line + "\n") for line in lines]
+        new[0] = new[0].with_changes(leading_lines=updated.leading_lines)
+        self.ctx.report(CODE, f"C12: {site.target}.add_argparse_args became the add_argument calls 1.9.5 made for "
+                        f"its __init__ parameters", Kind.FIXED, *where)
+        return new[0] if len(new) == 1 else cst.FlattenSentinel(new)
+
+    def leave_Call(self, original, updated):
+        site = self.froms.get(self.ctx.position(self.module, original))
+        if site is None:
+            return updated
+        self.ctx.report(CODE, f"C12: {site.target}.from_argparse_args became a {site.target}(...) call of the "
+                        "parameters 1.9.5 took from the namespace", Kind.FIXED,
+                        *self.ctx.position(self.module, original))
+        new_args = [cst.Arg(keyword=cst.Name(name), value=cst.parse_expression(code),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                    for name, code in site.data]
+        kept = list(updated.args[1:])
+        args = new_args + kept
+        spaced = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        args = [a.with_changes(comma=spaced) if i < len(args) - 1 else a.with_changes(
+            comma=cst.MaybeSentinel.DEFAULT) for i, a in enumerate(args)]
+        return cst.Call(func=updated.func.value, args=args)
+
+
 class CallbackApiRule(Rule):
     code = CODE
     name = "callback-api"
@@ -377,7 +517,7 @@ class CallbackApiRule(Rule):
     )
     coverage = {"C2": Handling.REWRITTEN, "C5": Handling.REWRITTEN,
                 "C6": Handling.REWRITTEN, "C7": Handling.REWRITTEN, "C8": Handling.REWRITTEN,
-                "C9": Handling.MARKED, "C10": Handling.REWRITTEN, "C12": Handling.MARKED, "C13": Handling.MARKED}
+                "C9": Handling.MARKED, "C10": Handling.REWRITTEN, "C12": Handling.REWRITTEN, "C13": Handling.MARKED}
     examples = (
         Example(
             title="prediction outputs",
@@ -490,7 +630,10 @@ finder = LearningRateFinder(update_attr=True)
                              | {"LightningDataModule"})
             return found[0]
 
-        reasons = _reasons(source, datamodules)
+        rewritten: Set[int] = set()
+        if "argparse_args" in text:
+            sites += _datamodule_argparse(source, ctx, datamodules, rewritten)
+        reasons = _reasons(source, datamodules, frozenset(rewritten))
         if reasons:
             lines = physical_lines(text)
             up = parents(tree)
@@ -505,6 +648,10 @@ finder = LearningRateFinder(update_attr=True)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         out = module
+        argparse_sites = [s for s in sites if s.action in ("dm-argparse-add", "dm-argparse-from")]
+        if argparse_sites:
+            out = transform(out, _DataModuleArgparse(ctx, module, argparse_sites))
+            module = out
         method_sites = [s for s in sites if s.action in ("predict-end", "writer-epoch", "members")]
         if method_sites:
             out = transform(out, _Fix(ctx, module, method_sites))
