@@ -354,15 +354,93 @@ def _method_sites(cls: ast.ClassDef, table: Dict[str, str], writer: bool = False
     return sites
 
 
+_PARSER_USES = frozenset({"add_argument", "parse_args", "parse_known_args", "set_defaults"})
+Scope = Tuple[int, int]  # a function's first and last line; (0, 0): the module
+
+
+class _Parsers:
+    """The argparse parsers of one file, per function: the options each function declares
+    (``add_argument("--name")``, ``dest=``, ``set_defaults(name=...)``), the functions that
+    build one parser (``parser = ArgumentParser(...)``) whose options are all seen there (it goes
+    to nothing but ``add_argument``, ``set_defaults``, ``parse_args`` and the DataModule calls
+    this rule rewrites), and the namespaces each function parses."""
+
+    def __init__(self, source: SourceFile, rewritten_adds: Set[int]) -> None:
+        self.functions = sorted(((n.lineno, n.end_lineno or n.lineno) for n in source.nodes
+                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), reverse=True)
+        self.declared: Dict[Scope, Set[str]] = {}
+        self.builders: Dict[Scope, List[str]] = {}  # scope -> the names its ArgumentParser(...) calls bind
+        self.parsed: Dict[Scope, Set[str]] = {}  # scope -> the names bound to X.parse_args(...) there
+        self.open: Set[Scope] = set()  # scopes whose parser gets options this rule does not see
+        uses: Dict[Scope, List[ast.AST]] = {}
+        for node in source.nodes:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                where = self.scope(node)
+                func = node.value.func
+                fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)] + [
+                    t.elts[0].id for t in node.targets if isinstance(t, ast.Tuple) and t.elts
+                    and isinstance(t.elts[0], ast.Name)]
+                if fname == "ArgumentParser":
+                    self.builders.setdefault(where, []).extend(names)
+                elif fname in ("parse_args", "parse_known_args"):
+                    self.parsed.setdefault(where, set()).update(names)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                where = self.scope(node)
+                if node.func.attr == "add_argument":
+                    here = self.declared.setdefault(where, set())
+                    for a in node.args:
+                        if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"):
+                            here.add(a.value[2:].replace("-", "_"))
+                    here.update(k.value.value for k in node.keywords if k.arg == "dest"
+                                and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str))
+                elif node.func.attr == "set_defaults":
+                    self.declared.setdefault(where, set()).update(k.arg for k in node.keywords if k.arg)
+                    if any(k.arg is None for k in node.keywords):
+                        self.open.add(where)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                uses.setdefault(self.scope(node), []).append(node)
+        parents = {id(child): parent for parent in source.nodes for child in ast.iter_child_nodes(parent)}
+        for where, names in self.builders.items():
+            if len(names) != 1:
+                self.open.add(where)
+                continue
+            for use in uses.get(where, ()):
+                if use.id != names[0]:  # type: ignore[attr-defined]
+                    continue
+                up = parents.get(id(use))
+                if isinstance(up, ast.Attribute) and up.attr in _PARSER_USES:
+                    continue
+                if isinstance(up, ast.Return) or (isinstance(up, ast.Call) and id(up) in rewritten_adds):
+                    continue
+                self.open.add(where)  # given to other code, which may add options
+
+    def scope(self, node: ast.AST) -> Scope:
+        return next((f for f in self.functions if f[0] <= node.lineno <= f[1]), (0, 0))  # type: ignore[attr-defined]
+
+    def known(self, call: ast.Call, namespace: str) -> Tuple[Set[str], bool]:
+        """The options the namespace ``namespace`` given to ``call`` surely has, and whether it
+        has no other: parsed in the function of ``call`` by the parser built there, or by the
+        file's only parser (``args = build_parser().parse_args()``). (set(), False) otherwise."""
+        where = self.scope(call)
+        if namespace not in self.parsed.get(where, ()):
+            return set(), False
+        builder = where if where in self.builders else (next(iter(self.builders)) if len(self.builders) == 1
+                                                         else None)
+        if builder is None:
+            return set(), False
+        return self.declared.get(builder, set()), builder not in self.open
+
+
 def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Callable[[], FrozenSet[str]],
                          rewritten: Set[int]) -> List[Site]:
     """C12: the ``DM.add_argparse_args(parser)`` statements and ``DM.from_argparse_args(args, ...)``
     calls of a project DataModule ``DM`` whose ``__init__`` is known (``datamodule_params``),
     which become the ``parser.add_argument`` calls 1.9.5 made and a ``DM(...)`` call of what
-    1.9.5 passed (the ids of those calls go to ``rewritten``: they get no marker). A parameter
-    this file declares an option for (``add_argument("--name")``, or the DataModule's own options
-    when the file adds them) is passed as ``args.name``; another one as ``getattr(args, "name",
-    default)``: 1.9 passed it only when the namespace had it."""
+    1.9.5 passed (the ids of those calls go to ``rewritten``: they get no marker). 1.9 passed each
+    ``__init__`` parameter the namespace had: one the namespace surely has (``_Parsers.known``)
+    is passed as ``args.name``; one it surely lacks is left out; another one is passed as
+    ``getattr(args, "name", default)``."""
     calls = [n for n in source.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
              and n.func.attr in _ARGPARSE_CALLS and isinstance(n.func.value, ast.Name)
              and n.func.value.id in datamodules() and n.func.value.id != "LightningDataModule"]
@@ -375,34 +453,9 @@ def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Call
             info = ctx.project.resolve(name, source.path)
             params[name] = None if info is None else datamodule_params(info, ctx.project)
     statements = {id(st.value): st for st in source.nodes if isinstance(st, (ast.Assign, ast.Expr))}
-    functions = sorted(((n.lineno, n.end_lineno or n.lineno) for n in source.nodes
-                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), reverse=True)
-
-    def scope(node: ast.AST) -> Tuple[int, int]:  # the innermost function around ``node`` ((0, 0): the module)
-        return next((f for f in functions if f[0] <= node.lineno <= f[1]), (0, 0))  # type: ignore[attr-defined]
-
-    # the options declared in each function ((0, 0): the module), and the functions that build a parser
-    declared: Dict[Tuple[int, int], Set[str]] = {}
-    builds: Set[Tuple[int, int]] = set()
-    for node in source.nodes:
-        if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))):
-            continue
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
-        if name == "ArgumentParser":
-            builds.add(scope(node))
-        elif name == "add_argument":
-            here = declared.setdefault(scope(node), set())
-            for a in node.args:
-                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"):
-                    here.add(a.value[2:].replace("-", "_"))
-            here.update(k.value.value for k in node.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)
-                        and isinstance(k.value.value, str))
-    sites: List[Site] = []
     adds: List[Tuple[ast.Call, ast.stmt, str]] = []
     for call in calls:
-        name = call.func.value.id  # type: ignore[attr-defined]
-        found = params[name]
-        if found is None or call.func.attr != "add_argparse_args":  # type: ignore[attr-defined]
+        if params[call.func.value.id] is None or call.func.attr != "add_argparse_args":  # type: ignore[attr-defined]
             continue
         stmt = statements.get(id(call))
         if stmt is None or call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name):
@@ -412,10 +465,12 @@ def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Call
                                              or stmt.targets[0].id != parser):
             continue
         adds.append((call, stmt, parser))
-        declared.setdefault(scope(call), set()).update(p.name for p in found if p.option is not None)
+        rewritten.add(id(call))
+    parsers = _Parsers(source, set(rewritten))
+    sites: List[Site] = []
     for call, stmt, parser in adds:
         found = params[call.func.value.id]  # type: ignore[attr-defined]
-        rewritten.add(id(call))
+        parsers.declared.setdefault(parsers.scope(call), set()).update(p.name for p in found if p.option is not None)
         sites.append(Site(stmt.lineno, stmt.col_offset, call.func.value.id, "dm-argparse-add",  # type: ignore
                           (parser, tuple(add_argument_code(parser, p) for p in found if p.option is not None))))
     for call in calls:
@@ -427,18 +482,14 @@ def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Call
             continue  # a parser given, or **kwargs that may override anything: marked
         namespace = call.args[0].id
         given = {k.arg for k in call.keywords}
-        # the options its namespace surely has: those declared where the from call is, or where
-        # the file's only parser is built (``build_parser()`` next to ``main()``)
-        where = scope(call)
-        known = declared.get(where, set()) if where in builds or len(builds) != 1 else \
-            declared.get(next(iter(builds)), set())
+        known, complete = parsers.known(call, namespace)
         passed = []
         for p in found:
             if p.name in given or p.name in ("self", "args", "kwargs"):
                 continue
             if p.name in known or p.default is None:
                 passed.append((p.name, f"{namespace}.{p.name}"))
-            else:
+            elif not complete:
                 passed.append((p.name, f'getattr({namespace}, "{p.name}", {p.default})'))
         rewritten.add(id(call))
         sites.append(Site(call.lineno, call.col_offset, name, "dm-argparse-from", tuple(passed)))

@@ -284,8 +284,8 @@ ARGPARSE_SCRIPT_AFTER = ARGPARSE_SCRIPT.replace(
     '    parser.add_argument("--tag", type=lambda x: x.lower() in ("y", "yes", "t", "true", "on", "1") if x.lower() in '
     f'{BOOL} else x, default="x", nargs="?", const=True)\n').replace(
     "Data.from_argparse_args(args, batch_size=4)",
-    'Data(data_dir=args.data_dir, shuffle=args.shuffle, frac=args.frac, seed=getattr(args, "seed", 3), '
-    'ratio=args.ratio, tag=args.tag, batch_size=4)')
+    'Data(data_dir=args.data_dir, shuffle=args.shuffle, frac=args.frac, ratio=args.ratio, tag=args.tag, '
+    'batch_size=4)')
 
 
 def test_datamodule_argparse_sites():
@@ -294,8 +294,16 @@ def test_datamodule_argparse_sites():
 
 
 def test_datamodule_argparse_becomes_the_options_and_the_call_1_9_5_made():
-    # ``seed`` has no annotation: 1.9 added no option for it, and passed it only when the namespace had one
+    # ``seed`` has no annotation: 1.9 added no option for it, and passed it only when the namespace had
+    # one, which this one (parsed by the file's only parser, whose options are all seen) has not
     check_rewrite(RULE, ARGPARSE_SCRIPT, ARGPARSE_SCRIPT_AFTER, path="train.py", project_files={"data.py": ARGPARSE_DATA})
+
+
+def test_datamodule_argparse_passes_what_other_code_may_add_to_the_parser_only_when_there():
+    script = ARGPARSE_SCRIPT.replace("    parser = Data.add_argparse_args(parser)\n",
+                                     "    parser = Data.add_argparse_args(parser)\n    add_seed_option(parser)\n")
+    out, _ = run_rule(RULE, script, path="train.py", project_files={"data.py": ARGPARSE_DATA})
+    assert 'frac=args.frac, seed=getattr(args, "seed", 3), ratio=args.ratio' in out
 
 
 def test_datamodule_argparse_options_parse_as_1_9_5_did():
