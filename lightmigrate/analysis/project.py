@@ -557,6 +557,8 @@ class ProjectIndex:
         self._linked: Dict[FrozenSet[str], Dict[str, FrozenSet[str]]] = {}
         # (how many files were indexed, the names of their folders and modules): ``_project_package``
         self._packages: Optional[Tuple[int, Set[str]]] = None
+        # how many files were indexed -> ``cli_options`` for those files
+        self._cli_options: Dict[int, FrozenSet[str]] = {}
         for c in classes:
             self.add(c)
 
@@ -670,6 +672,17 @@ class ProjectIndex:
             if path not in self._lazy:
                 self._texts.setdefault(path, text)
 
+    def cli_options(self) -> FrozenSet[str]:
+        """The ``--name`` options (``-`` read as ``_``) the run's tests and the shell scripts
+        near its files pass on a command line (``analysis/cli_options.py``), worked out once."""
+        found = self._cli_options.get(len(self._rank))
+        if found is None:
+            from lightmigrate.analysis.cli_options import project_cli_options
+
+            paths = sorted(self._rank, key=self._rank.__getitem__)
+            found = self._cli_options[len(self._rank)] = project_cli_options(paths, self.text_of)
+        return found
+
     def has_path(self, path: str) -> bool:
         return path in self._rank
 
@@ -696,12 +709,13 @@ class ProjectIndex:
         index's own (the engine indexes files on several processes and merges the parts in file
         order). Every attribute is merged by its type, so a new one cannot be dropped silently."""
         self._kinds, self._hierarchies, self._linked = {}, {}, {}
+        self._cli_options = {}
         for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
             if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current",
-                        "_packages"):
+                        "_packages", "_cli_options"):
                 continue  # done above, or with the classes; or caches; or this process's file
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours

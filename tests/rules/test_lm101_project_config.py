@@ -421,3 +421,63 @@ def test_a_dict_spread_into_another_frameworks_trainer_of_the_same_name_is_left_
     files = {"pkg/trainer.py": SUBCLASS, "pkg/settings.py": settings, "pkg/hf.py": hf}
     assert sites(files, "pkg/settings.py") == []
     assert sites(files, "pkg/hf.py") == []
+
+
+# --- argparse scripts that use no Trainer option (issue 25) --------------------------------------
+
+PLAIN_SCRIPT = textwrap.dedent('''\
+    import argparse
+
+    import pytorch_lightning as pl
+
+
+    def main(argv=None):
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int, default=1)
+        parser = pl.Trainer.add_argparse_args(parser)
+        args = parser.parse_args(argv)
+        pl.seed_everything(args.seed)
+        return pl.Trainer.from_argparse_args(args, logger=False)
+''')
+
+
+def _findings(files, path):
+    return transform_text(files[path], [RULE], path=path, project=project(files)).findings
+
+
+def test_a_script_that_uses_no_trainer_option_drops_add_argparse_args_and_says_so():
+    """1.9's from_argparse_args passed every Trainer option with its default (the Trainer's own)
+    when the command line gave none: ``Trainer(logger=False)`` builds the same Trainer."""
+    files = {"train.py": PLAIN_SCRIPT}
+    out = migrate(files)["train.py"]
+    assert out == PLAIN_SCRIPT.replace("    parser = pl.Trainer.add_argparse_args(parser)\n", "").replace(
+        "pl.Trainer.from_argparse_args(args, logger=False)", "pl.Trainer(logger=False)")
+    notes = [f.message for f in _findings(files, "train.py") if f.message.startswith("T-meth3")]
+    assert notes and "a command line that passes a 1.9 Trainer option (--max_epochs ...) is now rejected" in notes[0]
+
+
+def test_options_the_projects_tests_pass_stay_declared():
+    test = textwrap.dedent('''\
+        from train import main
+
+
+        def test_short_run():
+            assert main(["--max_epochs", "3", "--fast-dev-run=1", "--seed", "2"]).max_epochs == 3
+    ''')
+    files = {"train.py": PLAIN_SCRIPT, "tests/test_train.py": test}
+    assert [(s.action, s.data) for s in sites(files, "train.py") if s.action.startswith("argparse")] == [
+        ("argparse-add", ("parser", ("fast_dev_run", "max_epochs"))),
+        ("argparse-from", (("fast_dev_run", "max_epochs"), False))]
+    out = migrate(files)
+    assert out["tests/test_train.py"] == test
+    assert '    parser.add_argument("--max_epochs", type=int, default=None)\n' in out["train.py"]
+    assert "pl.Trainer(fast_dev_run=args.fast_dev_run, max_epochs=args.max_epochs, logger=False)" in out["train.py"]
+
+
+def test_options_the_projects_shell_scripts_pass_stay_declared(tmp_path):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "train.sh").write_text("#!/bin/sh\npython train.py --max_epochs 3 \\\n  --seed 4\n")
+    path = str(tmp_path / "train.py")
+    out = migrate({path: PLAIN_SCRIPT})[path]
+    assert '    parser.add_argument("--max_epochs", type=int, default=None)\n' in out
+    assert "pl.Trainer(max_epochs=args.max_epochs, logger=False)" in out
