@@ -16,10 +16,18 @@ Rewritten:
 - C8 ``get_standard_metrics(trainer, pl_module)`` -> ``get_standard_metrics(trainer)`` (import
   from ``progress.progress_bar``; the result no longer has ``"loss"``: marked when indexed so).
 - C10 ``LearningRateFinder(...)`` without ``update_attr`` -> ``update_attr=False`` (1.9's default).
+- C12 ``parser = MyData.add_argparse_args(parser)`` of a project DataModule -> the
+  ``parser.add_argument("--name", type=..., default=...)`` calls 1.9.5 made for the typed
+  parameters of its ``__init__`` (``rules/shared/datamodule_argparse.py``: 1.9's types, defaults,
+  ``str_to_bool`` parsing and special cases), and ``MyData.from_argparse_args(args, **kw)`` ->
+  ``MyData(name=args.name, ..., **kw)`` of the parameters 1.9.5 took from the namespace.
 
 Marked: C9 ``QuantizationAwareTraining`` (no replacement), C12 DataModule
-``from_argparse_args``/``add_argparse_args``, C13 ``BatchSizeFinder``/``scale_batch_size``
-(2.6 shrinks the result by 5% and caps it at 8192).
+``from_argparse_args``/``add_argparse_args`` of a DataModule whose ``__init__`` is not known
+(Lightning's own class, a class outside the run, a default that is not a literal) or in a form the
+rewrite does not take (``use_argument_group=``, a parser given to ``from_argparse_args``,
+``**kwargs``), C13 ``BatchSizeFinder``/``scale_batch_size`` (2.6 shrinks the result by 5% and caps
+it at 8192).
 """
 
 from __future__ import annotations
@@ -562,7 +570,10 @@ class CallbackApiRule(Rule):
         "wrapped in a list for a single dataloader, as 1.9 passed them; `ProgressBarBase` -> `ProgressBar`; `train/val/test/predict_batch_idx` -> the loop counters "
         "the 1.9 properties returned; `main_progress_bar` -> `train_progress_bar`; `get_standard_metrics(trainer, "
         "pl_module)` -> `get_standard_metrics(trainer)`; `LearningRateFinder` gets `update_attr=False` (the 1.9 "
-        "default). Marked: `QuantizationAwareTraining`, DataModule `from_argparse_args`/`add_argparse_args`, "
+        "default); a project DataModule's `add_argparse_args(parser)` becomes the `parser.add_argument` calls 1.9.5 made "
+        "for its typed `__init__` parameters (same types, defaults and bool parsing) and its `from_argparse_args(args)` "
+        "a constructor call of the parameters 1.9.5 took from the namespace. Marked: `QuantizationAwareTraining`, "
+        "DataModule `from_argparse_args`/`add_argparse_args` whose `__init__` is not known, "
         "`BatchSizeFinder`/`scale_batch_size` (2.6 margin and cap), and reading \"loss\" from "
         "`get_standard_metrics`."
     )
