@@ -39,12 +39,12 @@ def is_test_path(path: str) -> bool:
 
 def shell_scripts(paths: Iterable[str]) -> List[str]:
     """The shell scripts (``*.sh``) under the folder that holds every one of ``paths`` (the
-    files of a run; its parent when that folder is a ``src`` layout's ``src``), skipping the
+    files of a run that are on disk; its parent when that folder is a ``src`` layout's ``src``), skipping the
     folders the engine's discovery skips (virtualenvs, caches, hidden ones); at most
     ``_MAX_SHELL_FILES``, looked for in at most ``_MAX_FOLDERS`` folders."""
     from lightmigrate.engine.discovery import skip_dir  # (discovery imports the index)
 
-    folders = {os.path.dirname(os.path.abspath(p)) for p in paths}
+    folders = {os.path.dirname(os.path.abspath(p)) for p in paths if os.path.isfile(p)}  # (not in-memory texts)
     if not folders:
         return []
     try:

@@ -477,6 +477,7 @@ def test_options_the_projects_tests_pass_stay_declared():
 def test_options_the_projects_shell_scripts_pass_stay_declared(tmp_path):
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "train.sh").write_text("#!/bin/sh\npython train.py --max_epochs 3 \\\n  --seed 4\n")
+    (tmp_path / "train.py").write_text(PLAIN_SCRIPT)
     path = str(tmp_path / "train.py")
     out = migrate({path: PLAIN_SCRIPT})[path]
     assert '    parser.add_argument("--max_epochs", type=int, default=None)\n' in out
