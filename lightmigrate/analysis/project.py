@@ -235,9 +235,10 @@ def import_aliases(tree: ast.AST, nodes: Optional[list] = None) -> Dict[str, str
     return found
 
 
-# ``NAME as ALIAS`` as a text search finds it (a superset of the import aliases of a text:
-# ``with`` and ``except`` items too), for ``header_base_names``.
-_AS_ALIAS = re.compile(r"\b([^\W\d]\w*)[ \t]+as[ \t]+([^\W\d]\w*)")
+# ``as ALIAS`` for one ALIAS, and the NAME before it, as a text search finds them (a superset of the
+# import aliases of a text: ``with`` and ``except`` items too), for ``header_base_names``.
+_AS_ALIAS = r"as[ \t]+{}(?!\w)"  # (a space or tab before it: checked by the caller)
+_NAME_BEFORE = re.compile(r"([^\W\d]\w*)[ \t]+$")
 
 
 def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) -> List[ClassInfo]:
@@ -423,8 +424,14 @@ def header_base_names(text: str, headers: Optional[List["re.Match[str]"]] = None
                 return None
             found.update(b.rsplit(".", 1)[-1] for b in (_dotted(x) for x in header[0].bases) if b)
             break
-    if found and " as " in text:  # ``class MyTrainer(PLT)`` after ``import Trainer as PLT``: "Trainer" too
-        found.update([m.group(1) for m in _AS_ALIAS.finditer(text) if m.group(2) in found])
+    for name in list(found) if found and (" as" in text or "\tas" in text) else ():
+        # ``class MyTrainer(PLT)`` after ``import Trainer as PLT``: "Trainer" too
+        for m in re.finditer(_AS_ALIAS.format(re.escape(name)), text):
+            if text[m.start() - 1:m.start()] not in (" ", "\t"):
+                continue
+            before = _NAME_BEFORE.search(text, max(0, m.start() - 200), m.start())
+            if before is not None:
+                found.add(before.group(1))
     return frozenset(found)
 
 
