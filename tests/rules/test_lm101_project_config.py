@@ -482,3 +482,16 @@ def test_options_the_projects_shell_scripts_pass_stay_declared(tmp_path):
     out = migrate({path: PLAIN_SCRIPT})[path]
     assert '    parser.add_argument("--max_epochs", type=int, default=None)\n' in out
     assert "pl.Trainer(max_epochs=args.max_epochs, logger=False)" in out
+
+
+def test_a_dict_spread_into_an_aliased_trainer_is_migrated_where_it_is_built():
+    """``PLT(**CONFIG)`` (``from pytorch_lightning import Trainer as PLT``) and ``Runner(**OTHER)``
+    (``from pkg.trainer import MyTrainer as Runner``) with the dicts built in a settings module."""
+    settings = "CONFIG = dict(gpus=0, max_epochs=2, replace_sampler_ddp=False)\nOTHER = dict(gpus=2, amp_backend='native')\n"
+    train = ("from pytorch_lightning import Trainer as PLT\nfrom pkg.settings import CONFIG, OTHER\n"
+             "from pkg.trainer import MyTrainer as Runner\n\nt = PLT(**CONFIG)\nr = Runner(**OTHER)\n")
+    trainer = "import pytorch_lightning as pl\n\n\nclass MyTrainer(pl.Trainer):\n    pass\n"
+    out = migrate({"pkg/settings.py": settings, "pkg/train.py": train, "pkg/trainer.py": trainer})
+    assert out["pkg/settings.py"] == ("CONFIG = dict(max_epochs=2, use_distributed_sampler=False)\n"
+                                      "OTHER = dict(accelerator='gpu', devices=2)\n")
+    assert out["pkg/train.py"] == train
