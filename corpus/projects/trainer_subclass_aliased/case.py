@@ -2,8 +2,9 @@
 ``from pytorch_lightning import Trainer as PLTrainer; class BaseTrainer(PLTrainer)`` and forwards
 1.x arguments (``gpus``, ``replace_sampler_ddp``); ``quiet.py`` subclasses it as
 ``from aliastrainer.base import BaseTrainer as Base; class QuietTrainer(Base)`` and passes
-``amp_backend``; ``pretrain.py`` calls ``QuietTrainer(gpus=use_gpu, auto_lr_find=True, ...)``
-and ``lightning_pl.Trainer(gpus=0, ...)``; the model is ``class Regressor(LM)`` with
+``amp_backend``; ``pretrain.py`` calls ``QuietTrainer(gpus=use_gpu, auto_lr_find=True, ...)``,
+``PLT(**CHECK_SETTINGS)`` with the dict built in ``settings.py`` (``PLT``: ``from pytorch_lightning import
+Trainer as PLT``) and ``lightning_pl.Trainer(gpus=0, ...)``; the model is ``class Regressor(LM)`` with
 ``validation_epoch_end``. The case pre-trains and validates with those Trainers, then the
 harness trains further. Spec rows T1, T14, T15, T28, M2.
 """
@@ -27,7 +28,7 @@ def _loader(seed):
 def lightmigrate_case():
     model = Regressor()
     steps = pretrain(model, _loader(0))
-    (result,) = check(model, _loader(1))
+    result, _ = check(model, _loader(1))
     model.lr = 0.02 * steps + 0.01 * float(result["val_loss"] > 0)
     return {
         "model": model,
