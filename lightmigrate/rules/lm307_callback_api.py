@@ -63,6 +63,7 @@ from lightmigrate.rules.shared.class_edit import (
 )
 from lightmigrate.rules.shared.predict_results import predict_results
 from lightmigrate.rules.shared.datamodule_argparse import add_argument_code, datamodule_params
+from lightmigrate.analysis.project import import_aliases
 from lightmigrate.rules.shared.marking import StatementMarker
 from lightmigrate.rules.shared.method_sites import (
     has_marker_above, identifiers, imports_lightning, index_source, marked_statement, methods, parents, physical_lines,
@@ -362,24 +363,35 @@ def _method_sites(cls: ast.ClassDef, table: Dict[str, str], writer: bool = False
     return sites
 
 
+def _datamodule_names(ctx: RuleContext, tree: Optional[ast.AST]) -> FrozenSet[str]:
+    """The names of the project's DataModule classes, ``LightningDataModule``, and the names the
+    file ``tree`` binds to one of them (``from data import MyData as D``)."""
+    names = frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES)) | {"LightningDataModule"}
+    if tree is None:
+        return names
+    return names | {alias for alias, name in import_aliases(tree).items() if name in names}
+
+
 _PARSER_USES = frozenset({"add_argument", "parse_args", "parse_known_args", "set_defaults"})
 Scope = Tuple[int, int]  # a function's first and last line; (0, 0): the module
 
 
 class _Parsers:
-    """The argparse parsers of one file, per function: the options each function declares
-    (``add_argument("--name")``, ``dest=``, ``set_defaults(name=...)``), the functions that
-    build one parser (``parser = ArgumentParser(...)``) whose options are all seen there (it goes
-    to nothing but ``add_argument``, ``set_defaults``, ``parse_args`` and the DataModule calls
-    this rule rewrites), and the namespaces each function parses."""
+    """The argparse parsers of one file, per function: the options each function declares on
+    each parser name (``parser.add_argument("--name")``, ``dest=``, ``parser.set_defaults(name=...)``),
+    the functions that build one parser (``parser = ArgumentParser(...)``), those whose parser
+    may get options this rule does not see (it goes to other code than ``add_argument``,
+    ``set_defaults``, ``parse_args`` and the DataModule calls this rule rewrites), and the
+    namespaces each function parses, with the parser name they come from (None:
+    ``build_parser().parse_args()``)."""
 
     def __init__(self, source: SourceFile, rewritten_adds: Set[int]) -> None:
         self.functions = sorted(((n.lineno, n.end_lineno or n.lineno) for n in source.nodes
                                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), reverse=True)
-        self.declared: Dict[Scope, Set[str]] = {}
+        self.declared: Dict[Tuple[Scope, str], Set[str]] = {}  # (scope, parser name) -> options
         self.builders: Dict[Scope, List[str]] = {}  # scope -> the names its ArgumentParser(...) calls bind
-        self.parsed: Dict[Scope, Set[str]] = {}  # scope -> the names bound to X.parse_args(...) there
-        self.open: Set[Scope] = set()  # scopes whose parser gets options this rule does not see
+        self.parsed: Dict[Scope, Dict[str, Optional[str]]] = {}  # scope -> namespace -> its parser's name
+        self.open: Set[Scope] = set()
         uses: Dict[Scope, List[ast.AST]] = {}
         for node in source.nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
@@ -391,21 +403,23 @@ class _Parsers:
                     and isinstance(t.elts[0], ast.Name)]
                 if fname == "ArgumentParser":
                     self.builders.setdefault(where, []).extend(names)
-                elif fname in ("parse_args", "parse_known_args"):
-                    self.parsed.setdefault(where, set()).update(names)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                where = self.scope(node)
+                elif fname in ("parse_args", "parse_known_args") and isinstance(func, ast.Attribute):
+                    parser = func.value.id if isinstance(func.value, ast.Name) else None
+                    self.parsed.setdefault(where, {}).update({n: parser for n in names})
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name):
+                key = (self.scope(node), node.func.value.id)
                 if node.func.attr == "add_argument":
-                    here = self.declared.setdefault(where, set())
+                    here = self.declared.setdefault(key, set())
                     for a in node.args:
                         if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"):
                             here.add(a.value[2:].replace("-", "_"))
                     here.update(k.value.value for k in node.keywords if k.arg == "dest"
                                 and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str))
                 elif node.func.attr == "set_defaults":
-                    self.declared.setdefault(where, set()).update(k.arg for k in node.keywords if k.arg)
+                    self.declared.setdefault(key, set()).update(k.arg for k in node.keywords if k.arg)
                     if any(k.arg is None for k in node.keywords):
-                        self.open.add(where)
+                        self.open.add(key[0])
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 uses.setdefault(self.scope(node), []).append(node)
         parents = {id(child): parent for parent in source.nodes for child in ast.iter_child_nodes(parent)}
@@ -428,16 +442,23 @@ class _Parsers:
 
     def known(self, call: ast.Call, namespace: str) -> Tuple[Set[str], bool]:
         """The options the namespace ``namespace`` given to ``call`` surely has, and whether it
-        has no other: parsed in the function of ``call`` by the parser built there, or by the
-        file's only parser (``args = build_parser().parse_args()``). (set(), False) otherwise."""
+        has no other: parsed in the function of ``call`` by a parser of that function (it has
+        the options declared there; no other when the function built it), or by the file's only
+        parser (``args = build_parser().parse_args()``). (set(), False) otherwise."""
         where = self.scope(call)
-        if namespace not in self.parsed.get(where, ()):
+        parsed = self.parsed.get(where, {})
+        if namespace not in parsed:
             return set(), False
-        builder = where if where in self.builders else (next(iter(self.builders)) if len(self.builders) == 1
-                                                         else None)
-        if builder is None:
+        parser = parsed[namespace]
+        if parser is not None:
+            complete = self.builders.get(where) == [parser] and where not in self.open
+            return self.declared.get((where, parser), set()), complete
+        if len(self.builders) != 1:
             return set(), False
-        return self.declared.get(builder, set()), builder not in self.open
+        builder, names = next(iter(self.builders.items()))
+        if len(names) != 1:
+            return set(), False
+        return self.declared.get((builder, names[0]), set()), builder not in self.open
 
 
 def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Callable[[], FrozenSet[str]],
@@ -458,7 +479,7 @@ def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Call
     for call in calls:
         name = call.func.value.id  # type: ignore[attr-defined]
         if name not in params:
-            info = ctx.project.resolve(name, source.path)
+            info = ctx.project.resolve(import_aliases(source.tree, source.nodes).get(name, name), source.path)
             params[name] = None if info is None else datamodule_params(info, ctx.project)
     statements = {id(st.value): st for st in source.nodes if isinstance(st, (ast.Assign, ast.Expr))}
     adds: List[Tuple[ast.Call, ast.stmt, str]] = []
@@ -478,7 +499,8 @@ def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Call
     sites: List[Site] = []
     for call, stmt, parser in adds:
         found = params[call.func.value.id]  # type: ignore[attr-defined]
-        parsers.declared.setdefault(parsers.scope(call), set()).update(p.name for p in found if p.option is not None)
+        parsers.declared.setdefault((parsers.scope(call), parser), set()).update(
+            p.name for p in found if p.option is not None)
         sites.append(Site(stmt.lineno, stmt.col_offset, call.func.value.id, "dm-argparse-add",  # type: ignore
                           (parser, tuple(add_argument_code(parser, p) for p in found if p.option is not None))))
     for call in calls:
@@ -688,8 +710,7 @@ finder = LearningRateFinder(update_attr=True)
 
         def datamodules() -> FrozenSet[str]:  # the project's DataModule classes, found when first asked
             if not found:
-                found.append(frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES))
-                             | {"LightningDataModule"})
+                found.append(_datamodule_names(ctx, tree))
             return found[0]
 
         rewritten: Set[int] = set()
@@ -729,8 +750,8 @@ finder = LearningRateFinder(update_attr=True)
 
             def datamodules() -> frozenset:  # the project's DataModule classes, found when first asked
                 if not found:
-                    found.append(frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES))
-                                 | {"LightningDataModule"})
+                    found.append(_datamodule_names(ctx, None if "argparse_args" not in module.code
+                                                   else ast.parse(module.code)))
                 return found[0]
 
             out = transform(out, StatementMarker(CODE, _why(datamodules), (cst.Name, cst.Call, cst.Subscript)))

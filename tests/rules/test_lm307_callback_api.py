@@ -348,3 +348,22 @@ def test_datamodule_argparse_forms_the_rewrite_does_not_take_stay_marked():
               "dm = Data.from_argparse_args(args, **overrides)\n")
     out, _ = run_rule(RULE, script, path="train.py", project_files={"data.py": ARGPARSE_DATA})
     assert out.count("# TODO(lightmigrate): LM307 LightningDataModule") == 2
+
+
+def test_datamodule_argparse_through_an_import_alias():
+    script = ("from data import Data as D\n\n\ndef main(parser, argv):\n    parser = D.add_argparse_args(parser)\n"
+              "    return D.from_argparse_args(parser.parse_args(argv))\n")
+    data = "import pytorch_lightning as pl\n\n\nclass Data(pl.LightningDataModule):\n    def __init__(self, n: int = 1):\n" \
+           "        super().__init__()\n"
+    out, _ = run_rule(RULE, script, path="train.py", project_files={"data.py": data})
+    assert '    parser.add_argument("--n", type=int, default=1)\n' in out and "add_argparse_args" not in out
+    # the namespace is not a name: that call keeps its marker
+    assert out.count("# TODO(lightmigrate): LM307 LightningDataModule `from_argparse_args`") == 1
+    assert run_rule(RULE, out, path="train.py", project_files={"data.py": data})[0] == out
+    script = script.replace("    return D.from_argparse_args(parser.parse_args(argv))\n",
+                            "    args = parser.parse_args(argv)\n    return D.from_argparse_args(args)\n")
+    check_rewrite(RULE, script, script.replace("    parser = D.add_argparse_args(parser)\n",
+                                               '    parser.add_argument("--n", type=int, default=1)\n').replace(
+        "D.from_argparse_args(args)", "D(n=args.n)"), path="train.py", project_files={"data.py": data})
+    out, _ = run_rule(RULE, script, path="train.py", project_files={"data.py": data.replace("n: int = 1", "n=N")})
+    assert out.count("# TODO(lightmigrate): LM307 LightningDataModule") == 2
