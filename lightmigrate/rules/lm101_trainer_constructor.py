@@ -243,7 +243,7 @@ class _Facts(NodeVisitor):
         elif isinstance(func, ast.Attribute) and func.attr == "fit":
             self.fits.setdefault((self.scope[-1], self.text.value_spelling(func)), []).append(node)
         elif isinstance(func, ast.Attribute) and func.attr in ARGPARSE_METHODS and (
-                dotted(func.value) or "").endswith("Trainer"):
+                (dotted(func.value) or "").endswith("Trainer") or is_lightning_trainer(func.value, self.imports)):
             self.other_calls.append((node, "argparse"))
         elif last_name(func) in STRATEGY_CALLS and dotted(func) is not None:
             self.other_calls.append((node, "ddp" if last_name(func) == "DDPStrategy" else "strategy-class"))

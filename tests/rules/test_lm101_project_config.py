@@ -495,3 +495,12 @@ def test_a_dict_spread_into_an_aliased_trainer_is_migrated_where_it_is_built():
     assert out["pkg/settings.py"] == ("CONFIG = dict(max_epochs=2, use_distributed_sampler=False)\n"
                                       "OTHER = dict(accelerator='gpu', devices=2)\n")
     assert out["pkg/train.py"] == train
+
+
+def test_argparse_of_an_aliased_trainer_is_rewritten_too():
+    script = SCRIPT.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nfrom pytorch_lightning import "
+                            "Trainer as PLT\n").replace("pl.Trainer.add_argparse_args", "PLT.add_argparse_args").replace(
+        "pl.Trainer.from_argparse_args", "PLT.from_argparse_args")
+    out = migrate({"train.py": script})["train.py"]
+    assert out == SCRIPT_AFTER.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nfrom "
+                                       "pytorch_lightning import Trainer as PLT\n").replace("return pl.Trainer(", "return PLT(")
