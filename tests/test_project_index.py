@@ -95,3 +95,9 @@ def test_a_base_under_an_import_alias_is_the_class_it_names():
     assert by_name["MyTrainer"].trainer_base
     assert [c.name for c in index.trainer_chain(by_name["Quiet"])] == ["Quiet", "MyTrainer"]
     assert [c.name for c in index.kind_classes(frozenset({"Trainer"}))] == ["MyTrainer", "Quiet"]
+
+
+def test_trainer_settings_of_an_aliased_trainer_call_are_read():
+    index = ProjectIndex()
+    index.add_source("from pytorch_lightning import Trainer as PLT\n\nt = PLT(accumulate_grad_batches=2)\n", "t.py")
+    assert index.trainer_settings == {"t.py": {"accumulate_grad_batches": 2}}

@@ -317,8 +317,10 @@ def _trainer_settings(text: str, tree: Optional[ast.AST] = None) -> Dict[str, ob
     def value(node: ast.expr) -> object:
         return node.value if isinstance(node, ast.Constant) else "<expr>"
 
+    aliases = lightning_trainer_names(tree)[0] if " as " in text else set()  # ``Trainer as PLT``: PLT(...) too
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (_dotted(node.func) or "").rsplit(".", 1)[-1] == "Trainer":
+        if isinstance(node, ast.Call) and ((_dotted(node.func) or "").rsplit(".", 1)[-1] == "Trainer"
+                                           or (isinstance(node.func, ast.Name) and node.func.id in aliases)):
             for kw in node.keywords:
                 if kw.arg in _MANUAL_REJECTS:
                     found.setdefault(kw.arg, value(kw.value))
