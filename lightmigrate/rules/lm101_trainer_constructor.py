@@ -610,6 +610,8 @@ def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports,
         namespaces.add(c.args[0].id)
     used, declared = set(), set()
     trainer_names = set(tam.ARGPARSE_19_ORDER)
+    # the strings that stand alone (docstrings): a command line in a docstring is documentation
+    docstrings = {id(n.value) for n in source.nodes if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     for node in source.nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
                 and node.value.func.attr in ("parse_args", "parse_known_args"):
@@ -622,7 +624,8 @@ def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports,
         if isinstance(node, ast.Attribute) and node.attr in trainer_names and isinstance(node.value, ast.Name) \
                 and node.value.id in namespaces:
             used.add(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "--" in node.value:
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "--" in node.value \
+                and id(node) not in docstrings:
             used.update(options_in(node.value) & trainer_names)  # "--max_epochs", "train.py --max_epochs=3"
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "set_defaults":

@@ -504,3 +504,12 @@ def test_argparse_of_an_aliased_trainer_is_rewritten_too():
     out = migrate({"train.py": script})["train.py"]
     assert out == SCRIPT_AFTER.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nfrom "
                                        "pytorch_lightning import Trainer as PLT\n").replace("return pl.Trainer(", "return PLT(")
+
+
+def test_a_command_line_in_the_scripts_own_strings_counts_but_not_one_in_its_docstrings():
+    script = PLAIN_SCRIPT.replace("def main(argv=None):\n",
+                                  'def main(argv=None):\n    """Run: python train.py --accelerator=gpu --max_steps 5"""\n')
+    assert "add_argparse_args" not in migrate({"train.py": script})["train.py"]
+    script = script.replace("main(argv=None)", 'main(argv="--max_steps 5".split())')
+    out = migrate({"train.py": script})["train.py"]
+    assert "pl.Trainer(max_steps=args.max_steps, logger=False)" in out

@@ -367,3 +367,17 @@ def test_datamodule_argparse_through_an_import_alias():
         "D.from_argparse_args(args)", "D(n=args.n)"), path="train.py", project_files={"data.py": data})
     out, _ = run_rule(RULE, script, path="train.py", project_files={"data.py": data.replace("n: int = 1", "n=N")})
     assert out.count("# TODO(lightmigrate): LM307 LightningDataModule") == 2
+
+
+def test_datamodule_argparse_with_annotated_args_and_kwargs():
+    """``*args: Any, **kwargs: Any`` (pytorch-lightning-bolts' DataModules): 1.9 skipped the
+    names ``args`` and ``kwargs``; ``Optional[Callable]`` gave no option either."""
+    data = ("from typing import Any, Callable, Optional\n\nimport pytorch_lightning as pl\n\n\n"
+            "class Voc(pl.LightningDataModule):\n    def __init__(self, data_dir: Optional[str] = None, "
+            "transforms: Optional[Callable] = None, *args: Any, **kwargs: Any):\n        super().__init__()\n")
+    script = ("import argparse\n\nfrom data import Voc\n\n\ndef main(argv):\n    parser = argparse.ArgumentParser()\n"
+              "    parser = Voc.add_argparse_args(parser)\n    args = parser.parse_args(argv)\n"
+              "    return Voc.from_argparse_args(args)\n")
+    check_rewrite(RULE, script, script.replace("    parser = Voc.add_argparse_args(parser)\n",
+                                               '    parser.add_argument("--data_dir", type=str, default=None)\n').replace(
+        "Voc.from_argparse_args(args)", "Voc(data_dir=args.data_dir)"), path="train.py", project_files={"data.py": data})

@@ -164,7 +164,7 @@ def datamodule_params(info: ClassInfo, project: ProjectIndex) -> Optional[List[P
     """The parameters of the ``__init__`` 1.9 read for the project DataModule ``info`` (none
     when no project class on the way defines one: Lightning's takes nothing), each with its
     option; None when that cannot be known (an ancestor outside the run, a default that is not
-    a literal, ``*args`` or ``**kwargs`` with an annotation, a text that does not parse)."""
+    a literal, an annotated ``*name`` other than ``*args`` / ``**kwargs``, a text that does not parse)."""
     owner = info
     seen = {(info.name, info.path)}
     while "__init__" not in owner.methods:  # up the single bases to the class that defines it
@@ -190,8 +190,9 @@ def datamodule_params(info: ClassInfo, project: ProjectIndex) -> Optional[List[P
     if init is None or init.decorator_list:
         return None
     args = init.args
-    if (args.vararg and args.vararg.annotation) or (args.kwarg and args.kwarg.annotation):
-        return None
+    if any(a is not None and a.annotation is not None and a.arg not in ("args", "kwargs")
+           for a in (args.vararg, args.kwarg)):
+        return None  # an annotated ``*name`` 1.9 made an option of: not followed (``*args``, ``**kwargs`` it skipped)
     positional = [*args.posonlyargs, *args.args][1:]
     defaults: List[Optional[ast.expr]] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
