@@ -71,3 +71,33 @@ def test_a_base_named_like_lightnings_class_is_lightnings_only_when_its_file_may
     other.add_source("from keras.callbacks import Callback\n\n\nclass Keras(Callback):" + body, "k.py")
     (keras,) = other.classes()
     assert other.in_lightning_hierarchy(keras, CALLBACK_NAMES) is None and other.kind_classes(CALLBACK_NAMES) == []
+
+
+def test_a_base_under_an_import_alias_is_the_class_it_names():
+    """``from pytorch_lightning import LightningModule as LM; class M(LM)`` derives from Lightning's
+    LightningModule, and ``from .trainer import MyTrainer as Base; class Quiet(Base)`` from the
+    project's MyTrainer (issue 25): the index reads a base through its file's import aliases."""
+    from lightmigrate.analysis.project import CALLBACK_NAMES
+
+    index = ProjectIndex()
+    index.add_source("from pytorch_lightning import LightningModule as LM, Trainer as PLT\n"
+                     "from pytorch_lightning.callbacks import Callback as CB\n\n\n"
+                     "class Model(LM):\n    def training_step(self, b, i):\n        pass\n\n\n"
+                     "class Hook(CB):\n    def on_epoch_end(self, t, m):\n        pass\n\n\n"
+                     "class MyTrainer(PLT):\n    pass\n", "pkg/trainer.py")
+    index.add_source("from .trainer import MyTrainer as Base\n\n\nclass Quiet(Base):\n    pass\n", "pkg/quiet.py")
+    index.add_source("from keras.callbacks import Callback as KC\n\n\nclass Keras(KC):\n"
+                     "    def on_epoch_end(self):\n        pass\n", "k.py")
+    by_name = {c.name: c for c in index.classes()}
+    assert by_name["Model"].bases == ("LightningModule",) and by_name["Quiet"].bases == ("MyTrainer",)
+    assert index.is_lightning_module(by_name["Model"]) is True
+    assert [c.name for c in index.kind_classes(CALLBACK_NAMES)] == ["Hook"]
+    assert by_name["MyTrainer"].trainer_base
+    assert [c.name for c in index.trainer_chain(by_name["Quiet"])] == ["Quiet", "MyTrainer"]
+    assert [c.name for c in index.kind_classes(frozenset({"Trainer"}))] == ["MyTrainer", "Quiet"]
+
+
+def test_trainer_settings_of_an_aliased_trainer_call_are_read():
+    index = ProjectIndex()
+    index.add_source("from pytorch_lightning import Trainer as PLT\n\nt = PLT(accumulate_grad_batches=2)\n", "t.py")
+    assert index.trainer_settings == {"t.py": {"accumulate_grad_batches": 2}}

@@ -41,6 +41,11 @@ PROJECT = {
     "unicode.py": "# café\nfrom base import Base\n\n\nclass Accented(Base):\n    def training_step(self):\n        pass\n",
     # names Python reads NFKC-normalized: Ｗide is Wide, Ｂase is Base, ﬁne is fine, ﬁt_step fit_step
     "nfkc.py": "class Ｗide(Ｂase):\n    def ﬁt_step(self):\n        pass\n\n\nclass ﬁne(Wide):\n    pass\n",
+    # Lightning's classes and the project's under an import alias (issue 25)
+    "aliased.py": "from pytorch_lightning import LightningModule as LM\nfrom pytorch_lightning.callbacks import Callback as "
+                  "CB\nfrom base import Base as Parent\n\n\nclass Direct(LM):\n    pass\n\n\nclass Hook(CB):\n"
+                  "    def on_epoch_end(self, t, m):\n        pass\n\n\nclass Child(Parent):\n    def training_step(self):\n"
+                  "        pass\n",
     "plain.py": "class Unrelated(object):\n    def training_step(self):\n        pass\n",
     # a mixin of a LightningModule defined elsewhere: in its hierarchy, though not one itself
     "mixin.py": "class Helper:\n    def on_train_epoch_end(self):\n        pass\n",
@@ -199,7 +204,7 @@ def test_the_survey_leaves_files_only_the_index_reads_unparsed():
     eager = build(PROJECT, lazy=False)
     # (Leaf is not one: the other ``Mid`` makes its base ambiguous)
     assert {c.name for c in project.descendants(project.resolve("Base"))} == {
-        "Mid", "Inner", "Accented", "Wide", "fine", "OldMac", "Windows"}
+        "Mid", "Inner", "Accented", "Wide", "fine", "OldMac", "Windows", "Child"}
     assert project.descendants(project.resolve("Base")) == eager.descendants(eager.resolve("Base"))
 
 

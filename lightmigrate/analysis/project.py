@@ -62,7 +62,9 @@ def worth_indexing(text: str, present: Optional[FrozenSet[str]] = None) -> bool:
 class ClassInfo:
     name: str
     path: str
-    bases: Tuple[str, ...]  # dotted base expressions as written, e.g. "pl.LightningModule"
+    # dotted base expressions as written, e.g. "pl.LightningModule", with an import alias undone
+    # ("PLT" for ``from pytorch_lightning import Trainer as PLT`` is "Trainer": ``import_aliases``)
+    bases: Tuple[str, ...]
     methods: FrozenSet[str]  # names defined by def (or assigned) in the class body
     super_calls: Dict[str, FrozenSet[str]] = field(default_factory=dict, compare=False, hash=False)
     """method name -> names called as ``super().NAME(...)`` inside it."""
@@ -213,6 +215,32 @@ def is_lightning_trainer_base(base: str, names: Tuple[Set[str], Set[str]]) -> bo
     return base.rsplit(".", 1)[1] == "Trainer" and base.split(".")[0] in packages
 
 
+def import_aliases(tree: ast.AST, nodes: Optional[list] = None) -> Dict[str, str]:
+    """The names a file's ``from M import NAME as ALIAS`` statements bind under another name:
+    ALIAS -> NAME (``from pytorch_lightning import Trainer as PLT``: ``PLT`` -> ``Trainer``;
+    ``from .trainer import MyTrainer as Base``). Any import of the file counts (a test function
+    often imports its base class itself); an alias bound to several names is left out."""
+    found: Dict[str, str] = {}
+    ambiguous: Set[str] = set()
+    for node in (ast_nodes(tree) if nodes is None else nodes):
+        if type(node) is not ast.ImportFrom:
+            continue
+        for alias in node.names:  # type: ignore[attr-defined]
+            if alias.asname is None or alias.asname == alias.name or alias.name == "*":
+                continue
+            if found.setdefault(alias.asname, alias.name) != alias.name:
+                ambiguous.add(alias.asname)
+    for name in ambiguous:
+        del found[name]
+    return found
+
+
+# ``as ALIAS`` for one ALIAS, and the NAME before it, as a text search finds them (a superset of the
+# import aliases of a text: ``with`` and ``except`` items too), for ``header_base_names``.
+_AS_ALIAS = r"as[ \t]+{}(?!\w)"  # (a space or tab before it: checked by the caller)
+_NAME_BEFORE = re.compile(r"([^\W\d]\w*)[ \t]+$")
+
+
 def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) -> List[ClassInfo]:
     """The classes of ``tree`` (``nodes``: ``ast_nodes(tree)``, when the caller has it), in
     ``ast.walk`` order."""
@@ -220,6 +248,7 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
     trainer_names: Optional[Tuple[Set[str], Set[str]]] = None
     all_nodes = ast_nodes(tree) if nodes is None else nodes
     imported: Optional[Dict[str, str]] = None
+    aliases: Optional[Dict[str, str]] = None
     classes = [node for node in all_nodes if type(node) is ast.ClassDef]
     local: Set[str] = {n.name for n in classes}  # type: ignore[attr-defined]
     ordinals: Dict[int, int] = {}
@@ -245,18 +274,24 @@ def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) ->
             elif isinstance(item, (ast.Assign, ast.AnnAssign)):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 methods.update(t.id for t in targets if isinstance(t, ast.Name))
-        bases = tuple(b for b in (_dotted(x) for x in node.bases) if b)
+        written = tuple(b for b in (_dotted(x) for x in node.bases) if b)
+        bases = written
+        if written:
+            if aliases is None:
+                aliases = import_aliases(tree, all_nodes)
+            if aliases:
+                bases = tuple(aliases.get(b, b) for b in written)
         trainer_base = False
         if any(b.rsplit(".", 1)[-1] == "Trainer" for b in bases):
             if trainer_names is None:
                 trainer_names = lightning_trainer_names(tree)
-            trainer_base = any(is_lightning_trainer_base(b, trainer_names) for b in bases)
+            trainer_base = any(is_lightning_trainer_base(b, trainer_names) for b in written)
         origins: Tuple[str, ...] = ()
         if bases:
             if imported is None:
                 imported = _import_origins(tree)
             origins = tuple(imported.get(first, ORIGIN_LOCAL if first in local else "")
-                            for first in (b.split(".", 1)[0] for b in bases))
+                            for first in (b.split(".", 1)[0] for b in written))
         out.append(ClassInfo(node.name, path, bases, frozenset(methods), supers, params, frozenset(attributes),
                              frozenset(calls), trainer_base=trainer_base, init_spreads=frozenset(spreads),
                              ordinal=ordinals[id(node)], base_origins=origins))
@@ -282,8 +317,10 @@ def _trainer_settings(text: str, tree: Optional[ast.AST] = None) -> Dict[str, ob
     def value(node: ast.expr) -> object:
         return node.value if isinstance(node, ast.Constant) else "<expr>"
 
+    aliases = lightning_trainer_names(tree)[0] if " as " in text else set()  # ``Trainer as PLT``: PLT(...) too
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (_dotted(node.func) or "").rsplit(".", 1)[-1] == "Trainer":
+        if isinstance(node, ast.Call) and ((_dotted(node.func) or "").rsplit(".", 1)[-1] == "Trainer"
+                                           or (isinstance(node.func, ast.Name) and node.func.id in aliases)):
             for kw in node.keywords:
                 if kw.arg in _MANUAL_REJECTS:
                     found.setdefault(kw.arg, value(kw.value))
@@ -389,6 +426,14 @@ def header_base_names(text: str, headers: Optional[List["re.Match[str]"]] = None
                 return None
             found.update(b.rsplit(".", 1)[-1] for b in (_dotted(x) for x in header[0].bases) if b)
             break
+    for name in list(found) if found and (" as" in text or "\tas" in text) else ():
+        # ``class MyTrainer(PLT)`` after ``import Trainer as PLT``: "Trainer" too
+        for m in re.finditer(_AS_ALIAS.format(re.escape(name)), text):
+            if text[m.start() - 1:m.start()] not in (" ", "\t"):
+                continue
+            before = _NAME_BEFORE.search(text, max(0, m.start() - 200), m.start())
+            if before is not None:
+                found.add(before.group(1))
     return frozenset(found)
 
 
@@ -521,6 +566,8 @@ class ProjectIndex:
         self._linked: Dict[FrozenSet[str], Dict[str, FrozenSet[str]]] = {}
         # (how many files were indexed, the names of their folders and modules): ``_project_package``
         self._packages: Optional[Tuple[int, Set[str]]] = None
+        # how many files were indexed -> ``cli_options`` for those files
+        self._cli_options: Dict[int, FrozenSet[str]] = {}
         for c in classes:
             self.add(c)
 
@@ -634,6 +681,17 @@ class ProjectIndex:
             if path not in self._lazy:
                 self._texts.setdefault(path, text)
 
+    def cli_options(self) -> FrozenSet[str]:
+        """The ``--name`` options (``-`` read as ``_``) the run's tests and the shell scripts
+        near its files pass on a command line (``analysis/cli_options.py``), worked out once."""
+        found = self._cli_options.get(len(self._rank))
+        if found is None:
+            from lightmigrate.analysis.cli_options import project_cli_options
+
+            paths = sorted(self._rank, key=self._rank.__getitem__)
+            found = self._cli_options[len(self._rank)] = project_cli_options(paths, self.text_of)
+        return found
+
     def has_path(self, path: str) -> bool:
         return path in self._rank
 
@@ -669,12 +727,13 @@ class ProjectIndex:
         index's own (the engine indexes files on several processes and merges the parts in file
         order). Every attribute is merged by its type, so a new one cannot be dropped silently."""
         self._kinds, self._hierarchies, self._linked = {}, {}, {}
+        self._cli_options = {}
         for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
             if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current",
-                        "_packages"):
+                        "_packages", "_cli_options"):
                 continue  # done above, or with the classes; or caches; or this process's file
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours

@@ -109,7 +109,7 @@ def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
     lightning_packages: Set[str] = set()
     local_functions: Set[str] = set()
     assigned: Dict[str, List[ast.expr]] = {}
-    spreads: List[Tuple[ast.expr, str]] = []
+    spreads: List[Tuple[ast.expr, str, str]] = []  # (value, the callee as written, its last name)
     has_tune = False
     for node in nodes:
         kind = type(node)
@@ -139,10 +139,14 @@ def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
             last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
             if last == "tune":
                 has_tune = True
-            if last.endswith("Trainer"):
-                for k in node.keywords:  # type: ignore[attr-defined]
-                    if k.arg is None:
-                        spreads.append((k.value, ast_dotted(func) or ""))
+            for k in node.keywords:  # type: ignore[attr-defined]
+                if k.arg is None:
+                    spreads.append((k.value, ast_dotted(func) or "", last))
+    # the calls of a ``...Trainer``, also under an import alias (``from pytorch_lightning import
+    # Trainer as PLT``, ``from pkg.trainer import MyTrainer as Runner``)
+    spreads = [(value, dotted, last) for value, dotted, last in spreads
+               if last.endswith("Trainer") or last in lightning_trainers
+               or (last in names and last == dotted and names[last][1].endswith("Trainer"))]
     out: List[Feed] = []
 
     def callee_of(dotted: str) -> Tuple[str, Tuple[str, ...]]:
@@ -151,7 +155,7 @@ def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
         if ("." not in dotted and dotted in lightning_trainers) or ("." in dotted and head in lightning_packages):
             return "lightning", ()
         if "." not in dotted:
-            return dotted, (names[dotted][0] if dotted in names else ())
+            return (names[dotted][1], names[dotted][0]) if dotted in names else (dotted, ())
         return dotted.rsplit(".", 1)[-1], modules.get(dotted.rsplit(".", 1)[0], ("?",))
 
     def source_of(value: ast.expr, callee: Tuple[str, Tuple[str, ...]], depth: int = 0) -> None:
@@ -182,6 +186,6 @@ def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
             if head is not None and head in modules:
                 feed(modules[head], value.attr, "value")  # type: ignore[attr-defined]
 
-    for value, dotted in spreads:
+    for value, dotted, _ in spreads:
         source_of(value, callee_of(dotted))
     return tuple(dict.fromkeys(out))

@@ -22,7 +22,16 @@ function: ``dict(...)``, ``config["key"] = value``, ``config.update(...)``) is m
 is set, and a ``**spread`` whose contents cannot be followed gets a marker naming what 2.x
 rejects. A script that builds its parser with ``Trainer.add_argparse_args`` and its Trainer with
 ``Trainer.from_argparse_args`` gets explicit ``add_argument`` calls, parsed as 1.9.5 did, for the
-Trainer options it uses, and a ``Trainer(...)`` call of them.
+Trainer options it uses, and a ``Trainer(...)`` call of them. The options it uses are those its
+own code reads from the namespace, names in a string (``"--max_epochs"``) or gives to
+``set_defaults``, and those the project's tests and shell scripts pass on a command line
+(``ProjectIndex.cli_options``). The others are no longer declared: that is the decision a careful
+human makes, and it keeps 1.9's behaviour for every command line the project uses, since 1.9's
+``from_argparse_args`` passed each option with its default, the Trainer's own default, when the
+command line did not give it (a command line that gives one of them now stops with argparse's
+"unrecognized arguments" error instead of being silently dropped; the NOTE says so). A script that
+uses none of them loses ``add_argparse_args`` altogether and gets ``Trainer(**the other
+arguments)``.
 
 ``find`` decides on Python's ``ast``: which calls make a Lightning Trainer, what the mapping does
 to their arguments (a call or dict it would leave as it is, unmarked and without a note, is no
@@ -62,6 +71,7 @@ from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, from_module, plan_for
 from lightmigrate.rules.shared.trainer_dicts import Builders, block_statements, builders, module_function, returned
 from lightmigrate.analysis.trainer_feeds import Feed
+from lightmigrate.analysis.cli_options import options_in
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
@@ -233,7 +243,7 @@ class _Facts(NodeVisitor):
         elif isinstance(func, ast.Attribute) and func.attr == "fit":
             self.fits.setdefault((self.scope[-1], self.text.value_spelling(func)), []).append(node)
         elif isinstance(func, ast.Attribute) and func.attr in ARGPARSE_METHODS and (
-                dotted(func.value) or "").endswith("Trainer"):
+                (dotted(func.value) or "").endswith("Trainer") or is_lightning_trainer(func.value, self.imports)):
             self.other_calls.append((node, "argparse"))
         elif last_name(func) in STRATEGY_CALLS and dotted(func) is not None:
             self.other_calls.append((node, "ddp" if last_name(func) == "DDPStrategy" else "strategy-class"))
@@ -553,12 +563,14 @@ def _kwarg_name(func: ast.AST) -> Optional[str]:
     return kwarg.arg if kwarg is not None else None
 
 
-def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports):
+def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports,
+                   project: Optional[ProjectIndex] = None):
     """How the file's ``Trainer.add_argparse_args(parser)`` / ``Trainer.from_argparse_args(args)``
     become 2.x code (T-meth3): the statements ``parser = Trainer.add_argparse_args(parser)`` with
     their parser's spelling, the ``from_argparse_args`` calls, the Trainer options the file uses
     (read from the parsed namespace, written as ``--name`` in a string, given to
-    ``set_defaults``), and those it declares itself; or None when the file has none of these
+    ``set_defaults``, or passed by the project's tests and shell scripts:
+    ``ProjectIndex.cli_options``), and those it declares itself; or None when the file has none of these
     calls, or uses an option whose 1.9 default 2.x reads otherwise (``ARGPARSE_19``), or calls
     them in a form the rewrite does not take (those keep the T-meth3 marker)."""
     calls = [c for c, a in facts.other_calls if a == "argparse"]
@@ -598,6 +610,8 @@ def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports)
         namespaces.add(c.args[0].id)
     used, declared = set(), set()
     trainer_names = set(tam.ARGPARSE_19_ORDER)
+    # the strings that stand alone (docstrings): a command line in a docstring is documentation
+    docstrings = {id(n.value) for n in source.nodes if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     for node in source.nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
                 and node.value.func.attr in ("parse_args", "parse_known_args"):
@@ -610,9 +624,9 @@ def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports)
         if isinstance(node, ast.Attribute) and node.attr in trainer_names and isinstance(node.value, ast.Name) \
                 and node.value.id in namespaces:
             used.add(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("--") \
-                and node.value[2:].replace("-", "_") in trainer_names:
-            used.add(node.value[2:].replace("-", "_"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "--" in node.value \
+                and id(node) not in docstrings:
+            used.update(options_in(node.value) & trainer_names)  # "--max_epochs", "train.py --max_epochs=3"
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "set_defaults":
                 used.update(k.arg for k in node.keywords if k.arg in trainer_names)
@@ -621,6 +635,8 @@ def _argparse_plan(source: SourceFile, facts: _Facts, imports: LightningImports)
                     v = a.value if isinstance(a, ast.Constant) else None
                     if isinstance(v, str) and v.startswith("--") and v[2:].replace("-", "_") in trainer_names:
                         declared.add(v[2:].replace("-", "_"))
+    if project is not None:  # the options the project's tests and shell scripts pass
+        used |= project.cli_options() & trainer_names
     if add_stmts and any(n not in tam.ARGPARSE_19 for n in used - declared):
         return None
     names = tuple(n for n in tam.ARGPARSE_19_ORDER if n in used | declared)
@@ -848,13 +864,21 @@ class _Transformer(PrunedTransformer):
         whys = self.pending.pop()
         lines = [cst.parse_statement(tam.add_argument_code(parser, n) + "\n") for n in names]
         if not lines:
-            return add_markers(updated, CODE, whys) if whys else cst.RemoveFromParent()
+            if whys:
+                return add_markers(updated, CODE, whys)
+            self.ctx.report(CODE, "T-meth3: Trainer.add_argparse_args was removed: neither this file nor the "
+                            "project's tests and shell scripts use a Trainer option, so the Trainer is built with "
+                            "the defaults 1.9 parsed (the Trainer's own); a command line that passes a 1.9 Trainer "
+                            f"option (--max_epochs ...) is now rejected by argparse ({tam.GUIDE})", Kind.NOTE,
+                            *self.ctx.position(self.module, updated))
+            return cst.RemoveFromParent()
         lines[0] = lines[0].with_changes(leading_lines=updated.leading_lines)
         if whys:
             lines[0] = add_markers(lines[0], CODE, whys)
         self.ctx.report(CODE, "T-meth3: Trainer.add_argparse_args became explicit add_argument calls for the Trainer "
-                        f"options this file uses ({', '.join(names)}); other 1.9 Trainer options are no longer "
-                        f"parsed ({tam.GUIDE})", Kind.NOTE, *self.ctx.position(self.module, updated))
+                        f"options this file, the project's tests and shell scripts use ({', '.join(names)}); a command "
+                        f"line that passes another 1.9 Trainer option is now rejected by argparse ({tam.GUIDE})",
+                        Kind.NOTE, *self.ctx.position(self.module, updated))
         return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
 
     def _from_argparse(self, original: cst.Call, updated: cst.Call, names: Tuple[str, ...], has_tune: bool):
@@ -1370,7 +1394,7 @@ class TrainerConstructorRule(Rule):
         for (line, col), trainer in fit_trainers.items():
             sites.append(Site(line, col, "fit", "ckpt", (trainer.lineno, trainer.col_offset, last_name(trainer.func))))
         lightning_strategy = "fabric" not in source.text.lower()
-        argparse_plan = _argparse_plan(source, facts, imports)
+        argparse_plan = _argparse_plan(source, facts, imports, ctx.project)
         if argparse_plan is not None:
             add_stmts, from_calls, names, declared = argparse_plan
             for stmt, parser in add_stmts:

@@ -16,10 +16,18 @@ Rewritten:
 - C8 ``get_standard_metrics(trainer, pl_module)`` -> ``get_standard_metrics(trainer)`` (import
   from ``progress.progress_bar``; the result no longer has ``"loss"``: marked when indexed so).
 - C10 ``LearningRateFinder(...)`` without ``update_attr`` -> ``update_attr=False`` (1.9's default).
+- C12 ``parser = MyData.add_argparse_args(parser)`` of a project DataModule -> the
+  ``parser.add_argument("--name", type=..., default=...)`` calls 1.9.5 made for the typed
+  parameters of its ``__init__`` (``rules/shared/datamodule_argparse.py``: 1.9's types, defaults,
+  ``str_to_bool`` parsing and special cases), and ``MyData.from_argparse_args(args, **kw)`` ->
+  ``MyData(name=args.name, ..., **kw)`` of the parameters 1.9.5 took from the namespace.
 
 Marked: C9 ``QuantizationAwareTraining`` (no replacement), C12 DataModule
-``from_argparse_args``/``add_argparse_args``, C13 ``BatchSizeFinder``/``scale_batch_size``
-(2.6 shrinks the result by 5% and caps it at 8192).
+``from_argparse_args``/``add_argparse_args`` of a DataModule whose ``__init__`` is not known
+(Lightning's own class, a class outside the run, a default that is not a literal) or in a form the
+rewrite does not take (``use_argument_group=``, a parser given to ``from_argparse_args``,
+``**kwargs``), C13 ``BatchSizeFinder``/``scale_batch_size`` (2.6 shrinks the result by 5% and caps
+it at 8192).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
@@ -54,6 +62,8 @@ from lightmigrate.rules.shared.class_edit import (
     kind_classes,
 )
 from lightmigrate.rules.shared.predict_results import predict_results
+from lightmigrate.rules.shared.datamodule_argparse import add_argument_code, datamodule_params
+from lightmigrate.analysis.project import import_aliases
 from lightmigrate.rules.shared.marking import StatementMarker
 from lightmigrate.rules.shared.method_sites import (
     has_marker_above, identifiers, imports_lightning, index_source, marked_statement, methods, parents, physical_lines,
@@ -277,7 +287,8 @@ def _loss_key(text: str, node: ast.Subscript) -> bool:
     return _one_string(text, first)
 
 
-def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]]) -> List[ast.AST]:
+def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]],
+             rewritten: FrozenSet[int] = frozenset()) -> List[ast.AST]:
     """The nodes ``_why`` gives a reason for (the marks: QuantizationAwareTraining, DataModule
     argparse calls, BatchSizeFinder without ``margin``, "loss" read from get_standard_metrics)."""
     text = source.text
@@ -294,7 +305,8 @@ def _reasons(source: SourceFile, datamodules: Callable[[], FrozenSet[str]]) -> L
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in _ARGPARSE_CALLS and isinstance(f.value, ast.Name) and \
                     f.value.id in datamodules():
-                found.append(node)
+                if id(node) not in rewritten:
+                    found.append(node)
             elif _call_name(node) in ("BatchSizeFinder", "scale_batch_size") and \
                     not any(kw.arg == "margin" for kw in node.keywords):
                 found.append(node)
@@ -351,6 +363,215 @@ def _method_sites(cls: ast.ClassDef, table: Dict[str, str], writer: bool = False
     return sites
 
 
+def _datamodule_names(ctx: RuleContext, tree: Optional[ast.AST]) -> FrozenSet[str]:
+    """The names of the project's DataModule classes, ``LightningDataModule``, and the names the
+    file ``tree`` binds to one of them (``from data import MyData as D``)."""
+    names = frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES)) | {"LightningDataModule"}
+    if tree is None:
+        return names
+    return names | {alias for alias, name in import_aliases(tree).items() if name in names}
+
+
+_PARSER_USES = frozenset({"add_argument", "parse_args", "parse_known_args", "set_defaults"})
+Scope = Tuple[int, int]  # a function's first and last line; (0, 0): the module
+
+
+class _Parsers:
+    """The argparse parsers of one file, per function: the options each function declares on
+    each parser name (``parser.add_argument("--name")``, ``dest=``, ``parser.set_defaults(name=...)``),
+    the functions that build one parser (``parser = ArgumentParser(...)``), those whose parser
+    may get options this rule does not see (it goes to other code than ``add_argument``,
+    ``set_defaults``, ``parse_args`` and the DataModule calls this rule rewrites), and the
+    namespaces each function parses, with the parser name they come from (None:
+    ``build_parser().parse_args()``)."""
+
+    def __init__(self, source: SourceFile, rewritten_adds: Set[int]) -> None:
+        self.functions = sorted(((n.lineno, n.end_lineno or n.lineno) for n in source.nodes
+                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), reverse=True)
+        self.declared: Dict[Tuple[Scope, str], Set[str]] = {}  # (scope, parser name) -> options
+        self.builders: Dict[Scope, List[str]] = {}  # scope -> the names its ArgumentParser(...) calls bind
+        self.parsed: Dict[Scope, Dict[str, Optional[str]]] = {}  # scope -> namespace -> its parser's name
+        self.open: Set[Scope] = set()
+        uses: Dict[Scope, List[ast.AST]] = {}
+        for node in source.nodes:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                where = self.scope(node)
+                func = node.value.func
+                fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)] + [
+                    t.elts[0].id for t in node.targets if isinstance(t, ast.Tuple) and t.elts
+                    and isinstance(t.elts[0], ast.Name)]
+                if fname == "ArgumentParser":
+                    self.builders.setdefault(where, []).extend(names)
+                elif fname in ("parse_args", "parse_known_args") and isinstance(func, ast.Attribute):
+                    parser = func.value.id if isinstance(func.value, ast.Name) else None
+                    self.parsed.setdefault(where, {}).update({n: parser for n in names})
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name):
+                key = (self.scope(node), node.func.value.id)
+                if node.func.attr == "add_argument":
+                    here = self.declared.setdefault(key, set())
+                    for a in node.args:
+                        if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"):
+                            here.add(a.value[2:].replace("-", "_"))
+                    here.update(k.value.value for k in node.keywords if k.arg == "dest"
+                                and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str))
+                elif node.func.attr == "set_defaults":
+                    self.declared.setdefault(key, set()).update(k.arg for k in node.keywords if k.arg)
+                    if any(k.arg is None for k in node.keywords):
+                        self.open.add(key[0])
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                uses.setdefault(self.scope(node), []).append(node)
+        parents = {id(child): parent for parent in source.nodes for child in ast.iter_child_nodes(parent)}
+        for where, names in self.builders.items():
+            if len(names) != 1:
+                self.open.add(where)
+                continue
+            for use in uses.get(where, ()):
+                if use.id != names[0]:  # type: ignore[attr-defined]
+                    continue
+                up = parents.get(id(use))
+                if isinstance(up, ast.Attribute) and up.attr in _PARSER_USES:
+                    continue
+                if isinstance(up, ast.Return) or (isinstance(up, ast.Call) and id(up) in rewritten_adds):
+                    continue
+                self.open.add(where)  # given to other code, which may add options
+
+    def scope(self, node: ast.AST) -> Scope:
+        return next((f for f in self.functions if f[0] <= node.lineno <= f[1]), (0, 0))  # type: ignore[attr-defined]
+
+    def known(self, call: ast.Call, namespace: str) -> Tuple[Set[str], bool]:
+        """The options the namespace ``namespace`` given to ``call`` surely has, and whether it
+        has no other: parsed in the function of ``call`` by a parser of that function (it has
+        the options declared there; no other when the function built it), or by the file's only
+        parser (``args = build_parser().parse_args()``). (set(), False) otherwise."""
+        where = self.scope(call)
+        parsed = self.parsed.get(where, {})
+        if namespace not in parsed:
+            return set(), False
+        parser = parsed[namespace]
+        if parser is not None:
+            complete = self.builders.get(where) == [parser] and where not in self.open
+            return self.declared.get((where, parser), set()), complete
+        if len(self.builders) != 1:
+            return set(), False
+        builder, names = next(iter(self.builders.items()))
+        if len(names) != 1:
+            return set(), False
+        return self.declared.get((builder, names[0]), set()), builder not in self.open
+
+
+def _datamodule_argparse(source: SourceFile, ctx: RuleContext, datamodules: Callable[[], FrozenSet[str]],
+                         rewritten: Set[int]) -> List[Site]:
+    """C12: the ``DM.add_argparse_args(parser)`` statements and ``DM.from_argparse_args(args, ...)``
+    calls of a project DataModule ``DM`` whose ``__init__`` is known (``datamodule_params``),
+    which become the ``parser.add_argument`` calls 1.9.5 made and a ``DM(...)`` call of what
+    1.9.5 passed (the ids of those calls go to ``rewritten``: they get no marker). 1.9 passed each
+    ``__init__`` parameter the namespace had: one the namespace surely has (``_Parsers.known``)
+    is passed as ``args.name``; one it surely lacks is left out; another one is passed as
+    ``getattr(args, "name", default)``."""
+    calls = [n for n in source.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in _ARGPARSE_CALLS and isinstance(n.func.value, ast.Name)
+             and n.func.value.id in datamodules() and n.func.value.id != "LightningDataModule"]
+    if not calls:
+        return []
+    params = {}
+    for call in calls:
+        name = call.func.value.id  # type: ignore[attr-defined]
+        if name not in params:
+            info = ctx.project.resolve(import_aliases(source.tree, source.nodes).get(name, name), source.path)
+            params[name] = None if info is None else datamodule_params(info, ctx.project)
+    statements = {id(st.value): st for st in source.nodes if isinstance(st, (ast.Assign, ast.Expr))}
+    adds: List[Tuple[ast.Call, ast.stmt, str]] = []
+    for call in calls:
+        if params[call.func.value.id] is None or call.func.attr != "add_argparse_args":  # type: ignore[attr-defined]
+            continue
+        stmt = statements.get(id(call))
+        if stmt is None or call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name):
+            continue  # use_argument_group=..., or a parser used in an expression: marked
+        parser = call.args[0].id
+        if isinstance(stmt, ast.Assign) and (len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name)
+                                             or stmt.targets[0].id != parser):
+            continue
+        adds.append((call, stmt, parser))
+        rewritten.add(id(call))
+    parsers = _Parsers(source, set(rewritten))
+    sites: List[Site] = []
+    for call, stmt, parser in adds:
+        found = params[call.func.value.id]  # type: ignore[attr-defined]
+        parsers.declared.setdefault((parsers.scope(call), parser), set()).update(
+            p.name for p in found if p.option is not None)
+        sites.append(Site(stmt.lineno, stmt.col_offset, call.func.value.id, "dm-argparse-add",  # type: ignore
+                          (parser, tuple(add_argument_code(parser, p) for p in found if p.option is not None))))
+    for call in calls:
+        name = call.func.value.id  # type: ignore[attr-defined]
+        found = params[name]
+        if found is None or call.func.attr != "from_argparse_args":  # type: ignore[attr-defined]
+            continue
+        if len(call.args) != 1 or not isinstance(call.args[0], ast.Name) or any(k.arg is None for k in call.keywords):
+            continue  # a parser given, or **kwargs that may override anything: marked
+        namespace = call.args[0].id
+        given = {k.arg for k in call.keywords}
+        known, complete = parsers.known(call, namespace)
+        passed = []
+        for p in found:
+            if p.name in given or p.name in ("self", "args", "kwargs"):
+                continue
+            if p.name in known or p.default is None:
+                passed.append((p.name, f"{namespace}.{p.name}"))
+            elif not complete:
+                passed.append((p.name, f'getattr({namespace}, "{p.name}", {p.default})'))
+        rewritten.add(id(call))
+        sites.append(Site(call.lineno, call.col_offset, name, "dm-argparse-from", tuple(passed)))
+    return sites
+
+
+class _DataModuleArgparse(PrunedTransformer):
+    """Carries out the "dm-argparse-add" sites (statements, by the position of their expression)
+    and the "dm-argparse-from" sites (calls, by their position)."""
+
+    def __init__(self, ctx: RuleContext, module: cst.Module, sites: Sequence[Site]) -> None:
+        self.ctx = ctx
+        self.module = module
+        self.adds = {(s.line, s.col + 1): s for s in sites if s.action == "dm-argparse-add"}
+        self.froms = {(s.line, s.col + 1): s for s in sites if s.action == "dm-argparse-from"}
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if len(original.body) != 1:
+            return updated
+        site = self.adds.get(self.ctx.position(self.module, original.body[0]))
+        if site is None:
+            return updated
+        parser, lines = site.data
+        where = self.ctx.position(self.module, original.body[0])
+        if not lines:
+            self.ctx.report(CODE, f"C12: {site.target}.add_argparse_args added no option in 1.9 (no parameter of "
+                            "its __init__ has a str, int, float or bool annotation): removed", Kind.FIXED, *where)
+            return cst.RemoveFromParent()
+        new = [cst.parse_statement(line + "\n") for line in lines]
+        new[0] = new[0].with_changes(leading_lines=updated.leading_lines)
+        self.ctx.report(CODE, f"C12: {site.target}.add_argparse_args became the add_argument calls 1.9.5 made for "
+                        f"its __init__ parameters", Kind.FIXED, *where)
+        return new[0] if len(new) == 1 else cst.FlattenSentinel(new)
+
+    def leave_Call(self, original, updated):
+        site = self.froms.get(self.ctx.position(self.module, original))
+        if site is None:
+            return updated
+        self.ctx.report(CODE, f"C12: {site.target}.from_argparse_args became a {site.target}(...) call of the "
+                        "parameters 1.9.5 took from the namespace", Kind.FIXED,
+                        *self.ctx.position(self.module, original))
+        new_args = [cst.Arg(keyword=cst.Name(name), value=cst.parse_expression(code),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                    for name, code in site.data]
+        kept = list(updated.args[1:])
+        args = new_args + kept
+        spaced = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        args = [a.with_changes(comma=spaced) if i < len(args) - 1 else a.with_changes(
+            comma=cst.MaybeSentinel.DEFAULT) for i, a in enumerate(args)]
+        return cst.Call(func=updated.func.value, args=args)
+
+
 class CallbackApiRule(Rule):
     code = CODE
     name = "callback-api"
@@ -371,13 +592,16 @@ class CallbackApiRule(Rule):
         "wrapped in a list for a single dataloader, as 1.9 passed them; `ProgressBarBase` -> `ProgressBar`; `train/val/test/predict_batch_idx` -> the loop counters "
         "the 1.9 properties returned; `main_progress_bar` -> `train_progress_bar`; `get_standard_metrics(trainer, "
         "pl_module)` -> `get_standard_metrics(trainer)`; `LearningRateFinder` gets `update_attr=False` (the 1.9 "
-        "default). Marked: `QuantizationAwareTraining`, DataModule `from_argparse_args`/`add_argparse_args`, "
+        "default); a project DataModule's `add_argparse_args(parser)` becomes the `parser.add_argument` calls 1.9.5 made "
+        "for its typed `__init__` parameters (same types, defaults and bool parsing) and its `from_argparse_args(args)` "
+        "a constructor call of the parameters 1.9.5 took from the namespace. Marked: `QuantizationAwareTraining`, "
+        "DataModule `from_argparse_args`/`add_argparse_args` whose `__init__` is not known, "
         "`BatchSizeFinder`/`scale_batch_size` (2.6 margin and cap), and reading \"loss\" from "
         "`get_standard_metrics`."
     )
     coverage = {"C2": Handling.REWRITTEN, "C5": Handling.REWRITTEN,
                 "C6": Handling.REWRITTEN, "C7": Handling.REWRITTEN, "C8": Handling.REWRITTEN,
-                "C9": Handling.MARKED, "C10": Handling.REWRITTEN, "C12": Handling.MARKED, "C13": Handling.MARKED}
+                "C9": Handling.MARKED, "C10": Handling.REWRITTEN, "C12": Handling.REWRITTEN, "C13": Handling.MARKED}
     examples = (
         Example(
             title="prediction outputs",
@@ -486,11 +710,13 @@ finder = LearningRateFinder(update_attr=True)
 
         def datamodules() -> FrozenSet[str]:  # the project's DataModule classes, found when first asked
             if not found:
-                found.append(frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES))
-                             | {"LightningDataModule"})
+                found.append(_datamodule_names(ctx, tree))
             return found[0]
 
-        reasons = _reasons(source, datamodules)
+        rewritten: Set[int] = set()
+        if "argparse_args" in text:
+            sites += _datamodule_argparse(source, ctx, datamodules, rewritten)
+        reasons = _reasons(source, datamodules, frozenset(rewritten))
         if reasons:
             lines = physical_lines(text)
             up = parents(tree)
@@ -505,6 +731,10 @@ finder = LearningRateFinder(update_attr=True)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         out = module
+        argparse_sites = [s for s in sites if s.action in ("dm-argparse-add", "dm-argparse-from")]
+        if argparse_sites:
+            out = transform(out, _DataModuleArgparse(ctx, module, argparse_sites))
+            module = out
         method_sites = [s for s in sites if s.action in ("predict-end", "writer-epoch", "members")]
         if method_sites:
             out = transform(out, _Fix(ctx, module, method_sites))
@@ -520,8 +750,8 @@ finder = LearningRateFinder(update_attr=True)
 
             def datamodules() -> frozenset:  # the project's DataModule classes, found when first asked
                 if not found:
-                    found.append(frozenset(c.name for c in ctx.project.kind_classes(DATAMODULE_NAMES))
-                                 | {"LightningDataModule"})
+                    found.append(_datamodule_names(ctx, None if "argparse_args" not in module.code
+                                                   else ast.parse(module.code)))
                 return found[0]
 
             out = transform(out, StatementMarker(CODE, _why(datamodules), (cst.Name, cst.Call, cst.Subscript)))

@@ -134,6 +134,59 @@ def test_subclass_of_the_subclass_forwards_through_both_inits():
     assert out["pkg/main.py"] == main.replace("amp_level=None, precision=16", 'precision="16-mixed"')
 
 
+ALIASED = textwrap.dedent('''\
+    from pytorch_lightning import Trainer as PLT
+
+
+    class MyTrainer(PLT):
+        def __init__(self, gpus=None, replace_sampler_ddp=True, **kwargs):
+            super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, **kwargs)
+
+
+    plain = PLT(gpus=1)
+    mine = MyTrainer(gpus=0, amp_level=None, precision=16)
+''')
+
+
+def test_a_subclass_of_an_aliased_trainer_is_the_projects_trainer():
+    """``class MyTrainer(PLT)`` after ``from pytorch_lightning import Trainer as PLT``: its
+    forwarding, its calls (here and through ``import ... as`` in other files, a subclass of it
+    under another alias) and the aliased Lightning call are migrated as for ``pl.Trainer``."""
+    quiet = textwrap.dedent('''\
+        from pkg.trainer import MyTrainer as Base
+
+
+        class Quiet(Base):
+            def __init__(self, quiet=True, **kw):
+                super().__init__(enable_progress_bar=not quiet, auto_select_gpus=False, **kw)
+    ''')
+    other = textwrap.dedent('''\
+        import pytorch_lightning as lightning_pl
+
+
+        class Runner(lightning_pl.Trainer):
+            def __init__(self, tpu_cores=None, **kwargs):
+                super().__init__(tpu_cores=tpu_cores, **kwargs)
+
+
+        r = Runner(max_epochs=1, amp_backend="native")
+    ''')
+    main = "from pkg.quiet import Quiet\n\nt = Quiet(gpus=0, quiet=False, amp_level=None, precision=16)\n"
+    files = {"pkg/trainer.py": ALIASED, "pkg/quiet.py": quiet, "pkg/runner.py": other, "pkg/main.py": main}
+    assert [(s.line, s.target) for s in sites(files, "pkg/main.py")] == [(3, "Quiet")]
+    out = migrate(files)
+    assert out["pkg/trainer.py"] == ALIASED.replace(
+        "        super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, **kwargs)",
+        '        use_gpus = gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
+        '        super().__init__(use_distributed_sampler=replace_sampler_ddp, **{"accelerator": "gpu" if use_gpus '
+        'else "cpu", "devices": gpus if use_gpus else "auto", **kwargs})').replace(
+        "PLT(gpus=1)", 'PLT(accelerator="gpu", devices=1)').replace(
+        "MyTrainer(gpus=0, amp_level=None, precision=16)", 'MyTrainer(gpus=0, precision="16-mixed")')
+    assert out["pkg/quiet.py"] == quiet.replace("auto_select_gpus=False, ", "")
+    assert out["pkg/main.py"] == main.replace("amp_level=None, precision=16", 'precision="16-mixed"')
+    assert "r = Runner(max_epochs=1)\n" in out["pkg/runner.py"]
+
+
 # --- kind 2: Trainer arguments built elsewhere ----------------------------------------------------
 
 SETTINGS = textwrap.dedent('''\
@@ -368,3 +421,95 @@ def test_a_dict_spread_into_another_frameworks_trainer_of_the_same_name_is_left_
     files = {"pkg/trainer.py": SUBCLASS, "pkg/settings.py": settings, "pkg/hf.py": hf}
     assert sites(files, "pkg/settings.py") == []
     assert sites(files, "pkg/hf.py") == []
+
+
+# --- argparse scripts that use no Trainer option (issue 25) --------------------------------------
+
+PLAIN_SCRIPT = textwrap.dedent('''\
+    import argparse
+
+    import pytorch_lightning as pl
+
+
+    def main(argv=None):
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int, default=1)
+        parser = pl.Trainer.add_argparse_args(parser)
+        args = parser.parse_args(argv)
+        pl.seed_everything(args.seed)
+        return pl.Trainer.from_argparse_args(args, logger=False)
+''')
+
+
+def _findings(files, path):
+    return transform_text(files[path], [RULE], path=path, project=project(files)).findings
+
+
+def test_a_script_that_uses_no_trainer_option_drops_add_argparse_args_and_says_so():
+    """1.9's from_argparse_args passed every Trainer option with its default (the Trainer's own)
+    when the command line gave none: ``Trainer(logger=False)`` builds the same Trainer."""
+    files = {"train.py": PLAIN_SCRIPT}
+    out = migrate(files)["train.py"]
+    assert out == PLAIN_SCRIPT.replace("    parser = pl.Trainer.add_argparse_args(parser)\n", "").replace(
+        "pl.Trainer.from_argparse_args(args, logger=False)", "pl.Trainer(logger=False)")
+    notes = [f.message for f in _findings(files, "train.py") if f.message.startswith("T-meth3")]
+    assert notes and "a command line that passes a 1.9 Trainer option (--max_epochs ...) is now rejected" in notes[0]
+
+
+def test_options_the_projects_tests_pass_stay_declared():
+    test = textwrap.dedent('''\
+        from train import main
+
+
+        def test_short_run():
+            assert main(["--max_epochs", "3", "--fast-dev-run=1", "--seed", "2"]).max_epochs == 3
+    ''')
+    files = {"train.py": PLAIN_SCRIPT, "tests/test_train.py": test}
+    assert [(s.action, s.data) for s in sites(files, "train.py") if s.action.startswith("argparse")] == [
+        ("argparse-add", ("parser", ("fast_dev_run", "max_epochs"))),
+        ("argparse-from", (("fast_dev_run", "max_epochs"), False))]
+    out = migrate(files)
+    assert out["tests/test_train.py"] == test
+    assert '    parser.add_argument("--max_epochs", type=int, default=None)\n' in out["train.py"]
+    assert "pl.Trainer(fast_dev_run=args.fast_dev_run, max_epochs=args.max_epochs, logger=False)" in out["train.py"]
+
+
+def test_options_the_projects_shell_scripts_pass_stay_declared(tmp_path):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "train.sh").write_text("#!/bin/sh\npython train.py --max_epochs 3 \\\n  --seed 4\n")
+    (tmp_path / "train.py").write_text(PLAIN_SCRIPT)
+    path = str(tmp_path / "train.py")
+    out = migrate({path: PLAIN_SCRIPT})[path]
+    assert '    parser.add_argument("--max_epochs", type=int, default=None)\n' in out
+    assert "pl.Trainer(max_epochs=args.max_epochs, logger=False)" in out
+
+
+def test_a_dict_spread_into_an_aliased_trainer_is_migrated_where_it_is_built():
+    """``PLT(**CONFIG)`` (``from pytorch_lightning import Trainer as PLT``) and ``Runner(**OTHER)``
+    (``from pkg.trainer import MyTrainer as Runner``) with the dicts built in a settings module."""
+    settings = "CONFIG = dict(gpus=0, max_epochs=2, replace_sampler_ddp=False)\nOTHER = dict(gpus=2, amp_backend='native')\n"
+    train = ("from pytorch_lightning import Trainer as PLT\nfrom pkg.settings import CONFIG, OTHER\n"
+             "from pkg.trainer import MyTrainer as Runner\n\nt = PLT(**CONFIG)\nr = Runner(**OTHER)\n")
+    trainer = "import pytorch_lightning as pl\n\n\nclass MyTrainer(pl.Trainer):\n    pass\n"
+    out = migrate({"pkg/settings.py": settings, "pkg/train.py": train, "pkg/trainer.py": trainer})
+    assert out["pkg/settings.py"] == ("CONFIG = dict(max_epochs=2, use_distributed_sampler=False)\n"
+                                      "OTHER = dict(accelerator='gpu', devices=2)\n")
+    assert out["pkg/train.py"] == train
+
+
+def test_argparse_of_an_aliased_trainer_is_rewritten_too():
+    script = SCRIPT.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nfrom pytorch_lightning import "
+                            "Trainer as PLT\n").replace("pl.Trainer.add_argparse_args", "PLT.add_argparse_args").replace(
+        "pl.Trainer.from_argparse_args", "PLT.from_argparse_args")
+    out = migrate({"train.py": script})["train.py"]
+    assert out == SCRIPT_AFTER.replace("import pytorch_lightning as pl\n", "import pytorch_lightning as pl\nfrom "
+                                       "pytorch_lightning import Trainer as PLT\n").replace("return pl.Trainer(", "return PLT(")
+
+
+def test_a_command_line_in_the_scripts_own_strings_counts_but_not_one_in_its_docstrings():
+    script = PLAIN_SCRIPT.replace("def main(argv=None):\n",
+                                  'def main(argv=None):\n    """Run: python train.py --accelerator=gpu --max_steps 5"""\n')
+    assert "add_argparse_args" not in migrate({"train.py": script})["train.py"]
+    script = script.replace("main(argv=None)", 'main(argv="--max_steps 5".split())')
+    out = migrate({"train.py": script})["train.py"]
+    assert "pl.Trainer(max_steps=args.max_steps, logger=False)" in out
