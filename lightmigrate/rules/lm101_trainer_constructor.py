@@ -60,7 +60,17 @@ from lightmigrate.rules.shared.trainer_calls import (
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, from_module, plan_for
-from lightmigrate.rules.shared.trainer_dicts import Builders, block_statements, builders, module_function, returned
+from lightmigrate.rules.shared.trainer_dicts import (
+    Builders,
+    block_statements,
+    builders,
+    fresh_opaque,
+    module_function,
+    names_in,
+    none_defaults_loop,
+    returned,
+    statement_of,
+)
 from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
@@ -768,6 +778,7 @@ class _Transformer(PrunedTransformer):
         self.argparse_adds = {(s.line, s.col): s for s in sites if s.action == "argparse-add"}
         self.updates = {(s.line, s.col, s.target) for s in sites if s.action == "dictcall" and s.target == "update"}
         self.returns = {(s.line, s.col): s.data for s in sites if s.action == "combine"}
+        self.none_defaults = {(s.line, s.col): s.data for s in sites if s.action == "none-defaults"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -821,6 +832,20 @@ class _Transformer(PrunedTransformer):
         return self._push(node)
 
     def leave_SimpleStatementLine(self, original, updated):
+        out = self._leave_line(original, updated)
+        data = self.none_defaults.get(self.locate(original.body[0])) if self.none_defaults and len(original.body) == 1 \
+            else None
+        if data is None or not isinstance(out, cst.SimpleStatementLine):
+            return out
+        lines = _none_defaults_lines(*data)
+        lines[0] = lines[0].with_changes(leading_lines=[*out.leading_lines, *lines[0].leading_lines])
+        self.ctx.report(CODE, f"T7/T28: `**{data[0]}` may hold None for "
+                        + ", ".join(k for k, _ in data[1])
+                        + ", which 1.9 read as the default and 2.x rejects: None becomes 2.x's spelling of that default",
+                        Kind.FIXED, *self.ctx.position(self.module, original))
+        return cst.FlattenSentinel([*lines, out.with_changes(leading_lines=())])
+
+    def _leave_line(self, original, updated):
         site = None
         if self.argparse_adds and len(original.body) == 1:
             add = self.argparse_adds.get(self.locate(original.body[0]))
@@ -1260,6 +1285,55 @@ STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class", "dictcall", "argparse-from"})
 
 
+# The loop variables of the "none-defaults" lines, the first pair the function does not use.
+_LOOP_NAMES = (("key", "default"), ("arg", "default_value"), ("trainer_arg", "default_value"))
+
+
+def _none_defaults(tree: ast.Module, facts: _Facts) -> List[Site]:
+    """``Trainer(**name)`` (a Lightning Trainer) where ``name`` is a dict the function makes with
+    entries whose keys cannot be read (``{k: v for k, v in config.items() if ...}``,
+    ``name.update(config.extra)``): any of them may be ``devices=None`` (or ``strategy`` /
+    ``accelerator``), which 1.9 read as the default and 2.x rejects (issue 25 kind 3). The site
+    is the statement holding the call, which gets a loop before it that puts 2.x's spelling of
+    the default in place of None; data: (name, ((key, default), ...), (loop variable names))."""
+    lightning = {id(c) for c in facts.trainer_calls}
+    out: List[Site] = []
+    seen: Set[Place] = set()
+    for scope, call, value, _, _ in facts.spreads:
+        if id(call) not in lightning or not isinstance(value, ast.Name):
+            continue
+        body = scope.body if scope is not None else tree.body  # type: ignore[attr-defined]
+        name = value.id
+        if not fresh_opaque(body, name) or none_defaults_loop(body, name):
+            continue
+        stmt = statement_of(body, call)
+        if stmt is None or _place(stmt) in seen:
+            continue
+        given = {k.arg for k in call.keywords if k.arg}
+        keys = tuple((k, d) for k, d in tam.RUNTIME_NONE_DEFAULTS if k not in given)
+        used = names_in(scope if scope is not None else tree)
+        loop = next((pair for pair in _LOOP_NAMES if not used & set(pair)), None)
+        if not keys or loop is None:
+            continue
+        seen.add(_place(stmt))
+        out.append(Site(stmt.lineno, stmt.col_offset, name, "none-defaults", (name, keys, loop)))
+    return out
+
+
+def _none_defaults_lines(name: str, keys: Tuple[Tuple[str, str], ...], loop: Tuple[str, str],
+                         quote: str = '"') -> List[cst.BaseStatement]:
+    """The loop :func:`_none_defaults` places before the Trainer call."""
+    k, d = loop
+    pairs = ", ".join(f"({quote}{key}{quote}, {quote}{default}{quote})" for key, default in keys)
+    what = " / ".join(f"{key}=None" for key, _ in keys)
+    code = (f"for {k}, {d} in ({pairs}{',' if len(keys) == 1 else ''}):\n"
+            f"    if {name}.get({k}, {d}) is None:\n"
+            f"        {name}[{k}] = {d}\n")
+    loop = cst.parse_statement(code)
+    why = cst.EmptyLine(comment=cst.Comment(f"# 1.9 read {what} as these defaults; 2.x rejects None"))
+    return [loop.with_changes(leading_lines=[why])]
+
+
 class TrainerConstructorRule(Rule):
     code = CODE
     name = "trainer-arguments"
@@ -1418,6 +1492,7 @@ class TrainerConstructorRule(Rule):
                         facts.has_tune, False, argparse, False, combined, tuple(sorted(plan.own)), plan.positional_own)
                     sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
                                       _with_unknown(data, flows.unknown[_place(call)])))
+        sites += _none_defaults(source.tree, facts)
         for ret in combine_returns:
             sites.append(Site(ret.lineno, ret.col_offset, "train_dataloader", "combine", mode))
         if imports.any():

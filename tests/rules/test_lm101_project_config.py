@@ -368,3 +368,90 @@ def test_a_dict_spread_into_another_frameworks_trainer_of_the_same_name_is_left_
     files = {"pkg/trainer.py": SUBCLASS, "pkg/settings.py": settings, "pkg/hf.py": hf}
     assert sites(files, "pkg/settings.py") == []
     assert sites(files, "pkg/hf.py") == []
+
+
+# --- a dict of unreadable keys that may carry None for devices / strategy / accelerator ------
+
+COMPREHENSION = textwrap.dedent('''\
+    import inspect
+
+    import pytorch_lightning as pl
+
+
+    class Runner:
+        def _prepare_trainer(self, callbacks):
+            names = inspect.signature(pl.Trainer.__init__).parameters
+            trainer_args_config = {k: v for k, v in self.config.items() if k in names}
+            # For some weird reason, checkpoint_callback is not appearing in the Trainer vars
+            trainer_args_config["enable_checkpointing"] = self.config.enable_checkpointing
+            trainer_args_config.update(self.config.trainer_kwargs)
+            return pl.Trainer(
+                logger=self.logger,
+                callbacks=callbacks,
+                **trainer_args_config,
+            )
+''')
+COMPREHENSION_AFTER = COMPREHENSION.replace(
+    "        return pl.Trainer(\n",
+    "        # 1.9 read accelerator=None / strategy=None / devices=None as these defaults; 2.x rejects None\n"
+    '        for key, default in (("accelerator", "cpu"), ("strategy", "auto"), ("devices", "auto")):\n'
+    "            if trainer_args_config.get(key, default) is None:\n"
+    "                trainer_args_config[key] = default\n"
+    "        return pl.Trainer(\n")
+assert COMPREHENSION_AFTER != COMPREHENSION
+
+
+def test_a_comprehension_of_trainer_arguments_keeps_19s_meaning_of_none():
+    """pytorch_tabular 1.0 (the sweep): the config's devices=None reached the Trainer through a
+    comprehension; 1.9 read it as the device count, 2.x raises (corpus:
+    trainer_config_comprehension_none.py)."""
+    assert sites({"run.py": COMPREHENSION}, "run.py") == [
+        Site(13, 8, "trainer_args_config", "none-defaults",
+             ("trainer_args_config", (("accelerator", "cpu"), ("strategy", "auto"), ("devices", "auto")),
+              ("key", "default")))]
+    assert migrate({"run.py": COMPREHENSION})["run.py"] == COMPREHENSION_AFTER  # and a second run changes nothing
+
+
+def test_none_defaults_skip_keywords_of_the_call_and_names_the_function_uses():
+    source = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def build(config, key):
+            kwargs = dict(max_epochs=1)
+            kwargs.update(config)
+            return pl.Trainer(accelerator="cpu", **kwargs)
+    ''')
+    out = migrate({"run.py": source})["run.py"]
+    assert '    for arg, default_value in (("strategy", "auto"), ("devices", "auto")):\n' \
+           "        if kwargs.get(arg, default_value) is None:\n" in out
+
+
+def test_dicts_whose_keys_are_read_or_not_made_here_get_no_none_defaults():
+    known = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def build(n):
+            kwargs = {"max_epochs": n}
+            kwargs.update({"devices": 1})
+            return pl.Trainer(**kwargs)
+    ''')
+    passed_in = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def build(kwargs, extra):
+            kwargs.update(extra)
+            return pl.Trainer(**kwargs)
+    ''')
+    deferred = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def build(config):
+            kwargs = {k: v for k, v in config.items()}
+            return lambda: pl.Trainer(**kwargs)
+    ''')
+    for source in (known, passed_in, deferred):
+        assert not [s for s in sites({"run.py": source}, "run.py") if s.action == "none-defaults"]

@@ -106,3 +106,71 @@ def returned(func: ast.AST) -> Builders:
 def module_function(tree: ast.Module, name: str) -> Optional[ast.AST]:
     return next((s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name),
                 None)
+
+
+# --- a dict of Trainer arguments whose values are only known at run time --------------------
+
+def _assigned(body: List[ast.stmt], name: str) -> List[ast.expr]:
+    return [s.value for s in block_statements(body)
+            if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None
+            and any(isinstance(t, ast.Name) and t.id == name
+                    for t in (s.targets if isinstance(s, ast.Assign) else [s.target]))]
+
+
+def fresh_opaque(body: List[ast.stmt], name: str) -> bool:
+    """Whether the block makes ``name`` a new dict of its own (every assignment of it is a dict
+    display, a dict comprehension or ``dict(...)``), with entries whose keys cannot be read: a
+    comprehension, or ``name.update(other)`` of something other than a literal or keywords.
+    Such a dict may carry None for any Trainer argument, and changing its items before the
+    Trainer call changes no one else's dict."""
+    values = _assigned(body, name)
+    if not values or not all(isinstance(v, (ast.Dict, ast.DictComp)) or is_dict_call(v) for v in values):
+        return False
+    if any(isinstance(v, ast.DictComp) for v in values):
+        return True
+    for stmt in block_statements(body):
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            f = stmt.value.func
+            if (isinstance(f, ast.Attribute) and f.attr == "update" and isinstance(f.value, ast.Name)
+                    and f.value.id == name and stmt.value.args and not isinstance(stmt.value.args[0], ast.Dict)):
+                return True
+    return False
+
+
+def none_defaults_loop(body: List[ast.stmt], name: str) -> bool:
+    """Whether the block already has the loop LM101 writes before the Trainer call
+    (``for key, default in (...): if name.get(key, default) is None: name[key] = default``)."""
+    for stmt in block_statements(body):
+        if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Tuple) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], ast.If)):
+            continue
+        test = stmt.body[0].test
+        if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Call)
+                and isinstance(test.left.func, ast.Attribute) and test.left.func.attr == "get"
+                and isinstance(test.left.func.value, ast.Name) and test.left.func.value.id == name):
+            return True
+    return False
+
+
+_DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SIMPLE = (ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+
+
+def statement_of(body: List[ast.stmt], call: ast.Call) -> Optional[ast.stmt]:
+    """The simple statement of ``body`` (or of a block inside it) that evaluates ``call`` when it
+    runs (not inside a lambda or comprehension of it), or None."""
+    for stmt in block_statements(body):
+        if not isinstance(stmt, _SIMPLE) or not (stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno)):
+            continue
+        if not any(n is call for n in ast.walk(stmt)):
+            continue
+        deferred = [n for n in ast.walk(stmt) if isinstance(n, _DEFERRED)]
+        if any(n is call for d in deferred for n in ast.walk(d)):
+            return None
+        return stmt
+    return None
+
+
+def names_in(node: ast.AST) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
