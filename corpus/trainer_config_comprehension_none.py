@@ -7,7 +7,8 @@ Exercises (issue 25 kind 3, issue 21 sweep: pytorch_tabular, LM101, T7/T28): the
 and "choose one"; 2.x raises for both. The dict's keys cannot be read (a comprehension, an update
 from the config), so LM101 cannot set the values where they are made: before the Trainer call it
 replaces a None ``accelerator`` / ``strategy`` / ``devices`` of the dict by 2.x's spelling of the
-1.9 default. The project's Trainer pre-trains the model; a ``training_epoch_end`` (LM001) and the
+1.9 default (and marks the call: a removed 1.x argument in the config would now fall out of the
+filter silently). The project's Trainer pre-trains the model; a ``training_epoch_end`` (LM001) and the
 logged loss show training ran.
 """
 # SHIM-OUT-OF-SCOPE: 1.x Trainer values (devices=None, strategy=None) that 2.x rejects; LM101 rewrites them

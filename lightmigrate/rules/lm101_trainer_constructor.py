@@ -68,6 +68,7 @@ from lightmigrate.rules.shared.trainer_dicts import (
     module_function,
     names_in,
     none_defaults_loop,
+    opaque_how,
     returned,
     statement_of,
 )
@@ -462,12 +463,60 @@ def _key_acts(stmt: ast.Assign, facts: _Facts, has_tune: bool) -> bool:
 
 
 # What the T-args marker on a spread of unknown contents names.
-UNKNOWN_SPREAD = ("lightmigrate cannot see what `**{}` holds; 2.x rejects the removed 1.x Trainer arguments "
-                  "(gpus, tpu_cores, ipus, num_processes -> accelerator/devices; replace_sampler_ddp -> "
-                  "use_distributed_sampler; resume_from_checkpoint -> fit(ckpt_path=); auto_lr_find, "
-                  "auto_scale_batch_size -> Tuner; auto_select_gpus, amp_backend, amp_level, move_metrics_to_cpu, "
-                  "multiple_trainloader_mode, track_grad_norm, weights_summary, checkpoint_callback, "
-                  "progress_bar_refresh_rate) and reads precision=16 as \"16-mixed\": migrate them where it is filled")
+REJECTED = ("2.x rejects the removed 1.x Trainer arguments "
+            "(gpus, tpu_cores, ipus, num_processes -> accelerator/devices; replace_sampler_ddp -> "
+            "use_distributed_sampler; resume_from_checkpoint -> fit(ckpt_path=); auto_lr_find, "
+            "auto_scale_batch_size -> Tuner; auto_select_gpus, amp_backend, amp_level, move_metrics_to_cpu, "
+            "multiple_trainloader_mode, track_grad_norm, weights_summary, checkpoint_callback, "
+            "progress_bar_refresh_rate) and reads precision=16 as \"16-mixed\"")
+UNKNOWN_SPREAD = "lightmigrate cannot see what `**{}` holds; " + REJECTED + ": migrate them where it is filled"
+
+
+# The removed 1.x arguments a filter by the Trainer's parameters leaves out on 2.x.
+REMOVED_NAMES = ("gpus, tpu_cores, ipus, num_processes, auto_select_gpus, replace_sampler_ddp, resume_from_checkpoint, "
+                 "auto_lr_find, auto_scale_batch_size, amp_backend, amp_level, move_metrics_to_cpu, "
+                 "multiple_trainloader_mode, track_grad_norm, weights_summary, checkpoint_callback, "
+                 "progress_bar_refresh_rate")
+
+
+def unknown_spread_reason(spread) -> str:
+    """The T-args marker's text for a spread of unknown contents: its text; ("param", text,
+    function, parameter, whether that is the function's ``**kwargs``) when it passes on a
+    parameter; ("keys", name, how its keys are made, whether a filter by the Trainer's own
+    parameters keeps them) for a dict the function makes with keys that cannot be read."""
+    if isinstance(spread, str):
+        return UNKNOWN_SPREAD.format(spread)
+    if spread[0] == "keys":
+        _, name, how, filtered = spread
+        if filtered:
+            return (f"the keys of `**{name}` come from {how}, kept when they are parameters of the Trainer: "
+                    f"1.9 took the removed 1.x arguments among them ({REMOVED_NAMES}), 2.x leaves them out "
+                    "without an error, so what they did is silently gone: give them their 2.x form where the "
+                    "source is filled")
+        return f"the keys of `**{name}` come from {how}, which lightmigrate cannot read; {REJECTED}: migrate them there"
+    _, text, function, param, kwarg = spread
+    what = f"the keyword arguments `{function}()` takes (`**{param}`)" if kwarg else \
+        f"`{param}`, a parameter of `{function}()`"
+    return (f"`**{text}` passes on {what}, so what reaches the Trainer is what the callers of `{function}()` "
+            f"give, and callers outside this project may pass anything; {REJECTED}: migrate them where the "
+            "callers build them")
+
+
+def _passed_parameter(scope: Optional[ast.AST], value: ast.expr) -> Optional[Tuple[str, str, bool]]:
+    """(function, parameter, whether it is ``**kwargs``) when ``value`` is a parameter of the
+    function ``scope`` that the function does not rebind (``kwargs``, ``kwargs or {}``)."""
+    if scope is None or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        value = value.values[0]
+    if not isinstance(value, ast.Name):
+        return None
+    a = scope.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    kwarg = a.kwarg.arg if a.kwarg is not None else None
+    if value.id not in params and value.id != kwarg or _assigned_values(scope.body, value.id):
+        return None
+    return scope.name, value.id, value.id == kwarg
 
 
 class _Flows:
@@ -479,7 +528,8 @@ class _Flows:
         self.dicts: Dict[Place, Tuple[ast.Dict, bool]] = {}
         self.calls: Dict[Place, Tuple[ast.Call, bool]] = {}
         self.keys: Dict[Place, Tuple[ast.Assign, bool]] = {}
-        self.unknown: Dict[Place, List[str]] = {}  # Trainer call -> the spreads it cannot follow
+        # Trainer call -> the spreads it cannot follow (see unknown_spread_reason)
+        self.unknown: Dict[Place, List[object]] = {}
         if not facts.spreads and not feeds:
             return
         imported = {a.asname or a.name for s, _ in statements(tree.body) if isinstance(s, ast.ImportFrom)
@@ -511,7 +561,21 @@ class _Flows:
                     text_of(facts, value).startswith("vars(") or text_of(facts, value).endswith(".__dict__")):
                 known = True  # the T-meth3 marker says it
             if not known:
-                self.unknown.setdefault(_place(call), []).append(text_of(facts, value))
+                spelled = text_of(facts, value)
+                if not isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+                    spelled = f"({spelled})"
+                passed = _passed_parameter(scope, value)
+                self.unknown.setdefault(_place(call), []).append(
+                    spelled if passed is None else ("param", spelled, *passed))
+            elif isinstance(value, ast.Name) and fresh_opaque(body, value.id):
+                # keys set by name around a dict of keys that cannot be read (pytorch_tabular's
+                # {k: v for k, v in self.config.items() if k in <the Trainer's parameters>})
+                how = opaque_how(body, value.id, facts.text.segment)
+                scope_text = facts.text.segment(scope) if scope is not None else ""
+                filtered = "signature(" in scope_text and any(
+                    isinstance(v, ast.DictComp) and any(g.ifs for g in v.generators)
+                    for v in _assigned_values(body, value.id))
+                self.unknown.setdefault(_place(call), []).append(("keys", value.id, how, filtered))
         for feed in feeds:
             own: Tuple[str, ...] = ()
             if feed.callee != "lightning":
@@ -838,12 +902,15 @@ class _Transformer(PrunedTransformer):
         if data is None or not isinstance(out, cst.SimpleStatementLine):
             return out
         lines = _none_defaults_lines(*data)
-        lines[0] = lines[0].with_changes(leading_lines=[*out.leading_lines, *lines[0].leading_lines])
+        # the comments above the statement move above the loop; its markers stay with it
+        marks = [l for l in out.leading_lines if l.comment is not None and MARKER_PREFIX in l.comment.value]
+        rest = [l for l in out.leading_lines if l not in marks]
+        lines[0] = lines[0].with_changes(leading_lines=[*rest, *lines[0].leading_lines])
         self.ctx.report(CODE, f"T7/T28: `**{data[0]}` may hold None for "
                         + ", ".join(k for k, _ in data[1])
                         + ", which 1.9 read as the default and 2.x rejects: None becomes 2.x's spelling of that default",
                         Kind.FIXED, *self.ctx.position(self.module, original))
-        return cst.FlattenSentinel([*lines, out.with_changes(leading_lines=())])
+        return cst.FlattenSentinel([*lines, out.with_changes(leading_lines=marks)])
 
     def _leave_line(self, original, updated):
         site = None
@@ -1043,7 +1110,7 @@ class _Transformer(PrunedTransformer):
                       own: Optional[Tuple[str, ...]] = None,
                       positional_own: bool = False, unknown: Tuple[str, ...] = ()) -> cst.Call:
         for spread in unknown:
-            self._mark([f"T-args: {UNKNOWN_SPREAD.format(spread)} ({tam.GUIDE})"])
+            self._mark([f"T-args: {unknown_spread_reason(spread)} ({tam.GUIDE})"])
         entries: List[tam.Entry] = []
         pos = 0
         for arg in updated.args:
