@@ -13,6 +13,8 @@ FEEDS = [
     "t = [Trainer  # a comment\n    (**cfg)]\n",
     "t = Trainer \\\n    (**cfg)\n",
     "t = Trainer(name='a)b', **cfg)\n",  # a string in the arguments: not read further
+    "from pytorch_lightning import Trainer as PLT\n\nt = PLT(**CONFIG)\n",
+    "from pkg.trainer import (\n    MyTrainer as Runner,\n)\nr = Runner(\n    **OTHER)\n",
 ]
 NO_FEEDS = [
     "trainer = pl.Trainer(max_epochs=1)\n\ndef f(**kwargs):\n    return kwargs\n",

@@ -72,19 +72,27 @@ def matches(patterns: Tuple[str, ...], path: str) -> bool:
     return False
 
 
-# ``...Trainer(`` (what may stand between a name and its ``(`` inside brackets too), and what
-# the scan of its arguments stops at: brackets, the start of a string or comment, ``**``
-_TRAINER_CALL = re.compile(r"Trainer(?:\s|\\|#[^\n]*)*\(")
+# ``...Trainer(`` (what may stand between a name and its ``(`` inside brackets too), a name a
+# ``...Trainer`` is imported as, and what the scan of a call's arguments stops at: brackets, the
+# start of a string or comment, ``**``
+_CALL_GAP = r"(?:\s|\\|#[^\n]*)*\("
+_TRAINER_CALL = re.compile("Trainer" + _CALL_GAP)
+_TRAINER_ALIAS = re.compile(r"Trainer(?:\s|\\)+as(?:\s|\\)+([^\W\d]\w*)")
 _ARGUMENT_SCAN = re.compile(r"[()\[\]{}'\"#]|\*\*")
 _DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 
 
 def may_feed(text: str) -> bool:
-    """The text search before any parse: a ``...Trainer(`` call whose arguments may hold
-    ``**`` (a superset: arguments holding a string or a comment are not read further)."""
+    """The text search before any parse: a ``...Trainer(`` call (or a call of a name a
+    ``...Trainer`` is imported as) whose arguments may hold ``**`` (a superset: arguments holding
+    a string or a comment are not read further)."""
     if "Trainer" not in text or "**" not in text:
         return False
-    for call in _TRAINER_CALL.finditer(text):
+    calls = _TRAINER_CALL
+    aliases = set(_TRAINER_ALIAS.findall(text)) if " as" in text else ()
+    if aliases:  # (``from pytorch_lightning import Trainer as PLT``: ``PLT(**cfg)``)
+        calls = re.compile("(?:Trainer|" + "|".join(map(re.escape, sorted(aliases))) + ")" + _CALL_GAP)
+    for call in calls.finditer(text):
         depth = 1
         for found in _ARGUMENT_SCAN.finditer(text, call.end()):
             token = found.group()

@@ -69,7 +69,18 @@ from lightmigrate.rules.shared.trainer_calls import (
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, from_module, plan_for
-from lightmigrate.rules.shared.trainer_dicts import Builders, block_statements, builders, module_function, returned
+from lightmigrate.rules.shared.trainer_dicts import (
+    Builders,
+    block_statements,
+    builders,
+    fresh_opaque,
+    module_function,
+    names_in,
+    none_defaults_loop,
+    opaque_how,
+    returned,
+    statement_of,
+)
 from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.analysis.cli_options import options_in
 from lightmigrate.analysis.project import ProjectIndex
@@ -462,12 +473,60 @@ def _key_acts(stmt: ast.Assign, facts: _Facts, has_tune: bool) -> bool:
 
 
 # What the T-args marker on a spread of unknown contents names.
-UNKNOWN_SPREAD = ("lightmigrate cannot see what `**{}` holds; 2.x rejects the removed 1.x Trainer arguments "
-                  "(gpus, tpu_cores, ipus, num_processes -> accelerator/devices; replace_sampler_ddp -> "
-                  "use_distributed_sampler; resume_from_checkpoint -> fit(ckpt_path=); auto_lr_find, "
-                  "auto_scale_batch_size -> Tuner; auto_select_gpus, amp_backend, amp_level, move_metrics_to_cpu, "
-                  "multiple_trainloader_mode, track_grad_norm, weights_summary, checkpoint_callback, "
-                  "progress_bar_refresh_rate) and reads precision=16 as \"16-mixed\": migrate them where it is filled")
+REJECTED = ("2.x rejects the removed 1.x Trainer arguments "
+            "(gpus, tpu_cores, ipus, num_processes -> accelerator/devices; replace_sampler_ddp -> "
+            "use_distributed_sampler; resume_from_checkpoint -> fit(ckpt_path=); auto_lr_find, "
+            "auto_scale_batch_size -> Tuner; auto_select_gpus, amp_backend, amp_level, move_metrics_to_cpu, "
+            "multiple_trainloader_mode, track_grad_norm, weights_summary, checkpoint_callback, "
+            "progress_bar_refresh_rate) and reads precision=16 as \"16-mixed\"")
+UNKNOWN_SPREAD = "lightmigrate cannot see what `**{}` holds; " + REJECTED + ": migrate them where it is filled"
+
+
+# The removed 1.x arguments a filter by the Trainer's parameters leaves out on 2.x.
+REMOVED_NAMES = ("gpus, tpu_cores, ipus, num_processes, auto_select_gpus, replace_sampler_ddp, resume_from_checkpoint, "
+                 "auto_lr_find, auto_scale_batch_size, amp_backend, amp_level, move_metrics_to_cpu, "
+                 "multiple_trainloader_mode, track_grad_norm, weights_summary, checkpoint_callback, "
+                 "progress_bar_refresh_rate")
+
+
+def unknown_spread_reason(spread) -> str:
+    """The T-args marker's text for a spread of unknown contents: its text; ("param", text,
+    function, parameter, whether that is the function's ``**kwargs``) when it passes on a
+    parameter; ("keys", name, how its keys are made, whether a filter by the Trainer's own
+    parameters keeps them) for a dict the function makes with keys that cannot be read."""
+    if isinstance(spread, str):
+        return UNKNOWN_SPREAD.format(spread)
+    if spread[0] == "keys":
+        _, name, how, filtered = spread
+        if filtered:
+            return (f"the keys of `**{name}` come from {how}, kept when they are parameters of the Trainer: "
+                    f"1.9 took the removed 1.x arguments among them ({REMOVED_NAMES}), 2.x leaves them out "
+                    "without an error, so what they did is silently gone: give them their 2.x form where the "
+                    "source is filled")
+        return f"the keys of `**{name}` come from {how}, which lightmigrate cannot read; {REJECTED}: migrate them there"
+    _, text, function, param, kwarg = spread
+    what = f"the keyword arguments `{function}()` takes (`**{param}`)" if kwarg else \
+        f"`{param}`, a parameter of `{function}()`"
+    return (f"`**{text}` passes on {what}, so what reaches the Trainer is what the callers of `{function}()` "
+            f"give, and callers outside this project may pass anything; {REJECTED}: migrate them where the "
+            "callers build them")
+
+
+def _passed_parameter(scope: Optional[ast.AST], value: ast.expr) -> Optional[Tuple[str, str, bool]]:
+    """(function, parameter, whether it is ``**kwargs``) when ``value`` is a parameter of the
+    function ``scope`` that the function does not rebind (``kwargs``, ``kwargs or {}``)."""
+    if scope is None or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        value = value.values[0]
+    if not isinstance(value, ast.Name):
+        return None
+    a = scope.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    kwarg = a.kwarg.arg if a.kwarg is not None else None
+    if value.id not in params and value.id != kwarg or _assigned_values(scope.body, value.id):
+        return None
+    return scope.name, value.id, value.id == kwarg
 
 
 class _Flows:
@@ -479,7 +538,8 @@ class _Flows:
         self.dicts: Dict[Place, Tuple[ast.Dict, bool]] = {}
         self.calls: Dict[Place, Tuple[ast.Call, bool]] = {}
         self.keys: Dict[Place, Tuple[ast.Assign, bool]] = {}
-        self.unknown: Dict[Place, List[str]] = {}  # Trainer call -> the spreads it cannot follow
+        # Trainer call -> the spreads it cannot follow (see unknown_spread_reason)
+        self.unknown: Dict[Place, List[object]] = {}
         if not facts.spreads and not feeds:
             return
         imported = {a.asname or a.name for s, _ in statements(tree.body) if isinstance(s, ast.ImportFrom)
@@ -511,7 +571,21 @@ class _Flows:
                     text_of(facts, value).startswith("vars(") or text_of(facts, value).endswith(".__dict__")):
                 known = True  # the T-meth3 marker says it
             if not known:
-                self.unknown.setdefault(_place(call), []).append(text_of(facts, value))
+                spelled = text_of(facts, value)
+                if not isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+                    spelled = f"({spelled})"
+                passed = _passed_parameter(scope, value)
+                self.unknown.setdefault(_place(call), []).append(
+                    spelled if passed is None else ("param", spelled, *passed))
+            elif isinstance(value, ast.Name) and fresh_opaque(body, value.id):
+                # keys set by name around a dict of keys that cannot be read (pytorch_tabular's
+                # {k: v for k, v in self.config.items() if k in <the Trainer's parameters>})
+                how = opaque_how(body, value.id, facts.text.segment)
+                scope_text = facts.text.segment(scope) if scope is not None else ""
+                filtered = "signature(" in scope_text and any(
+                    isinstance(v, ast.DictComp) and any(g.ifs for g in v.generators)
+                    for v in _assigned_values(body, value.id))
+                self.unknown.setdefault(_place(call), []).append(("keys", value.id, how, filtered))
         for feed in feeds:
             own: Tuple[str, ...] = ()
             if feed.callee != "lightning":
@@ -784,6 +858,7 @@ class _Transformer(PrunedTransformer):
         self.argparse_adds = {(s.line, s.col): s for s in sites if s.action == "argparse-add"}
         self.updates = {(s.line, s.col, s.target) for s in sites if s.action == "dictcall" and s.target == "update"}
         self.returns = {(s.line, s.col): s.data for s in sites if s.action == "combine"}
+        self.none_defaults = {(s.line, s.col): s.data for s in sites if s.action == "none-defaults"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -837,6 +912,23 @@ class _Transformer(PrunedTransformer):
         return self._push(node)
 
     def leave_SimpleStatementLine(self, original, updated):
+        out = self._leave_line(original, updated)
+        data = self.none_defaults.get(self.locate(original.body[0])) if self.none_defaults and len(original.body) == 1 \
+            else None
+        if data is None or not isinstance(out, cst.SimpleStatementLine):
+            return out
+        lines = _none_defaults_lines(*data)
+        # the comments above the statement move above the loop; its markers stay with it
+        marks = [l for l in out.leading_lines if l.comment is not None and MARKER_PREFIX in l.comment.value]
+        rest = [l for l in out.leading_lines if l not in marks]
+        lines[0] = lines[0].with_changes(leading_lines=[*rest, *lines[0].leading_lines])
+        self.ctx.report(CODE, f"T7/T28: `**{data[0]}` may hold None for "
+                        + ", ".join(k for k, _ in data[1])
+                        + ", which 1.9 read as the default and 2.x rejects: None becomes 2.x's spelling of that default",
+                        Kind.FIXED, *self.ctx.position(self.module, original))
+        return cst.FlattenSentinel([*lines, out.with_changes(leading_lines=marks)])
+
+    def _leave_line(self, original, updated):
         site = None
         first = original.body[0] if len(original.body) == 1 else None
         # (a statement is located only when its shape is that of a site: locating costs)
@@ -1046,7 +1138,7 @@ class _Transformer(PrunedTransformer):
                       own: Optional[Tuple[str, ...]] = None,
                       positional_own: bool = False, unknown: Tuple[str, ...] = ()) -> cst.Call:
         for spread in unknown:
-            self._mark([f"T-args: {UNKNOWN_SPREAD.format(spread)} ({tam.GUIDE})"])
+            self._mark([f"T-args: {unknown_spread_reason(spread)} ({tam.GUIDE})"])
         entries: List[tam.Entry] = []
         pos = 0
         for arg in updated.args:
@@ -1288,6 +1380,55 @@ STRATEGY_CALLS = frozenset({"DDPStrategy", *REMOVED_STRATEGY_CLASSES})
 CALL_ACTIONS = frozenset({"call", "ckpt", "argparse", "ddp", "strategy-class", "dictcall", "argparse-from"})
 
 
+# The loop variables of the "none-defaults" lines, the first pair the function does not use.
+_LOOP_NAMES = (("key", "default"), ("arg", "default_value"), ("trainer_arg", "default_value"))
+
+
+def _none_defaults(tree: ast.Module, facts: _Facts) -> List[Site]:
+    """``Trainer(**name)`` (a Lightning Trainer) where ``name`` is a dict the function makes with
+    entries whose keys cannot be read (``{k: v for k, v in config.items() if ...}``,
+    ``name.update(config.extra)``): any of them may be ``devices=None`` (or ``strategy`` /
+    ``accelerator``), which 1.9 read as the default and 2.x rejects (issue 25 kind 3). The site
+    is the statement holding the call, which gets a loop before it that puts 2.x's spelling of
+    the default in place of None; data: (name, ((key, default), ...), (loop variable names))."""
+    lightning = {id(c) for c in facts.trainer_calls}
+    out: List[Site] = []
+    seen: Set[Place] = set()
+    for scope, call, value, _, _ in facts.spreads:
+        if id(call) not in lightning or not isinstance(value, ast.Name):
+            continue
+        body = scope.body if scope is not None else tree.body  # type: ignore[attr-defined]
+        name = value.id
+        if not fresh_opaque(body, name) or none_defaults_loop(body, name):
+            continue
+        stmt = statement_of(body, call)
+        if stmt is None or _place(stmt) in seen:
+            continue
+        given = {k.arg for k in call.keywords if k.arg}
+        keys = tuple((k, d) for k, d in tam.RUNTIME_NONE_DEFAULTS if k not in given)
+        used = names_in(scope if scope is not None else tree)
+        loop = next((pair for pair in _LOOP_NAMES if not used & set(pair)), None)
+        if not keys or loop is None:
+            continue
+        seen.add(_place(stmt))
+        out.append(Site(stmt.lineno, stmt.col_offset, name, "none-defaults", (name, keys, loop)))
+    return out
+
+
+def _none_defaults_lines(name: str, keys: Tuple[Tuple[str, str], ...], loop: Tuple[str, str],
+                         quote: str = '"') -> List[cst.BaseStatement]:
+    """The loop :func:`_none_defaults` places before the Trainer call."""
+    k, d = loop
+    pairs = ", ".join(f"({quote}{key}{quote}, {quote}{default}{quote})" for key, default in keys)
+    what = " / ".join(f"{key}=None" for key, _ in keys)
+    code = (f"for {k}, {d} in ({pairs}{',' if len(keys) == 1 else ''}):\n"
+            f"    if {name}.get({k}, {d}) is None:\n"
+            f"        {name}[{k}] = {d}\n")
+    loop = cst.parse_statement(code)
+    why = cst.EmptyLine(comment=cst.Comment(f"# 1.9 read {what} as these defaults; 2.x rejects None"))
+    return [loop.with_changes(leading_lines=[why])]
+
+
 class TrainerConstructorRule(Rule):
     code = CODE
     name = "trainer-arguments"
@@ -1446,6 +1587,7 @@ class TrainerConstructorRule(Rule):
                         facts.has_tune, False, argparse, False, combined, tuple(sorted(plan.own)), plan.positional_own)
                     sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
                                       _with_unknown(data, flows.unknown[_place(call)])))
+        sites += _none_defaults(source.tree, facts)
         for ret in combine_returns:
             sites.append(Site(ret.lineno, ret.col_offset, "train_dataloader", "combine", mode))
         if imports.any():

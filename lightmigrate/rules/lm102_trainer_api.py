@@ -77,6 +77,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     statements,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer
+from lightmigrate.rules.shared.trainer_dicts import fresh_opaque, opaque_how, self_attribute_origin
 
 CODE = "LM102"
 
@@ -169,6 +170,7 @@ class _TrainerNames:
     such bindings and the tuner flags of the call (for ``t.tune(...)``)."""
 
     def __init__(self, imports: LightningImports, text: Text, tree: ast.Module) -> None:
+        self.imports = imports
         self.names: Set[str] = set()
         self.scoped: Dict[Tuple[Place, str], Tuple[Any, Any, bool]] = {}  # -> (auto_lr_find, auto_scale_batch_size, spread)
         self.counts: Dict[Tuple[Place, str], int] = {}
@@ -464,14 +466,36 @@ class _Finder(NodeVisitor):
         key = (self.scopes[-1], self.text.value_spelling(call.func))
         flags = self.names.scoped.get(key)
         if flags is None:
-            return ("this Trainer is not built in this function, so its auto_lr_find / auto_scale_batch_size "
-                    "values (which decided what 1.9's tune() ran) are not known here")
+            return self._made_elsewhere(call) or (
+                "this Trainer is not built in this function, so its auto_lr_find / auto_scale_batch_size "
+                "values (which decided what 1.9's tune() ran) are not known here")
         if self.names.counts.get(key) != 1:
             return "this name is bound to several Trainers here, so which tuners 1.9 ran is not known"
         if flags[2]:
             return ("this Trainer takes **kwargs/*args, so its auto_lr_find / auto_scale_batch_size values "
                     "are not known here")
         return "its arguments (or the tuner flags) are not literals the rewrite can read"
+
+    def _made_elsewhere(self, call: ast.Call) -> Optional[str]:
+        """For ``self.<attr>.tune(...)``: the exact reason when another method of the class makes
+        that Trainer from ``**dict`` of a dict whose keys cannot be read (pytorch_tabular's
+        ``pl.Trainer(**{k: v for k, v in self.config.items() if ...})``), or None."""
+        receiver = call.func.value  # type: ignore[attr-defined]
+        if not (self.classes and isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
+                and receiver.value.id == "self"):
+            return None
+        origin = self_attribute_origin(self.classes[-1], receiver.attr,
+                                       lambda c: is_lightning_trainer(c.func, self.names.imports))
+        if origin is None:
+            return None
+        method, trainer, node = origin
+        for k in trainer.keywords:
+            if k.arg is None and isinstance(k.value, ast.Name) and fresh_opaque(node.body, k.value.id):
+                how = opaque_how(node.body, k.value.id, self.text.segment)
+                return (f"`self.{receiver.attr}` is made by `{method}()` as `{self.text.segment(trainer.func)}(..., "
+                        f"**{k.value.id})`, and that dict's auto_lr_find / auto_scale_batch_size entries (which "
+                        f"decided what 1.9's tune() ran) cannot be read: its keys come from {how}")
+        return None
 
     def visit_Assign(self, node: ast.Assign) -> None:
         call = node.value

@@ -280,10 +280,20 @@ def test_spreads_of_unknown_contents_are_marked_with_what_2x_rejects():
             return a, b, c
     ''')
     found = sites({"t.py": text}, "t.py")
-    assert [(s.line, s.data[-1]) for s in found] == [(5, ("cfg",)), (6, ("kw",)), (7, ("cfg.trainer",))]
+    assert [(s.line, s.data[-1]) for s in found] == [
+        (5, (("param", "cfg", "make", "cfg", False),)), (6, (("param", "kw", "make", "kw", True),)),
+        (7, ("cfg.trainer",))]
     out = migrate({"t.py": text})["t.py"]
-    assert out.count("# TODO(lightmigrate): LM101 T-args: lightmigrate cannot see what `**") == 3
+    assert out.count("# TODO(lightmigrate): LM101 T-args: ") == 3
     assert "`**cfg.trainer` holds; 2.x rejects the removed 1.x Trainer arguments (gpus, tpu_cores" in out
+    # a parameter: the marker says the contents come from the function's callers (pykeen's lit_pipeline)
+    assert ("T-args: `**cfg` passes on `cfg`, a parameter of `make()`, so what reaches the Trainer is what the "
+            "callers of `make()` give, and callers outside this project may pass anything; 2.x rejects the "
+            "removed 1.x Trainer arguments (gpus, tpu_cores") in out
+    assert "T-args: `**kw` passes on the keyword arguments `make()` takes (`**kw`), so what reaches" in out
+    kwargs_or_empty = text.replace("def make(cfg, **kw):", "def make(cfg=None, **kw):").replace(
+        "pl.Trainer(**cfg)", "pl.Trainer(**(cfg or {}))")
+    assert "T-args: `**(cfg or {})` passes on `cfg`, a parameter of `make()`" in migrate({"t.py": kwargs_or_empty})["t.py"]
 
 
 def test_the_subclass_forwarding_its_kwargs_is_not_marked():
@@ -513,3 +523,115 @@ def test_a_command_line_in_the_scripts_own_strings_counts_but_not_one_in_its_doc
     script = script.replace("main(argv=None)", 'main(argv="--max_steps 5".split())')
     out = migrate({"train.py": script})["train.py"]
     assert "pl.Trainer(max_steps=args.max_steps, logger=False)" in out
+
+
+# --- a dict of unreadable keys that may carry None for devices / strategy / accelerator ------
+
+COMPREHENSION = textwrap.dedent('''\
+    import inspect
+
+    import pytorch_lightning as pl
+
+
+    class Runner:
+        def _prepare_trainer(self, callbacks):
+            names = inspect.signature(pl.Trainer.__init__).parameters
+            trainer_args_config = {k: v for k, v in self.config.items() if k in names}
+            # For some weird reason, checkpoint_callback is not appearing in the Trainer vars
+            trainer_args_config["enable_checkpointing"] = self.config.enable_checkpointing
+            trainer_args_config.update(self.config.trainer_kwargs)
+            return pl.Trainer(
+                logger=self.logger,
+                callbacks=callbacks,
+                **trainer_args_config,
+            )
+''')
+COMPREHENSION_AFTER = COMPREHENSION.replace(
+    "        return pl.Trainer(\n",
+    "        # 1.9 read accelerator=None / strategy=None / devices=None as these defaults; 2.x rejects None\n"
+    '        for key, default in (("accelerator", "cpu"), ("strategy", "auto"), ("devices", "auto")):\n'
+    "            if trainer_args_config.get(key, default) is None:\n"
+    "                trainer_args_config[key] = default\n"
+    "        return pl.Trainer(\n")
+assert COMPREHENSION_AFTER != COMPREHENSION
+
+
+def test_a_comprehension_of_trainer_arguments_keeps_19s_meaning_of_none():
+    """pytorch_tabular 1.0 (the sweep): the config's devices=None reached the Trainer through a
+    comprehension; 1.9 read it as the device count, 2.x raises (corpus:
+    trainer_config_comprehension_none.py)."""
+    found = sites({"run.py": COMPREHENSION}, "run.py")
+    assert [s for s in found if s.action == "none-defaults"] == [
+        Site(13, 8, "trainer_args_config", "none-defaults",
+             ("trainer_args_config", (("accelerator", "cpu"), ("strategy", "auto"), ("devices", "auto")),
+              ("key", "default")))]
+    # and the call gets the T-args marker for the keys that cannot be read (see below)
+    assert [s.data[-1] for s in found if s.action == "call"] == [(
+        ("keys", "trainer_args_config",
+         "a comprehension over `self.config.items()` and an update from `self.config.trainer_kwargs`", True),)]
+    out = migrate({"run.py": COMPREHENSION})["run.py"]  # and a second run changes nothing
+    marker, = [line for line in out.splitlines(keepends=True) if "TODO(lightmigrate)" in line]
+    assert out.replace(marker, "") == COMPREHENSION_AFTER
+    # the marker stays right above the Trainer call, after the loop
+    assert out.index(marker) == out.index("        return pl.Trainer(") - len(marker)
+    # pytorch_tabular's comprehension keeps the keys that are the Trainer's parameters: on 2.x the
+    # removed 1.x arguments the config may hold (track_grad_norm, auto_select_gpus) fall out silently
+    assert marker.startswith(
+        "        # TODO(lightmigrate): LM101 T-args: the keys of `**trainer_args_config` come from a comprehension "
+        "over `self.config.items()` and an update from `self.config.trainer_kwargs`, kept when they are "
+        "parameters of the Trainer: 1.9 took the removed 1.x arguments among them (gpus, ")
+    assert "track_grad_norm" in marker and "2.x leaves them out without an error" in marker
+
+
+def test_a_comprehension_not_filtered_is_marked_for_what_2x_rejects():
+    source = COMPREHENSION.replace("        names = inspect.signature(pl.Trainer.__init__).parameters\n", "").replace(
+        " if k in names}", "}")
+    out = migrate({"run.py": source})["run.py"]
+    assert ("# TODO(lightmigrate): LM101 T-args: the keys of `**trainer_args_config` come from a comprehension "
+            "over `self.config.items()` and an update from `self.config.trainer_kwargs`, which lightmigrate cannot "
+            "read; 2.x rejects the removed 1.x Trainer arguments (gpus, tpu_cores") in out
+
+
+def test_none_defaults_skip_keywords_of_the_call_and_names_the_function_uses():
+    source = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def build(config, key):
+            kwargs = dict(max_epochs=1)
+            kwargs.update(config)
+            return pl.Trainer(accelerator="cpu", **kwargs)
+    ''')
+    out = migrate({"run.py": source})["run.py"]
+    assert '    for arg, default_value in (("strategy", "auto"), ("devices", "auto")):\n' \
+           "        if kwargs.get(arg, default_value) is None:\n" in out
+
+
+def test_dicts_whose_keys_are_read_or_not_made_here_get_no_none_defaults():
+    known = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def build(n):
+            kwargs = {"max_epochs": n}
+            kwargs.update({"devices": 1})
+            return pl.Trainer(**kwargs)
+    ''')
+    passed_in = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def build(kwargs, extra):
+            kwargs.update(extra)
+            return pl.Trainer(**kwargs)
+    ''')
+    deferred = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        def build(config):
+            kwargs = {k: v for k, v in config.items()}
+            return lambda: pl.Trainer(**kwargs)
+    ''')
+    for source in (known, passed_in, deferred):
+        assert not [s for s in sites({"run.py": source}, "run.py") if s.action == "none-defaults"]

@@ -106,6 +106,35 @@ def test_tune_without_visible_flags_is_marked():
     assert "not rewritten because this Trainer is not built in this function" in out
 
 
+def test_tune_of_a_trainer_another_method_makes_from_an_unreadable_dict_says_exactly_why():
+    """pytorch_tabular 1.0 (the sweep): ``self.trainer`` comes from ``self._prepare_trainer()``,
+    which spreads a comprehension over the config into ``pl.Trainer``: which tuners 1.9's tune()
+    ran cannot be read, and the marker names the method, the dict and where its keys come from."""
+    source = (
+        "import pytorch_lightning as pl\n\n\n"
+        "class TabularModel:\n"
+        "    def _prepare_trainer(self, callbacks):\n"
+        "        names = [p for p in pl.Trainer.__init__.__code__.co_varnames]\n"
+        "        trainer_args_config = {k: v for k, v in self.config.items() if k in names}\n"
+        "        trainer_args_config.update(self.config.trainer_kwargs)\n"
+        "        return pl.Trainer(callbacks=callbacks, **trainer_args_config)\n\n"
+        "    def _prepare_for_training(self, callbacks=None):\n"
+        "        self.trainer = self._prepare_trainer(callbacks)\n\n"
+        "    def fit(self, train_loader):\n"
+        "        self._prepare_for_training()\n"
+        "        if self.config.auto_lr_find:\n"
+        "            result = self.trainer.tune(self.model, train_loader)\n"
+        "        self.trainer = None\n"
+    )
+    out, _ = run_rule(RULE, source)
+    assert ("not rewritten because `self.trainer` is made by `_prepare_trainer()` as "
+            "`pl.Trainer(..., **trainer_args_config)`, and that dict's auto_lr_find / auto_scale_batch_size "
+            "entries (which decided what 1.9's tune() ran) cannot be read: its keys come from a comprehension "
+            "over `self.config.items()` and an update from `self.config.trainer_kwargs`;") in out
+    assert "            result = self.trainer.tune(self.model, train_loader)\n" in out
+    assert run_rule(RULE, out)[0] == out
+
+
 def test_tune_result_keeps_1_9_dict():
     """Issue 25 kind 4: ``result = trainer.tune(...)`` (pytorch_tabular-style) becomes Tuner calls whose
     results fill the dict 1.9's tune() returned, keyed by the tuners that ran."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 
 @dataclass
@@ -106,3 +106,129 @@ def returned(func: ast.AST) -> Builders:
 def module_function(tree: ast.Module, name: str) -> Optional[ast.AST]:
     return next((s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name),
                 None)
+
+
+# --- a dict of Trainer arguments whose values are only known at run time --------------------
+
+def _assigned(body: List[ast.stmt], name: str) -> List[ast.expr]:
+    return [s.value for s in block_statements(body)
+            if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None
+            and any(isinstance(t, ast.Name) and t.id == name
+                    for t in (s.targets if isinstance(s, ast.Assign) else [s.target]))]
+
+
+def fresh_opaque(body: List[ast.stmt], name: str) -> bool:
+    """Whether the block makes ``name`` a new dict of its own (every assignment of it is a dict
+    display, a dict comprehension or ``dict(...)``), with entries whose keys cannot be read: a
+    comprehension, or ``name.update(other)`` of something other than a literal or keywords.
+    Such a dict may carry None for any Trainer argument, and changing its items before the
+    Trainer call changes no one else's dict."""
+    values = _assigned(body, name)
+    if not values or not all(isinstance(v, (ast.Dict, ast.DictComp)) or is_dict_call(v) for v in values):
+        return False
+    if any(isinstance(v, ast.DictComp) for v in values):
+        return True
+    for stmt in block_statements(body):
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            f = stmt.value.func
+            if (isinstance(f, ast.Attribute) and f.attr == "update" and isinstance(f.value, ast.Name)
+                    and f.value.id == name and stmt.value.args and not isinstance(stmt.value.args[0], ast.Dict)):
+                return True
+    return False
+
+
+def none_defaults_loop(body: List[ast.stmt], name: str) -> bool:
+    """Whether the block already has the loop LM101 writes before the Trainer call
+    (``for key, default in (...): if name.get(key, default) is None: name[key] = default``)."""
+    for stmt in block_statements(body):
+        if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Tuple) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], ast.If)):
+            continue
+        test = stmt.body[0].test
+        if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Call)
+                and isinstance(test.left.func, ast.Attribute) and test.left.func.attr == "get"
+                and isinstance(test.left.func.value, ast.Name) and test.left.func.value.id == name):
+            return True
+    return False
+
+
+_DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SIMPLE = (ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+
+
+def statement_of(body: List[ast.stmt], call: ast.Call) -> Optional[ast.stmt]:
+    """The simple statement of ``body`` (or of a block inside it) that evaluates ``call`` when it
+    runs (not inside a lambda or comprehension of it), or None."""
+    for stmt in block_statements(body):
+        if not isinstance(stmt, _SIMPLE) or not (stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno)):
+            continue
+        if not any(n is call for n in ast.walk(stmt)):
+            continue
+        deferred = [n for n in ast.walk(stmt) if isinstance(n, _DEFERRED)]
+        if any(n is call for d in deferred for n in ast.walk(d)):
+            return None
+        return stmt
+    return None
+
+
+def names_in(node: ast.AST) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+
+
+def opaque_how(body: List[ast.stmt], name: str, segment) -> str:
+    """How the dict ``name`` (see :func:`fresh_opaque`) gets keys that cannot be read, in the
+    user's spelling (``segment`` gives a node's source): "a comprehension over
+    `self.config.items()`", "an update from `extra`"."""
+    ways = []
+    for value in _assigned(body, name):
+        if isinstance(value, ast.DictComp):
+            source = value.generators[0].iter
+            ways.append(f"a comprehension over `{segment(source)}`")
+    for stmt in block_statements(body):
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            f = stmt.value.func
+            if (isinstance(f, ast.Attribute) and f.attr == "update" and isinstance(f.value, ast.Name)
+                    and f.value.id == name and stmt.value.args and not isinstance(stmt.value.args[0], ast.Dict)):
+                ways.append(f"an update from `{segment(stmt.value.args[0])}`")
+    return " and ".join(dict.fromkeys(ways))
+
+
+def self_attribute_origin(cls: ast.ClassDef, attr: str, is_trainer_call) -> Optional[Tuple[str, ast.Call, ast.AST]]:
+    """Where the class's methods set ``self.<attr>`` to a Trainer: (the method that makes it,
+    the Trainer call, that method's node), when every ``self.<attr> = ...`` of the class other
+    than ``None`` is the same ``self.<method>(...)`` call of a method that returns a Trainer call
+    (``is_trainer_call``) directly or through one name; else None."""
+    methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    makers = set()
+    for method in methods.values():
+        for node in ast.walk(method):
+            if not isinstance(node, ast.Assign):
+                continue
+            if not any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                       and t.value.id == "self" for t in node.targets):
+                continue
+            value = node.value
+            if isinstance(value, ast.Constant) and value.value is None:
+                continue
+            if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                    and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"
+                    and value.func.attr in methods):
+                makers.add(value.func.attr)
+            else:
+                return None
+    if len(makers) != 1:
+        return None
+    maker = methods[makers.pop()]
+    found = None
+    for stmt in block_statements(maker.body):  # type: ignore[attr-defined]
+        if not isinstance(stmt, ast.Return) or stmt.value is None:
+            continue
+        value = stmt.value
+        if isinstance(value, ast.Name):
+            bound = [v for v in _assigned(maker.body, value.id)]  # type: ignore[attr-defined]
+            value = bound[0] if len(bound) == 1 else None
+        if not (isinstance(value, ast.Call) and is_trainer_call(value)) or found is not None:
+            return None
+        found = value
+    return (maker.name, found, maker) if found is not None else None  # type: ignore[attr-defined]
