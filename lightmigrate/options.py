@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
+from lightmigrate import rules as registry  # (read at each call: tests swap the rule lists)
 from lightmigrate.config import Settings, load_settings
-from lightmigrate.rules import ALL_RULES, OPT_IN_RULES
 from lightmigrate.rules.base import Rule
 from lightmigrate.rules.lm210_unified_imports import CODE as UNIFIED_IMPORTS_CODE
 
@@ -16,9 +16,10 @@ def migration_settings(paths: Sequence[str], config_path=None, select: Sequence[
                        ignore: Sequence[str] = (), exclude: Sequence[str] = ()) -> Settings:
     """[tool.lightmigrate] of ``config_path`` (or the nearest pyproject.toml) with the command
     line's ``--select``/``--ignore``/``--exclude`` applied; raises ``ConfigError``."""
-    return load_settings(paths, [r.code for r in [*ALL_RULES, *OPT_IN_RULES]], config_path, select, ignore, exclude)
+    codes = [r.code for r in [*registry.ALL_RULES, *registry.OPT_IN_RULES]]
+    return load_settings(paths, codes, config_path, select, ignore, exclude)
 
 
 def migration_rules(settings: Settings, unified_imports: bool = False) -> List[Rule]:
     """The rules ``settings`` choose, in run order (``unified_imports``: also LM210)."""
-    return settings.rules(ALL_RULES, OPT_IN_RULES, [UNIFIED_IMPORTS_CODE] if unified_imports else [])
+    return settings.rules(registry.ALL_RULES, registry.OPT_IN_RULES, [UNIFIED_IMPORTS_CODE] if unified_imports else [])

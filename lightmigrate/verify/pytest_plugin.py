@@ -23,7 +23,7 @@ comparison draw the same initial weights.
 pytest-xdist: each worker writes ``FILE`` with its id before the suffix (``rec.gw0.json``),
 the controller writes nothing; :func:`read_recordings` merges them.
 
-Runs inside the 1.x interpreter too: stdlib and this package's import-light modules only.
+Runs inside the 1.x interpreter too: stdlib, pytest and this package's import-light modules only.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ import random
 import sys
 import time
 from typing import Any, Dict, List, Optional
+
+import pytest
 
 from lightmigrate.verify.hook_log import HookLog
 from lightmigrate.verify.recorder import encode, make_logger
@@ -258,16 +260,19 @@ class Recorder:
 
     # -- pytest hooks --------------------------------------------------------------------------
 
-    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        """A test starts (before its setup; not a first-result hook like runtest_protocol,
+        so other plugins cannot hide it)."""
         self.patch_loaded()
         self.current = []
-        self.tests.setdefault(item.nodeid, {"outcome": None, "error": None, "runs": []})
+        self.tests.setdefault(nodeid, {"outcome": None, "error": None, "runs": []})
         _seed_all()
-        return None  # pytest's own protocol runs the test
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: Any) -> None:
         self.patch_loaded()  # Lightning imported by a fixture or a hook since
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_call(self, item: Any) -> None:
         self.patch_loaded()
         _seed_all()  # (fixtures may have drawn numbers)

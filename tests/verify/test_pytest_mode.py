@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import types
 from pathlib import Path
 
@@ -116,7 +115,7 @@ def _report(nodeid, when, outcome, message=None):
 
 def _session(recorder, reports):
     for nodeid, outcome, message in reports:
-        recorder.pytest_runtest_protocol(types.SimpleNamespace(nodeid=nodeid), None)
+        recorder.pytest_runtest_logstart(nodeid, None)
         recorder.current.append(run())
         for when in ("setup", "call", "teardown"):
             recorder.pytest_runtest_logreport(_report(nodeid, when, outcome if when == "call" else "passed",
@@ -363,3 +362,14 @@ def test_without_interpreters_it_names_the_options(tmp_path):
     result = verify("--pytest", "tests", cwd=tmp_path)
     assert result.returncode == 2
     assert "--before PYTHON" in result.stderr and "--after PYTHON" in result.stderr
+
+
+def test_large_tensors_keep_an_even_sample():
+    torch = pytest.importorskip("torch")
+    from lightmigrate.verify.recorder import encode
+
+    small = encode(torch.arange(6.0), max_values=10)
+    assert small["values"] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and "sampled_every" not in small
+    big = encode({"w": torch.arange(25.0).reshape(5, 5)}, max_values=10)["w"]
+    assert big["tensor"] == [5, 5] and big["sampled_every"] == 3
+    assert big["values"] == [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0, 24.0]
