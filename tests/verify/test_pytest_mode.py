@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lightmigrate.verify.pytest_mode import compare_runs, compare_tests
+from lightmigrate.verify.pytest_mode import _map_paths, compare_runs, compare_tests
+from lightmigrate.verify.session import VerifyError
 from lightmigrate.verify.pytest_plugin import Recorder, read_recordings, worker_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,7 +200,9 @@ def test_skips():
 def test_plugin_records_each_trainer_run_and_each_outcome(tmp_path):
     (tmp_path / "test_plugin_demo.py").write_text(PLUGIN_TESTS)
     record = tmp_path / "out" / "rec.json"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "lightmigrate.verify.pytest_plugin", "-q",
+    # (-p no:lightmigrate: where the package is installed, its entry point loads the same module)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:lightmigrate", "-p",
+                           "lightmigrate.verify.pytest_plugin", "-q",
                            "-p", "no:cacheprovider", f"--lightmigrate-record={record}", "test_plugin_demo.py"],
                           cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -373,3 +376,39 @@ def test_large_tensors_keep_an_even_sample():
     big = encode({"w": torch.arange(25.0).reshape(5, 5)}, max_values=10)["w"]
     assert big["tensor"] == [5, 5] and big["sampled_every"] == 3
     assert big["values"] == [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0, 24.0]
+
+
+def test_test_paths_are_taken_relative_to_the_project(tmp_path):
+    project = tmp_path / "proj"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_a.py").write_text("")
+    args = ["tests/test_a.py::test_x", "-k", "not slow", str(project / "tests")]
+    assert _map_paths(args, project, project) == ["tests/test_a.py::test_x", "-k", "not slow", "tests"]
+    assert _map_paths(["proj/tests"], project, tmp_path) == ["tests"]  # run from above (--project proj)
+    (tmp_path / "elsewhere").mkdir()
+    with pytest.raises(VerifyError, match="not inside the project"):
+        _map_paths(["elsewhere"], project, tmp_path)
+
+
+def test_the_entry_point_loads_the_plugin(tmp_path):
+    """``pytest -p lightmigrate`` through a ``pytest11`` entry point like the one pyproject
+    declares (a distribution made here, on PYTHONPATH: the package is not reinstalled), and
+    ``verify``'s own ``-p no:lightmigrate -p lightmigrate.verify.pytest_plugin`` next to it."""
+    info = tmp_path / "site" / "lightmigrate_plugin_probe-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lightmigrate-plugin-probe\nVersion: 0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nlightmigrate = lightmigrate.verify.pytest_plugin\n")
+    (tmp_path / "test_probe.py").write_text("def test_ok():\n    pass\n")
+    env = {**_env(), "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)])}
+
+    def pytest_run(*args):
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "test_probe.py"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    pytest_run("-p", "lightmigrate", "--lightmigrate-record=a.json")
+    pytest_run("-p", "no:lightmigrate", "-p", "lightmigrate.verify.pytest_plugin", "--lightmigrate-record=b.json")
+    pytest_run()  # installed but not asked to record: writes nothing
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["a.json", "b.json"]
+    for name in ("a.json", "b.json"):
+        assert read_recordings(str(tmp_path / name))["tests"]["test_probe.py::test_ok"]["outcome"] == "passed"
