@@ -139,13 +139,19 @@ class Recorder:
         self.config = config
         worker = getattr(config, "workerinput", {}).get("workerid")
         self.worker = worker
-        # the xdist controller only gathers the workers' reports: the workers write
-        self.writes = worker is not None or not config.pluginmanager.hasplugin("dsession")
         self.path = worker_path(os.path.abspath(path), worker)
         self.tests: Dict[str, Dict[str, Any]] = {}
         self.current: Optional[List[Dict[str, Any]]] = None  # the runs of the running test
         self.active = False  # inside a recorded run (nested runs belong to it)
         self.patched: Dict[Any, Dict[str, Any]] = {}  # Trainer class -> original methods
+        self.finder = _PatchOnImport(self.patch_loaded)
+        sys.meta_path.insert(0, self.finder)
+        self.patch_loaded()
+
+    def writes(self) -> bool:
+        """Whether this process writes a file: the xdist controller (its ``dsession`` plugin
+        registered after this one, hence asked late) only gathers the workers' reports."""
+        return self.worker is not None or not self.config.pluginmanager.hasplugin("dsession")
 
     # -- patching ------------------------------------------------------------------------------
 
@@ -299,13 +305,60 @@ class Recorder:
                                          "collection": True}
 
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
         self.unpatch()
-        if not self.writes:
+        if not self.writes():
             return
         doc = {"worker": self.worker, "exitstatus": int(exitstatus), "versions": _versions(), "tests": self.tests}
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         with open(self.path, "w", encoding="utf-8") as fh:
             json.dump(doc, fh)
+
+
+class _PatchOnImport:
+    """A meta path finder that calls ``patch`` right after a Lightning trainer module is
+    imported, wherever that happens (inside a test body too). It finds nothing itself: it
+    asks the other finders and wraps the loader they return."""
+
+    WATCHED = frozenset(root + ".trainer.trainer" for root in ROOTS)
+
+    def __init__(self, patch: Any) -> None:
+        self.patch = patch
+        self.busy = False
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if self.busy or name not in self.WATCHED:
+            return None
+        import importlib.util
+
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _PatchingLoader(spec.loader, self.patch)
+        return spec
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+class _PatchingLoader:
+    def __init__(self, inner: Any, after: Any) -> None:
+        self._inner = inner
+        self._after = after
+
+    def create_module(self, spec: Any) -> Any:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._inner.exec_module(module)
+        self._after()
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, is_package, ...
+        return getattr(self._inner, name)
 
 
 def _versions() -> Dict[str, Optional[str]]:

@@ -194,6 +194,24 @@ def test_fails():
 
 def test_skips():
     pytest.skip("not today")
+
+
+def test_imports_lightning_in_its_body():
+    import pytorch_lightning as lazy_pl  # (the other copy of 2.x: first imported here)
+
+    class Lazy(lazy_pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+        def training_step(self, batch, batch_idx):
+            return self.layer(batch[0]).sum()
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    lazy_pl.Trainer(max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                    enable_model_summary=False, accelerator="cpu").fit(Lazy(), data())
 '''
 
 
@@ -221,6 +239,9 @@ def test_plugin_records_each_trainer_run_and_each_outcome(tmp_path):
     assert set(fit["state_dict"]) == {"layer.weight", "layer.bias"}
     assert predict["hooks"]["sequence"] == ["predict_step", "predict_step"]
     assert predict["returns"][0]["value"][0]["tensor"] == [2, 1]  # what predict returned
+    [lazy] = tests["test_plugin_demo.py::test_imports_lightning_in_its_body"]["runs"]
+    assert (lazy["method"], lazy["global_step"], lazy["hooks"]["sequence"]) == (
+        "fit", 1, ["configure_optimizers", "training_step"])
 
 
 # --------------------------------------------------------------------------------------------
