@@ -433,3 +433,12 @@ def test_the_entry_point_loads_the_plugin(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.json")) == ["a.json", "b.json"]
     for name in ("a.json", "b.json"):
         assert read_recordings(str(tmp_path / name))["tests"]["test_probe.py::test_ok"]["outcome"] == "passed"
+
+
+def test_a_side_that_cannot_run_exits_2(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_nothing.py").write_text("X = 1\n")  # no test in it
+    result = verify("--pytest", "tests", "--before", sys.executable, "--after", sys.executable, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "the original code's tests could not run" in result.stdout
+    assert "no tests were collected, exit 5" in result.stdout
