@@ -9,15 +9,15 @@ from typing import List, Optional, Tuple
 import click
 
 from lightmigrate import __version__
-from lightmigrate.config import ConfigError, Settings, load_settings
+from lightmigrate.config import ConfigError, Settings
 from lightmigrate.engine import Mode, run
 from lightmigrate.output.formats import FORMATS, effective_mode, print_run, verify_sarif, write_json
 from lightmigrate.engine.gitguard import dirty_reason
 from lightmigrate.engine.parallel import default_jobs
 from lightmigrate.output.progress import progress_bar, wants_progress
 from lightmigrate.output.console import print_report, print_rules_table, rule_detail
+from lightmigrate.options import migration_rules, migration_settings
 from lightmigrate.rules import ALL_RULES, OPT_IN_RULES, rules_by_code
-from lightmigrate.rules.lm210_unified_imports import CODE as UNIFIED_IMPORTS_CODE
 
 
 def _parse_select(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> List[str]:
@@ -34,7 +34,7 @@ def _split(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -
 
 def _settings(paths, config_path, select, ignore, exclude) -> Settings:
     try:
-        return load_settings(paths, [r.code for r in [*ALL_RULES, *OPT_IN_RULES]], config_path, select, ignore, exclude)
+        return migration_settings(paths, config_path, select, ignore, exclude)
     except ConfigError as exc:
         click.echo(f"lightmigrate: configuration error: {exc}", err=True)
         sys.exit(2)
@@ -46,6 +46,12 @@ _config_option = click.option(
 _ignore_option = click.option(
     "--ignore", multiple=True, callback=_parse_select,
     help="Comma-separated rule codes (or prefixes) not to run; adds to the configuration's ignore.")
+_exclude_option = click.option(
+    "--exclude", multiple=True, callback=_split,
+    help="Glob of files or folders to skip (repeatable); adds to the configuration's exclude.")
+_unified_imports_option = click.option(
+    "--unified-imports", is_flag=True,
+    help="Also move every pytorch_lightning / lightning_fabric import to lightning.pytorch / lightning.fabric.")
 
 
 @click.group()
@@ -85,8 +91,7 @@ def run_main() -> None:
     help="Comma-separated rule codes (or prefixes) to run; default: all rules.",
 )
 @_ignore_option
-@click.option("--exclude", multiple=True, callback=_split,
-              help="Glob of files or folders to skip (repeatable); adds to the configuration's exclude.")
+@_exclude_option
 @_config_option
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True,
               help="json: one entry per change/marker/note; sarif: SARIF 2.1.0 for code scanning.")
@@ -95,8 +100,7 @@ def run_main() -> None:
 @click.option("--no-color", is_flag=True, help="Never colour the diff.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Processes to use; default: one per core. Output is the same for any value.")
-@click.option("--unified-imports", is_flag=True,
-              help="Also move every pytorch_lightning / lightning_fabric import to lightning.pytorch / lightning.fabric.")
+@_unified_imports_option
 def rewrite(
     paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], ignore: List[str],
     exclude: List[str], config_path: Optional[str], output_format: str, allow_dirty: bool, no_color: bool,
@@ -112,7 +116,7 @@ def rewrite(
         raise click.UsageError("--diff and --check cannot be used together")
     mode = Mode.DIFF if show_diff else Mode.CHECK if check else Mode.WRITE
     settings = _settings(paths, config_path, select, ignore, exclude)
-    rules = settings.rules(ALL_RULES, OPT_IN_RULES, [UNIFIED_IMPORTS_CODE] if unified_imports else [])
+    rules = migration_rules(settings, unified_imports)
     if mode is Mode.WRITE and not allow_dirty:
         reason = dirty_reason(paths)
         if reason:
@@ -171,19 +175,40 @@ def coverage(markdown: bool) -> None:
 @_config_option
 @click.option("--no-migrate", is_flag=True,
               help="Run the cases on 2.x as they are: check a hand port, or see what 2.x does with 1.x code.")
+@click.option("--pytest", "pytest_mode", is_flag=True,
+              help="PATHS are pytest arguments (test files, folders, node ids; options after --): run the "
+                   "project's own tests on the original with --before and on a migrated copy with --after.")
+@click.option("--before", "before_python", type=click.Path(dir_okay=False),
+              help="--pytest: the Python of a pytorch-lightning 1.x environment for the original code.")
+@click.option("--after", "after_python", type=click.Path(dir_okay=False),
+              help="--pytest: the Python of a Lightning 2.x environment for the migrated copy.")
+@click.option("--project", type=click.Path(file_okay=False, exists=True),
+              help="--pytest: the project folder to copy and migrate; default: the current folder.")
+@_exclude_option
+@_unified_imports_option
 def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[str, ...], rtol: float,
            atol: float, output_format: str, max_differences: int, select: List[str], ignore: List[str],
-           config_path: Optional[str], no_migrate: bool) -> None:
+           config_path: Optional[str], no_migrate: bool, pytest_mode: bool, before_python: Optional[str],
+           after_python: Optional[str], project: Optional[str], exclude: List[str], unified_imports: bool) -> None:
     """Run each case before and after migration and compare what matters.
 
-    PATHS are case files (1.x code with a lightmigrate_case() entry point) or folders of them.
-    Exit status: 0 all match, 1 any mismatch, 2 a case could not run.
+    PATHS are case files (1.x code with a lightmigrate_case() entry point) or folders of them;
+    with --pytest, the project's tests (pytest arguments), run before and after migration.
+    Exit status: 0 all match, 1 any mismatch (--pytest: a test regressed or behaves
+    differently), 2 a case or a side could not run.
     """
     from lightmigrate.verify.render import print_json, print_text
     from lightmigrate.verify.session import VerifyError, verify_paths
 
+    if pytest_mode:
+        _verify_pytest(paths, before_python, after_python, project, oracle_python, sources, rtol, atol,
+                       output_format, max_differences, select, ignore, exclude, config_path, no_migrate,
+                       unified_imports)
+    if exclude:
+        raise click.UsageError("--exclude applies to --pytest (cases name their files)")
     try:
-        rules = [] if no_migrate else _settings(paths, config_path, select, ignore, ()).rules(ALL_RULES)
+        rules = [] if no_migrate else migration_rules(_settings(paths, config_path, select, ignore, ()),
+                                                      unified_imports)
         report = verify_paths(paths, oracle_python=oracle_python, sources=sources, rtol=rtol, atol=atol,
                               rules=rules)
     except VerifyError as exc:
@@ -195,4 +220,34 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
         write_json(verify_sarif(report), sys.stdout)
     else:
         print_text(report, sys.stdout, color=sys.stdout.isatty(), max_differences=max_differences)
+    sys.exit(report.exit_code)
+
+
+def _verify_pytest(tests, before_python, after_python, project, oracle_python, sources, rtol, atol, output_format,
+                   max_differences, select, ignore, exclude, config_path, no_migrate, unified_imports) -> None:
+    from lightmigrate.verify.pytest_mode import verify_pytest
+    from lightmigrate.verify.render import print_pytest_json, print_pytest_text
+    from lightmigrate.verify.session import VerifyError
+
+    if oracle_python or sources:
+        raise click.UsageError("--pytest runs the project's tests: use --before/--after, not --oracle/--source")
+    if output_format == "sarif":
+        raise click.UsageError("--pytest reports as text or json")
+    if not before_python or not after_python:
+        click.echo("lightmigrate verify --pytest: give both interpreters: --before PYTHON (an environment with "
+                   "pytorch-lightning 1.x and the project's test requirements) and --after PYTHON (the same with "
+                   "Lightning 2.x); building them is not supported yet", err=True)
+        sys.exit(2)
+    root = project or "."
+    settings = _settings([root], config_path, select, ignore, exclude)
+    rules = [] if no_migrate else migration_rules(settings, unified_imports)
+    try:
+        report = verify_pytest(tests, before_python, after_python, rules, settings, project, rtol=rtol, atol=atol)
+    except VerifyError as exc:
+        click.echo(f"lightmigrate verify: {exc}", err=True)
+        sys.exit(2)
+    if output_format == "json":
+        print_pytest_json(report, sys.stdout)
+    else:
+        print_pytest_text(report, sys.stdout, color=sys.stdout.isatty(), max_differences=max_differences)
     sys.exit(report.exit_code)

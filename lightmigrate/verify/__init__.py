@@ -8,6 +8,8 @@ Module layout:
 * ``compare``   - pure-Python comparison of two result documents.
 * ``hooks``     - stdlib-``ast`` helpers that read the 1.x epoch-end parameter names.
 * ``oracle``    - drives the runner in other interpreters (subprocess) and migrates case copies.
+* ``pytest_plugin`` - the pytest plugin that records every Trainer run of each test.
+* ``pytest_mode`` - ``verify --pytest``: a project's own tests before and after migration.
 
 ``recorder`` and ``runner`` run inside the 1.9.5 interpreter, which has neither libcst nor click
 nor rich: nothing in this package may import them at module level.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Union
 
 from lightmigrate.catalog.hooks import (
     KNOWN_HOOK_NAMES,
@@ -27,8 +27,14 @@ from lightmigrate.catalog.hooks import (
 
 
 class HookLog:
-    def __init__(self, case_file: str, model: Any) -> None:
-        self.file = os.path.realpath(case_file)
+    """``case_file``: the file (or files: a project's model classes may span several) whose
+    functions are watched."""
+
+    def __init__(self, case_file: Union[str, Iterable[str]], model: Any) -> None:
+        files = [case_file] if isinstance(case_file, str) else list(case_file)
+        self.file = os.path.realpath(files[0]) if files else ""
+        # code objects carry the path as imported; module files are compared resolved
+        self.files = frozenset([*files, *map(os.path.realpath, files)])
         self.model = model
         self.sequence: List[str] = []
         self.called: Dict[str, int] = {}
@@ -39,14 +45,14 @@ class HookLog:
         if event != "call":
             return
         code = frame.f_code
-        if code.co_filename != self.file:
+        if code.co_filename not in self.files:
             return
         qual = getattr(code, "co_qualname", code.co_name)
         self.called[qual] = self.called.get(qual, 0) + 1
         if code.co_name not in KNOWN_HOOK_NAMES or not code.co_varnames:
             return
         caller = frame.f_back
-        if caller is not None and caller.f_code.co_filename == self.file:
+        if caller is not None and caller.f_code.co_filename in self.files:
             return  # the user's own code calling it (super(), delegation)
         if frame.f_locals.get(code.co_varnames[0]) is self.model:
             self.sequence.append(self._hook_name(code))
@@ -91,7 +97,7 @@ class HookLog:
         out: Dict[str, str] = {}
         for cls in type(self.model).__mro__:
             module = sys.modules.get(cls.__module__)
-            if module is None or os.path.realpath(getattr(module, "__file__", "") or "") != self.file:
+            if module is None or os.path.realpath(getattr(module, "__file__", "") or "") not in self.files:
                 continue
             for name, value in vars(cls).items():
                 func = getattr(value, "__func__", value)

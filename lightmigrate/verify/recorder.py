@@ -47,10 +47,12 @@ def _float(x: Any) -> Any:
     return float(x)
 
 
-def encode(obj: Any, _depth: int = 0) -> Any:
+def encode(obj: Any, _depth: int = 0, max_values: Optional[int] = None) -> Any:
     """Encode ``obj`` as JSON-able data.
 
-    * tensors -> ``{"tensor": shape, "dtype": str, "values": flat list, "requires_grad": bool}``
+    * tensors -> ``{"tensor": shape, "dtype": str, "values": flat list, "requires_grad": bool}``;
+      with ``max_values``, a tensor with more elements keeps every k-th value only (at most
+      ``max_values`` of them, ``"sampled_every": k``), so a real model's weights stay small
     * dicts -> dicts (keys as str), lists -> lists, tuples -> ``{"tuple": [...]}``
     * None, bool, int, float, str -> themselves (non-finite floats are kept)
     * anything else -> ``{"repr": repr(obj)}`` with memory addresses blanked out
@@ -68,25 +70,32 @@ def encode(obj: Any, _depth: int = 0) -> Any:
         if t.is_complex():
             t = __import__("torch").view_as_real(t)
         flat = t.to("cpu").reshape(-1)
+        every = 1
+        if max_values is not None and flat.numel() > max_values:
+            every = -(-flat.numel() // max_values)  # ceil
+            flat = flat[::every]
         if flat.dtype.is_floating_point:
             values = [float(v) for v in flat.double().tolist()]
         else:
             values = [_float(v) for v in flat.tolist()]
-        return {
+        out = {
             "tensor": list(obj.shape),
             "dtype": str(obj.dtype),
             "values": values,
             "requires_grad": bool(obj.requires_grad),
         }
+        if every > 1:
+            out["sampled_every"] = every
+        return out
     if isinstance(obj, Mapping):
-        return {str(k): encode(v, _depth + 1) for k, v in obj.items()}
+        return {str(k): encode(v, _depth + 1, max_values) for k, v in obj.items()}
     if isinstance(obj, tuple):
-        return {"tuple": [encode(v, _depth + 1) for v in obj]}
+        return {"tuple": [encode(v, _depth + 1, max_values) for v in obj]}
     if isinstance(obj, list):
-        return [encode(v, _depth + 1) for v in obj]
+        return [encode(v, _depth + 1, max_values) for v in obj]
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(obj, numpy.generic):
-        return encode(obj.item(), _depth + 1)
+        return encode(obj.item(), _depth + 1, max_values)
     return {"repr": _ADDRESS.sub("0x?", repr(obj))}
 
 
