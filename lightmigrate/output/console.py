@@ -7,6 +7,7 @@ so that stdout is a clean patch. Per-file problems always go to stderr.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Sequence
 
@@ -60,23 +61,40 @@ def print_report(report: RunReport, color: bool = False) -> None:
     click.echo(summary_line(report), err=info_to_stderr)
 
 
-def print_rules_table(rules: Sequence[Rule]) -> None:
+SAFETY_LABELS = {"behaviour-preserving": "preserving"}  # short enough for an 80-column terminal
+WIDE_TABLE = 120  # from this width on, the rule names get a column of their own
+
+
+def print_rules_table(rules: Sequence[Rule], console=None) -> None:
+    """One row per rule, in code order: code, safety and the summary, wrapped to the terminal,
+    with the rule's name in front of the summary (in its own column from ``WIDE_TABLE``
+    columns on). Codes and safety never wrap, so every code shows at any usual width. Not on a
+    terminal (a pipe, a file), the width is ``COLUMNS`` or 100."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(show_lines=False)
-    for column in ("code", "name", "safety", "spec rows"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("summary", overflow="fold")
-    for rule in rules:
-        table.add_row(
-            rule.code, rule.name, rule.safety.value, ", ".join(rule.spec_rows), Text(rule.summary)
-        )
-    console = Console(highlight=False, file=sys.stdout)
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    if console is None:
+        console = Console(highlight=False, file=sys.stdout)
+        if not console.is_terminal and not os.environ.get("COLUMNS"):
+            console.width = 100
+    wide = console.width >= WIDE_TABLE
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1))
+    table.add_column("code", no_wrap=True, style="bold")
+    if wide:
+        table.add_column("name", no_wrap=True)
+    table.add_column("safety", no_wrap=True)
+    table.add_column("summary", overflow="fold", ratio=1)
+    for rule in sorted(rules, key=lambda r: r.code):
+        safety = SAFETY_LABELS.get(rule.safety.value, rule.safety.value)
+        if wide:
+            table.add_row(rule.code, rule.name, safety, Text(rule.summary))
+        else:
+            summary = Text.assemble((rule.name, "italic"), ": ", rule.summary)
+            table.add_row(rule.code, safety, summary)
     console.print(table)
+    console.print("`lightmigrate rules CODE` describes a rule, with its before/after examples.")
 
 
 def rule_detail(rule: Rule) -> str:
