@@ -42,7 +42,7 @@ from lightmigrate.engine.markers import _comments
 from lightmigrate.output.findings import Finding, Kind
 
 _DIRECTIVE = re.compile(r"#\s*lightmigrate:\s*(ignore|off|on)\b(?:\[([^\]]*)\])?", re.IGNORECASE)
-# ruff's form: ``# noqa: LM001`` or ``# noqa: LM001, E501`` (commas and/or spaces between codes)
+# ruff's form, "noqa: LM001" or "noqa: LM001, E501" after a "#" (commas and/or spaces between codes)
 _NOQA = re.compile(r"#\s*noqa\s*:\s*([A-Z]+[0-9]+(?:(?:[ \t]*,[ \t]*|[ \t]+)[A-Z]+[0-9]+)*)", re.IGNORECASE)
 _OUR_CODE = re.compile(r"LM[0-9]+", re.IGNORECASE)
 ALL = ""  # the prefix every code starts with
@@ -106,7 +106,7 @@ class SuppressionMap:
             if m:
                 directives.append((line, m.group(1).lower(), _codes(m.group(2)), own_line))
             noqa = _noqa_codes(comment)
-            if noqa and not own_line:  # as ruff: a ``# noqa`` alone on its line covers nothing
+            if noqa and not own_line:  # as in ruff, a noqa comment alone on its line covers nothing
                 directives.append((line, "ignore", noqa, False))
         open_off: Dict[str, int] = {}  # code -> line where it was switched off
         for line, kind, codes, own_line in directives:

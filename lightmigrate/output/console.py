@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
+from collections import Counter
+from typing import Dict, List, Sequence
 
 import click
 
@@ -46,19 +47,53 @@ def print_diff(diff: str, color: bool) -> None:
         console.print(Text(line, style=style))
 
 
-def print_report(report: RunReport, color: bool = False) -> None:
-    info_to_stderr = report.mode is Mode.DIFF
+def print_report(report: RunReport, color: bool = False, quiet: bool = False, statistics: bool = False,
+                 info_to_stderr: bool = False) -> None:
+    """``quiet``: no summary line. ``statistics``: a count per rule code (``statistics_lines``)
+    instead of the findings. ``info_to_stderr``: all but the diff to stderr (always so under
+    ``--diff``; ``rewrite -`` writes the code itself to stdout)."""
+    info_to_stderr = info_to_stderr or report.mode is Mode.DIFF
     for result in report.files:
         for problem in result.all_problems:
             click.echo(problem.format(), err=True)
         if result.changed and report.mode is Mode.DIFF:
             print_diff(result.diff, color)
         elif result.changed and report.mode is Mode.CHECK:
-            click.echo(f"would rewrite {result.path}")
-        for finding in result.findings:
+            click.echo(f"would rewrite {result.path}", err=info_to_stderr)
+        for finding in () if statistics else result.findings:
             if finding.kind in SHOWN_KINDS:
                 click.echo(finding.format(), err=info_to_stderr)
-    click.echo(summary_line(report), err=info_to_stderr)
+    if statistics:
+        for line in statistics_lines(report):
+            click.echo(line, err=info_to_stderr)
+    if not quiet:
+        click.echo(summary_line(report), err=info_to_stderr)
+
+
+STATISTICS_KINDS = ((Kind.FIXED, "changes"), (Kind.MARKER, "markers"), (Kind.NOTE, "notes"))
+
+
+def statistics_lines(report: RunReport) -> List[str]:
+    """ruff's ``--statistics`` for a run: per rule code (in code order), how many changes
+    (written, or that would be), markers and notes it made; the same entries as ``--output-format
+    json`` lists. Nothing when there are none."""
+    from lightmigrate.output.formats import entries
+    from lightmigrate.rules import rules_by_code
+
+    counts: Dict[str, Counter] = {}
+    for result in report.files:
+        if result.error is None:
+            for entry in entries(result):
+                counts.setdefault(entry.code, Counter())[entry.kind] += 1
+    if not counts:
+        return []
+    names = {code: rule.name for code, rule in rules_by_code().items()}
+    rows = [("code", *(label for _, label in STATISTICS_KINDS), "rule")]
+    rows += [(code, *(str(counts[code][kind]) for kind, _ in STATISTICS_KINDS), names.get(code, ""))
+             for code in sorted(counts)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [" ".join([row[0].ljust(widths[0]), *(v.rjust(w) for v, w in zip(row[1:-1], widths[1:])), row[-1]])
+            .rstrip() for row in rows]
 
 
 SAFETY_LABELS = {"behaviour-preserving": "preserving"}  # short enough for an 80-column terminal
