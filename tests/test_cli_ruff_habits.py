@@ -41,7 +41,7 @@ def test_rules_table_lists_every_code_in_order_at_80_100_and_160_columns():
         text = render_rules(width)
         assert codes_in_order(text) == CODES, width  # every code, at the start of its row, sorted
         lines = text.splitlines()
-        assert all(len(line) <= width for line in lines), width
+        assert all(len(line) <= width and line == line.rstrip() for line in lines), width
         assert len(lines) <= 4 * len(CODES), (width, len(lines))  # no 300-line table
         for rule in EVERY_RULE:
             assert rule.name in text, (width, rule.name)
@@ -179,7 +179,8 @@ def test_quiet_drops_the_summary_only(tmp_path):
     before = snapshot(tmp_path)
     diff = lightmigrate("rewrite", "--diff", "--quiet", ".", cwd=tmp_path)
     assert diff.returncode == 1 and diff.stdout.startswith("--- a/m.py\n")
-    assert "scanned" not in diff.stdout + diff.stderr
+    assert "scanned" not in diff.stdout + diff.stderr and "LM002" not in diff.stderr  # the diff only
+    assert "LM002" in lightmigrate("rewrite", "--diff", ".", cwd=tmp_path).stderr
     check = lightmigrate("rewrite", "--check", "-q", ".", cwd=tmp_path)
     assert check.returncode == 1
     assert check.stdout.splitlines()[0] == "would rewrite m.py"

@@ -49,7 +49,8 @@ def print_diff(diff: str, color: bool) -> None:
 
 def print_report(report: RunReport, color: bool = False, quiet: bool = False, statistics: bool = False,
                  info_to_stderr: bool = False) -> None:
-    """``quiet``: no summary line. ``statistics``: a count per rule code (``statistics_lines``)
+    """``quiet``: no summary line (and under ``--diff`` no findings: the diff only, as ruff's
+    ``--diff --quiet``). ``statistics``: a count per rule code (``statistics_lines``)
     instead of the findings. ``info_to_stderr``: all but the diff to stderr (always so under
     ``--diff``; ``rewrite -`` writes the code itself to stdout)."""
     info_to_stderr = info_to_stderr or report.mode is Mode.DIFF
@@ -60,7 +61,7 @@ def print_report(report: RunReport, color: bool = False, quiet: bool = False, st
             print_diff(result.diff, color)
         elif result.changed and report.mode is Mode.CHECK:
             click.echo(f"would rewrite {result.path}", err=info_to_stderr)
-        for finding in () if statistics else result.findings:
+        for finding in () if statistics or (quiet and report.mode is Mode.DIFF) else result.findings:
             if finding.kind in SHOWN_KINDS:
                 click.echo(finding.format(), err=info_to_stderr)
     if statistics:
@@ -128,7 +129,13 @@ def print_rules_table(rules: Sequence[Rule], console=None) -> None:
         else:
             summary = Text.assemble((rule.name, "italic"), ": ", rule.summary)
             table.add_row(rule.code, safety, summary)
-    console.print(table)
+    if console.is_terminal:
+        console.print(table)
+    else:  # plain text: without the padding at the ends of the lines
+        with console.capture() as captured:
+            console.print(table)
+        lines = [line.rstrip() for line in captured.get().splitlines()]
+        console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     console.print("`lightmigrate rules CODE` describes a rule, with its before/after examples.")
 
 
