@@ -100,8 +100,10 @@ def run_main() -> None:
 @click.option("--stdin-filename", type=click.Path(),
               help="With PATH `-` (standard input): the file's name, for messages, its kind and its configuration.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when --check/--diff finds files to change (2 on errors).")
-@click.option("--quiet", "-q", is_flag=True, help="No summary line: only the findings and errors (with --diff: the diff and errors).")
-@click.option("--statistics", is_flag=True, help="Count the changes, markers and notes per rule code, instead of listing them.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No summary line: only the findings and errors (with --diff: the diff and errors).")
+@click.option("--statistics", is_flag=True,
+              help="Count the changes, markers and notes per rule code, instead of listing them.")
 def rewrite(
     paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], ignore: List[str],
     exclude: List[str], config_path: Optional[str], output_format: str, allow_dirty: bool, no_color: bool,
