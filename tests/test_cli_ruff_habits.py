@@ -229,3 +229,18 @@ def test_readme_starts_with_two_commands_and_the_first_exits_0():
     proc = subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("--- a/corpus/") and " 0 failed," in proc.stderr
+
+
+def test_run_bytes_keeps_encoding_and_line_endings():
+    from lightmigrate.engine import Mode, run_bytes
+
+    data = b"\xef\xbb\xbf" + EPOCH_END.replace("\n", "\r\n").encode()
+    report, out = run_bytes(data, "m.py", ALL_RULES, Mode.WRITE)
+    assert report.changed == 1 and report.exit_code == 0
+    assert out.startswith(b"\xef\xbb\xbf") and b"def on_validation_epoch_end(self):\r\n" in out
+    assert b"\n" not in out.replace(b"\r\n", b"")
+    report, same = run_bytes(data, "m.py", ALL_RULES, Mode.DIFF)
+    assert same == data and report.exit_code == 1 and report.files[0].diff.startswith("--- a/m.py")
+    cookie = b"# -*- coding: latin-1 -*-\n" + EPOCH_END.replace("print(outputs)", "print('\xe9', outputs)").encode("latin-1")
+    report, out = run_bytes(cookie, "m.py", ALL_RULES, Mode.WRITE)
+    assert report.exit_code == 0 and "print('\xe9', outputs)".encode("latin-1") in out
