@@ -10,7 +10,7 @@ import click
 
 from lightmigrate import __version__
 from lightmigrate.config import ConfigError, Settings
-from lightmigrate.engine import Mode, run
+from lightmigrate.engine import Mode, run, run_bytes
 from lightmigrate.output.formats import FORMATS, effective_mode, print_run, verify_sarif, write_json
 from lightmigrate.engine.gitguard import dirty_reason
 from lightmigrate.engine.parallel import default_jobs
@@ -81,7 +81,7 @@ def run_main() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="List files that would change; write nothing.")
 @click.option(
@@ -101,35 +101,61 @@ def run_main() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Processes to use; default: one per core. Output is the same for any value.")
 @_unified_imports_option
+@click.option("--stdin-filename", type=click.Path(),
+              help="With PATH `-` (standard input): the file's name, for messages, its kind and its configuration.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when --check/--diff finds files to change (2 on errors).")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No summary line: only the findings and errors (with --diff: the diff and errors).")
+@click.option("--statistics", is_flag=True,
+              help="Count the changes, markers and notes per rule code, instead of listing them.")
 def rewrite(
     paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], ignore: List[str],
     exclude: List[str], config_path: Optional[str], output_format: str, allow_dirty: bool, no_color: bool,
-    jobs: Optional[int], unified_imports: bool,
+    jobs: Optional[int], unified_imports: bool, stdin_filename: Optional[str], exit_zero: bool, quiet: bool,
+    statistics: bool,
 ) -> None:
     """Rewrite the Python files and notebooks under PATHS in place (or show/check what would change).
 
-    Exit status: 0 when all went well, 1 when --check/--diff found files to change,
-    2 when any file could not be processed (or the configuration is invalid, or the git
-    working tree is dirty).
+    PATH `-` reads one file from standard input and, without --diff/--check, writes the
+    rewritten file to standard output (everything else goes to standard error).
+
+    Exit status: 0 when all went well, 1 when --check/--diff found files to change (0 with
+    --exit-zero), 2 when any file could not be processed (or the configuration is invalid, or
+    the git working tree is dirty).
     """
     if show_diff and check:
         raise click.UsageError("--diff and --check cannot be used together")
+    stdin = paths == ("-",) or (not paths and stdin_filename is not None)
+    if not paths and not stdin:
+        raise click.UsageError("Missing argument 'PATHS...'.")
+    if "-" in paths and not stdin:
+        raise click.UsageError("`-` (standard input) must be the only PATH")
     mode = Mode.DIFF if show_diff else Mode.CHECK if check else Mode.WRITE
-    settings = _settings(paths, config_path, select, ignore, exclude)
+    if stdin and mode is Mode.WRITE and output_format != "text":
+        raise click.UsageError(f"reading `-`, --output-format {output_format} needs --diff or --check")
+    settings = _settings([stdin_filename or "."] if stdin else paths, config_path, select, ignore, exclude)
     rules = migration_rules(settings, unified_imports)
-    if mode is Mode.WRITE and not allow_dirty:
+    if mode is Mode.WRITE and not allow_dirty and not stdin:
         reason = dirty_reason(paths)
         if reason:
             click.echo(f"lightmigrate: not rewriting: {reason}", err=True)
             sys.exit(2)
-    with progress_bar(wants_progress()) as progress:
-        report = run(paths, rules, effective_mode(mode, output_format), settings,
-                     jobs=jobs or default_jobs(), progress=progress)
+    if stdin:
+        report, out = run_bytes(sys.stdin.buffer.read(), stdin_filename or "-", rules,
+                                effective_mode(mode, output_format), settings)
+        if mode is Mode.WRITE:
+            sys.stdout.buffer.write(out)
+            sys.stdout.buffer.flush()
+    else:
+        with progress_bar(wants_progress() and not quiet) as progress:
+            report = run(paths, rules, effective_mode(mode, output_format), settings,
+                         jobs=jobs or default_jobs(), progress=progress)
     if output_format == "text":
-        print_report(report, color=not no_color and sys.stdout.isatty())
+        print_report(report, color=not no_color and sys.stdout.isatty(), quiet=quiet, statistics=statistics,
+                     info_to_stderr=stdin and mode is Mode.WRITE)
     else:
         print_run(report, output_format, rules, sys.stdout, requested=mode)
-    sys.exit(report.exit_code)
+    sys.exit(0 if exit_zero and report.exit_code == 1 else report.exit_code)
 
 
 @main.command()

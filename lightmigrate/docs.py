@@ -50,8 +50,8 @@ def rule_page(rule: Rule) -> str:
                 parts += ["\nAfter:\n\n", _fence(example.after)]
     parts.append(
         "\n## Suppressing it\n\n"
-        f"`# lightmigrate: ignore[{rule.code}]` on a line (or on a `def`/`class` line for the whole "
-        f"block), `ignore = [\"{rule.code}\"]` or `per-file-ignores` in `[tool.lightmigrate]`, or "
+        f"`# lightmigrate: ignore[{rule.code}]` (or `# noqa: {rule.code}`) on a line (or on a `def`/`class` "
+        f"line for the whole block), `ignore = [\"{rule.code}\"]` or `per-file-ignores` in `[tool.lightmigrate]`, or "
         f"`--ignore {rule.code}`. See the README.\n"
     )
     return "".join(parts)

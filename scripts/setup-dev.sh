@@ -19,7 +19,8 @@ fi
 if [ ! -x .venv-pl19/bin/python ] || [ "$(cat .venv-pl19/.lightmigrate-stamp 2>/dev/null)" != "$want" ]; then
     "$PY" -m venv .venv-pl19
     .venv-pl19/bin/pip install -q -c constraints.txt torch==2.13.0 "pytorch-lightning==1.9.5"
-    # 1.9.5 imports pkg_resources; torch's metadata wants a newer setuptools, so this is a second run.
-    .venv-pl19/bin/pip install -q "setuptools<70"
+    # 1.9.5 imports pkg_resources; torch's metadata wants a newer setuptools, so this is a second
+    # run, whose expected conflict report pip-known-conflict.sh replaces with one line.
+    bash scripts/pip-known-conflict.sh .venv-pl19/bin/pip install -q "setuptools<70"
     echo "$want" > .venv-pl19/.lightmigrate-stamp
 fi

@@ -134,3 +134,80 @@ def test_suppressing_a_subclass_keeps_its_base_in_the_same_file_as_well():
     assert "def on_validation_epoch_end(self):" in unrelated
     unsuppressed = migrate(INHERIT.replace("  # lightmigrate: ignore[LM001]", ""))
     assert "def _validation_epoch_end(self, outputs):" in unsuppressed.text.split("class Unrelated")[0]
+
+
+TWO_HOOKS = '''import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_epoch_start(self):  # lightmigrate: ignore[LM002]
+        print("start")
+
+    def on_epoch_end(self):
+        print("end")
+'''
+
+
+def test_suppressing_one_methods_marker_keeps_the_other_methods_marker():
+    # LM002 marks each dead hook on its own: silencing it on `on_epoch_start` must not silence
+    # `on_epoch_end` (a marker is a comment, not half of a class rewrite)
+    out = migrate(TWO_HOOKS)
+    start, end = out.text.split("    def on_epoch_end")
+    assert start.count("TODO(lightmigrate)") == 1
+    assert start.endswith("# TODO(lightmigrate): LM002 `on_epoch_end` is never called by Lightning 2.x, so this "
+                          "code silently stops running; instead: on_train_epoch_end / on_validation_epoch_end / "
+                          "on_test_epoch_end\n")
+    assert [(f.code, f.kind, f.line) for f in out.findings] == [("LM002", Kind.MARKER, 8)]  # the marker line
+    # the same with the comment alone on the line above, and with no blank line between the hooks
+    above = TWO_HOOKS.replace("    def on_epoch_start(self):  # lightmigrate: ignore[LM002]\n",
+                              "    # lightmigrate: ignore[LM002]\n    def on_epoch_start(self):\n")
+    above = above.replace('print("start")\n\n', 'print("start")\n')
+    out = migrate(above)
+    assert out.text.count("TODO(lightmigrate): LM002") == 1
+    assert out.text.split("TODO(lightmigrate): LM002")[1].split("\n")[1] == "    def on_epoch_end(self):"
+
+
+def test_noqa_with_our_codes_is_an_ignore_on_that_line():
+    smap = SuppressionMap(
+        "a = 1  # noqa: LM001\n"
+        "b = 2  # noqa:LM001,LM002\n"
+        "c = 3  # NOQA: E501 lm003\n"
+        "d = 4  # noqa\n"
+        "e = 5  # noqa: F401\n"
+        "# noqa: LM001\n"
+        "f = 6\n"
+        "g = 7  # type: ignore  # noqa: E501, LM004\n"
+    )
+    assert smap.suppressed(1, "LM001") and not smap.suppressed(1, "LM002")
+    assert smap.suppressed(2, "LM001") and smap.suppressed(2, "LM002")
+    assert smap.suppressed(3, "LM003") and not smap.suppressed(3, "LM001")
+    assert not any(smap.suppressed(n, "LM001") for n in (4, 5, 6, 7))  # bare, others', own line
+    assert smap.suppressed(8, "LM004")
+    assert not SuppressionMap("x = 1  # noqa\ny = 2  # noqa: E501\n")
+
+
+def test_noqa_on_a_def_line_works_as_the_ignore_comment_does():
+    ignored = migrate(EPOCH_END.replace("def validation_epoch_end(self, outputs):",
+                                        "def validation_epoch_end(self, outputs):  # lightmigrate: ignore[LM001]"))
+    noqa = migrate(EPOCH_END.replace("def validation_epoch_end(self, outputs):",
+                                     "def validation_epoch_end(self, outputs):  # noqa: LM001"))
+    assert noqa.text == ignored.text.replace("# lightmigrate: ignore[LM001]", "# noqa: LM001")
+    assert "on_validation_epoch_end(self)" not in noqa.text
+    assert [f.code for f in noqa.findings] == ["LM002"]
+    both = EPOCH_END.replace("def validation_epoch_end(self, outputs):",
+                             "def validation_epoch_end(self, outputs):  # noqa: LM001, LM002")
+    out = migrate(both)
+    assert out.text == both and out.findings == []
+    for bare in ("# noqa", "# noqa: E501", "# NOQA"):  # meant for the linters: every rule still runs
+        text = EPOCH_END.replace("def validation_epoch_end(self, outputs):",
+                                 f"def validation_epoch_end(self, outputs):  {bare}")
+        assert "def on_validation_epoch_end(self):" in migrate(text).text
+
+
+def test_noqa_through_the_command(tmp_path):
+    text = EPOCH_END.replace("def validation_epoch_end(self, outputs):",
+                             "def validation_epoch_end(self, outputs):  # noqa: LM001,LM002")
+    write(tmp_path, {"m.py": text})
+    result = lightmigrate("rewrite", "--check", "m.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.strip() == "1 file scanned, 0 would change, 0 failed, 0 markers left"

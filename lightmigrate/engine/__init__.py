@@ -8,12 +8,13 @@ Public API:
 - ``run(paths, rules, mode=Mode.WRITE) -> RunReport``: a whole run over files and folders.
 - ``discover(paths)``, ``read_source(path)``, ``process_source(source, rules, project, mode)``:
   the steps ``run`` is made of.
+- ``run_bytes(data, path, rules, mode)``: a run over one file's bytes (``rewrite -``).
 """
 
 from lightmigrate.engine.discovery import Entry, discover
 from lightmigrate.engine.markers import Marker, find_markers
 from lightmigrate.engine.model import EngineError, FileResult, Mode, Problem, RunReport
-from lightmigrate.engine.run import process_source, run, unified_diff
+from lightmigrate.engine.run import process_source, run, run_bytes, unified_diff
 from lightmigrate.engine.source import (
     Source,
     decode_source,
@@ -53,6 +54,7 @@ __all__ = [
     "process_source",
     "read_source",
     "run",
+    "run_bytes",
     "transform_text",
     "unified_diff",
     "write_atomic",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import FrozenSet, Iterable, List, Optional, Sequence
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from lightmigrate.cst import matchers
 from lightmigrate.cst.compat import fast_paths_ok
@@ -14,6 +14,7 @@ from lightmigrate.engine import notebook
 from lightmigrate.engine.parallel import TRANSFORM_STAGE, Progress, gc_paused, map_in_order
 from lightmigrate.engine.source import (
     Source,
+    decode_source,
     encode_source,
     read_source,
     remove_stale_temp_files,
@@ -44,32 +45,42 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(out)
 
 
-def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode,
-                   matched: Optional[FrozenSet[str]] = None) -> FileResult:
-    """All the work for one file, writing included. Top-level and free of shared state, so a
-    process pool can run it. ``matched``: the codes whose triggers the prefilter found."""
+def _migrate(source: Source, rules: Sequence[Rule], project: ProjectIndex,
+             matched: Optional[FrozenSet[str]] = None) -> Tuple[FileResult, Optional[str], bytes]:
+    """One text's migration, nothing written: its result, and its new text and bytes (None and
+    b"" when nothing changed). Raises EngineError."""
     result = FileResult(source.path)
     yaml = is_yaml(source.path)  # a LightningCLI config (engine/yaml_config.py)
     # (``matched`` given: the prefilter passed the file, which is what needs_transform asks)
     if not yaml and matched is None and not needs_transform(source.text, rules, source.path, project):
-        return result
+        return result, None, b""
+    if yaml:
+        out = transform_config(source.text, rules, source.path, project)
+    elif notebook.is_notebook(source.path):
+        out = notebook.transform_notebook(source.text, rules, source.path, project)
+    else:
+        out = transform_text(source.text, rules, source.path, project, matched=matched)
+    result.findings = out.findings
+    result.markers = out.markers
+    result.changes = out.changes
+    result.problems = [Problem(source.path, message) for message in out.problems]
+    if not out.changed:
+        return result, None, b""
+    data = encode_source(out.text, source.encoding)
+    result.changed = True
+    return result, out.text, data
+
+
+def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex, mode: Mode,
+                   matched: Optional[FrozenSet[str]] = None) -> FileResult:
+    """All the work for one file, writing included. Top-level and free of shared state, so a
+    process pool can run it. ``matched``: the codes whose triggers the prefilter found."""
     try:
-        if yaml:
-            out = transform_config(source.text, rules, source.path, project)
-        elif notebook.is_notebook(source.path):
-            out = notebook.transform_notebook(source.text, rules, source.path, project)
-        else:
-            out = transform_text(source.text, rules, source.path, project, matched=matched)
-        result.findings = out.findings
-        result.markers = out.markers
-        result.changes = out.changes
-        result.problems = [Problem(source.path, message) for message in out.problems]
-        if not out.changed:
+        result, new_text, data = _migrate(source, rules, project, matched)
+        if new_text is None:
             return result
-        data = encode_source(out.text, source.encoding)
-        result.changed = True
         if mode is Mode.DIFF:
-            result.diff = unified_diff(source.text, out.text, source.path)
+            result.diff = unified_diff(source.text, new_text, source.path)
         elif mode is Mode.WRITE:
             if not unchanged_on_disk(source):
                 raise EngineError("file changed on disk during the run; not rewritten")
@@ -80,6 +91,35 @@ def process_source(source: Source, rules: Sequence[Rule], project: ProjectIndex,
     except EngineError as exc:
         return FileResult(source.path, error=exc.problem(source.path))
     return result
+
+
+def run_bytes(data: bytes, path: str, rules: Sequence[Rule], mode: Mode = Mode.WRITE,
+              settings=None) -> Tuple[RunReport, bytes]:
+    """A run over one file's bytes that the caller read (``rewrite -``: standard input), with
+    ``path`` (``--stdin-filename``, or ``-``) naming it in messages and choosing its kind and its
+    per-file settings; nothing is read or written. Returns the report and the bytes to give
+    back: the rewritten file under ``Mode.WRITE`` when it changed, else ``data`` as it came
+    (also when it could not be processed, or ``settings`` exclude ``path``). The class index
+    holds that one file only."""
+    report = RunReport(mode)
+    if settings is not None and settings.is_excluded(path):
+        return report, data
+    try:
+        text, encoding = decode_source(data)
+        source = Source(path, text, encoding)
+        if settings is not None:
+            rules = settings.rules_for(path, rules)
+        project = survey([(notebook.indexable_text(path, text), path)])
+        result, new_text, new_data = _migrate(source, rules, project)
+    except EngineError as exc:
+        report.files.append(FileResult(path, error=exc.problem(path)))
+        return report, data
+    report.files.append(result)
+    if new_text is None:
+        return report, data
+    if mode is Mode.DIFF:
+        result.diff = unified_diff(source.text, new_text, path)
+    return report, new_data if mode is Mode.WRITE else data
 
 
 def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:

@@ -8,6 +8,10 @@ Forms (codes are rule codes or prefixes, comma-separated; no brackets means ever
   the whole ``def``/``class`` block.
 - ``# lightmigrate: off[LM001]`` ... ``# lightmigrate: on`` -- every line in between
   (``on`` ends every open ``off``; ``on[LM001]`` ends only that code's).
+- ``x = 1  # noqa: LM001`` (ruff's form; codes separated by commas or spaces) -- as
+  ``# lightmigrate: ignore[LM001]`` at the end of that line. Only our ``LMnnn`` codes count:
+  a bare ``# noqa`` or ``# noqa: E501`` (meant for the linters) switches no rule off, and a
+  ``# noqa`` alone on its line covers nothing.
 
 What it means: a suppressed rule does not rewrite, mark or report on those lines. Rules often
 rewrite a whole class at once (a buffer in ``__init__``, an append in the step, the renamed
@@ -15,7 +19,10 @@ hook), and half of such a rewrite would be wrong code, so the engine works at th
 top-level statements: it runs the rule, compares its output with its input, and when a
 change touches a suppressed line, the rule's changes to the whole top-level statement that
 holds it (the class, the function) are dropped, together with its changes to classes of the
-same file related by inheritance. The rule's changes elsewhere in the file stay. If the
+same file related by inheritance. The rule's changes elsewhere in the file stay. A
+``TODO(lightmigrate)`` marker line is the exception: a comment is never half of a rewrite, so a
+suppressed marker is dropped alone and the rule's other changes to that statement (its markers
+on other methods of the class) stay. If the
 combination would not parse, the rule's changes to the file are dropped altogether. Findings
 the rule reports on those lines, and ``TODO(lightmigrate)`` markers on suppressed lines, are
 not reported.
@@ -30,16 +37,29 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine.markers import _comments
 from lightmigrate.output.findings import Finding, Kind
 
 _DIRECTIVE = re.compile(r"#\s*lightmigrate:\s*(ignore|off|on)\b(?:\[([^\]]*)\])?", re.IGNORECASE)
+# ruff's form, "noqa: LM001" or "noqa: LM001, E501" after a "#" (commas and/or spaces between codes)
+_NOQA = re.compile(r"#\s*noqa\s*:\s*([A-Z]+[0-9]+(?:(?:[ \t]*,[ \t]*|[ \t]+)[A-Z]+[0-9]+)*)", re.IGNORECASE)
+_OUR_CODE = re.compile(r"LM[0-9]+", re.IGNORECASE)
 ALL = ""  # the prefix every code starts with
+
+
+def _noqa_codes(comment: str) -> Set[str]:
+    """Our codes (``LMnnn``) named by the ``# noqa: ...`` comments in ``comment``; a bare
+    ``# noqa``, or one naming other tools' codes only, names none."""
+    return {code.upper() for m in _NOQA.finditer(comment)
+            for code in re.split(r"[\s,]+", m.group(1)) if _OUR_CODE.fullmatch(code)}
 
 
 def has_directives(text: str) -> bool:
     """Cheap test: could ``text`` hold a suppression comment?"""
-    return "lightmigrate:" in text and _DIRECTIVE.search(text) is not None
+    if "lightmigrate:" in text and _DIRECTIVE.search(text) is not None:
+        return True
+    return ("noqa" in text or "NOQA" in text or "Noqa" in text) and bool(_noqa_codes(text))
 
 
 def _codes(raw: Optional[str]) -> Set[str]:
@@ -82,9 +102,12 @@ class SuppressionMap:
         directives = []
         for line, col, comment in _comments(text):
             m = _DIRECTIVE.search(comment)
+            own_line = not lines[line - 1][:col].strip() if line <= len(lines) else True
             if m:
-                own_line = not lines[line - 1][:col].strip() if line <= len(lines) else True
                 directives.append((line, m.group(1).lower(), _codes(m.group(2)), own_line))
+            noqa = _noqa_codes(comment)
+            if noqa and not own_line:  # as in ruff, a noqa comment alone on its line covers nothing
+                directives.append((line, "ignore", noqa, False))
         open_off: Dict[str, int] = {}  # code -> line where it was switched off
         for line, kind, codes, own_line in directives:
             if kind == "ignore":
@@ -173,9 +196,15 @@ def merge_suppressed(before: str, after: str, smap: SuppressionMap, code: str) -
     new = after.splitlines(keepends=True)
     hunks = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
 
+    def marker_only(op) -> bool:  # whole ``# TODO(lightmigrate)`` lines put above a statement
+        tag, _, _, j1, j2 = op
+        return tag == "insert" and all(line.lstrip().startswith("# " + MARKER_PREFIX) for line in new[j1:j2])
+
     def lines_of(op) -> List[int]:
         _, i1, i2, _, _ = op
-        return list(range(i1 + 1, i2 + 1)) if i2 > i1 else [i1, i1 + 1]
+        if i2 > i1:
+            return list(range(i1 + 1, i2 + 1))
+        return [i1 + 1] if marker_only(op) else [i1, i1 + 1]  # a marker concerns the line below it
 
     def owners(op) -> Set[int]:
         ls = lines_of(op)
@@ -183,9 +212,11 @@ def merge_suppressed(before: str, after: str, smap: SuppressionMap, code: str) -
 
     hunk_owners = [owners(op) for op in hunks]
     reverted = [any(smap.suppressed(ln, code) for ln in lines_of(op)) for op in hunks]
+    # A suppressed marker alone is dropped alone: a comment is never half of a rewrite, so the
+    # rule's other changes to that statement (its markers on other methods) stay.
     blocked: Set[int] = set()
-    for owned, rev in zip(hunk_owners, reverted):
-        if rev:
+    for op, owned, rev in zip(hunks, hunk_owners, reverted):
+        if rev and not marker_only(op):
             blocked |= owned
     while True:
         grown = set(blocked)

@@ -7,8 +7,10 @@ so that stdout is a clean patch. Per-file problems always go to stderr.
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Sequence
+from collections import Counter
+from typing import Dict, List, Sequence
 
 import click
 
@@ -45,38 +47,96 @@ def print_diff(diff: str, color: bool) -> None:
         console.print(Text(line, style=style))
 
 
-def print_report(report: RunReport, color: bool = False) -> None:
-    info_to_stderr = report.mode is Mode.DIFF
+def print_report(report: RunReport, color: bool = False, quiet: bool = False, statistics: bool = False,
+                 info_to_stderr: bool = False) -> None:
+    """``quiet``: no summary line (and under ``--diff`` no findings: the diff only, as ruff's
+    ``--diff --quiet``). ``statistics``: a count per rule code (``statistics_lines``)
+    instead of the findings. ``info_to_stderr``: all but the diff to stderr (always so under
+    ``--diff``; ``rewrite -`` writes the code itself to stdout)."""
+    info_to_stderr = info_to_stderr or report.mode is Mode.DIFF
     for result in report.files:
         for problem in result.all_problems:
             click.echo(problem.format(), err=True)
         if result.changed and report.mode is Mode.DIFF:
             print_diff(result.diff, color)
         elif result.changed and report.mode is Mode.CHECK:
-            click.echo(f"would rewrite {result.path}")
-        for finding in result.findings:
+            click.echo(f"would rewrite {result.path}", err=info_to_stderr)
+        for finding in () if statistics or (quiet and report.mode is Mode.DIFF) else result.findings:
             if finding.kind in SHOWN_KINDS:
                 click.echo(finding.format(), err=info_to_stderr)
-    click.echo(summary_line(report), err=info_to_stderr)
+    if statistics:
+        for line in statistics_lines(report):
+            click.echo(line, err=info_to_stderr)
+    if not quiet:
+        click.echo(summary_line(report), err=info_to_stderr)
 
 
-def print_rules_table(rules: Sequence[Rule]) -> None:
+STATISTICS_KINDS = ((Kind.FIXED, "changes"), (Kind.MARKER, "markers"), (Kind.NOTE, "notes"))
+
+
+def statistics_lines(report: RunReport) -> List[str]:
+    """ruff's ``--statistics`` for a run: per rule code (in code order), how many changes
+    (written, or that would be), markers and notes it made; the same entries as ``--output-format
+    json`` lists. Nothing when there are none."""
+    from lightmigrate.output.formats import entries
+    from lightmigrate.rules import rules_by_code
+
+    counts: Dict[str, Counter] = {}
+    for result in report.files:
+        if result.error is None:
+            for entry in entries(result):
+                counts.setdefault(entry.code, Counter())[entry.kind] += 1
+    if not counts:
+        return []
+    names = {code: rule.name for code, rule in rules_by_code().items()}
+    rows = [("code", *(label for _, label in STATISTICS_KINDS), "rule")]
+    rows += [(code, *(str(counts[code][kind]) for kind, _ in STATISTICS_KINDS), names.get(code, ""))
+             for code in sorted(counts)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [" ".join([row[0].ljust(widths[0]), *(v.rjust(w) for v, w in zip(row[1:-1], widths[1:])), row[-1]])
+            .rstrip() for row in rows]
+
+
+SAFETY_LABELS = {"behaviour-preserving": "preserving"}  # short enough for an 80-column terminal
+WIDE_TABLE = 120  # from this width on, the rule names get a column of their own
+
+
+def print_rules_table(rules: Sequence[Rule], console=None) -> None:
+    """One row per rule, in code order: code, safety and the summary, wrapped to the terminal,
+    with the rule's name in front of the summary (in its own column from ``WIDE_TABLE``
+    columns on). Codes and safety never wrap, so every code shows at any usual width. Not on a
+    terminal (a pipe, a file), the width is ``COLUMNS`` or 100."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(show_lines=False)
-    for column in ("code", "name", "safety", "spec rows"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("summary", overflow="fold")
-    for rule in rules:
-        table.add_row(
-            rule.code, rule.name, rule.safety.value, ", ".join(rule.spec_rows), Text(rule.summary)
-        )
-    console = Console(highlight=False, file=sys.stdout)
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
-    console.print(table)
+    if console is None:
+        console = Console(highlight=False, file=sys.stdout)
+        if not console.is_terminal and not os.environ.get("COLUMNS"):
+            console.width = 100
+    wide = console.width >= WIDE_TABLE
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1))
+    table.add_column("code", no_wrap=True, style="bold")
+    if wide:
+        table.add_column("name", no_wrap=True)
+    table.add_column("safety", no_wrap=True)
+    table.add_column("summary", overflow="fold", ratio=1)
+    for rule in sorted(rules, key=lambda r: r.code):
+        safety = SAFETY_LABELS.get(rule.safety.value, rule.safety.value)
+        if wide:
+            table.add_row(rule.code, rule.name, safety, Text(rule.summary))
+        else:
+            summary = Text.assemble((rule.name, "italic"), ": ", rule.summary)
+            table.add_row(rule.code, safety, summary)
+    if console.is_terminal:
+        console.print(table)
+    else:  # plain text: without the padding at the ends of the lines
+        with console.capture() as captured:
+            console.print(table)
+        lines = [line.rstrip() for line in captured.get().splitlines()]
+        console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+    console.print("`lightmigrate rules CODE` describes a rule, with its before/after examples.")
 
 
 def rule_detail(rule: Rule) -> str:
