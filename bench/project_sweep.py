@@ -191,14 +191,41 @@ def find_markers(root: Path) -> List[Marker]:
     return found
 
 
+_AUTO_ID = re.compile(r"^([A-Za-z_]\w*?)\d+$")
+
+
+def auto_id_key(test: str) -> str:
+    """``test`` with pytest's generated parameter ids (``model_kwargs12``: the argument's name and
+    the parameter set's index) reduced to the name: the index follows the order the parameters
+    were made in, which a project may draw from a set (pykeen's training loops), so the same
+    case can get another index in the other side's run."""
+    head, sep, params = test.partition("[")
+    if not sep or not params.endswith("]"):
+        return test
+    return head + "[" + "-".join(_AUTO_ID.sub(r"\1#", p) for p in params[:-1].split("-")) + "]"
+
+
 def compare(before: SideRun, after: SideRun) -> tuple:
     """(regressions as [{test, error}], fixed): a regression passed before and did not pass
     after; a test missing after the migration (its module no longer collects) gets the
-    collection error of its file, or "not run"."""
+    collection error of its file, or "not run". A test whose id is missing on one side is
+    matched by :func:`auto_id_key` with a passing test of the other side missing on this one
+    (the same case under another generated index), one for one."""
     regressions, fixed = [], []
+    unmatched_after: Dict[str, int] = {}
+    for test in after.passed:
+        if test not in before.outcomes:
+            unmatched_after[auto_id_key(test)] = unmatched_after.get(auto_id_key(test), 0) + 1
+    unmatched_before: Dict[str, int] = {}
+    for test in before.passed:
+        if test not in after.outcomes:
+            unmatched_before[auto_id_key(test)] = unmatched_before.get(auto_id_key(test), 0) + 1
     for test in before.passed:
         out = after.outcomes.get(test)
         if out is not None and out.status == PASSED:
+            continue
+        if out is None and unmatched_after.get(auto_id_key(test), 0) > 0:
+            unmatched_after[auto_id_key(test)] -= 1
             continue
         if out is None:
             file = test.split("::")[0]
@@ -207,6 +234,9 @@ def compare(before: SideRun, after: SideRun) -> tuple:
         regressions.append({"test": test, "status": out.status, "error": out.error or out.status})
     for test in after.passed:
         prior = before.outcomes.get(test)
+        if prior is None and unmatched_before.get(auto_id_key(test), 0) > 0:
+            unmatched_before[auto_id_key(test)] -= 1
+            continue
         if prior is None or prior.status == FAILED:
             fixed.append(test)
     return regressions, fixed

@@ -81,6 +81,20 @@ def test_compare_regressions_fixed_and_tests_missing_after():
     assert fixed == ["t.py::d"]
 
 
+def test_compare_matches_cases_whose_generated_ids_differ_between_the_runs():
+    """pykeen's parameters come from a set: the same (model, loop) case is ``model_kwargs0-slcwa``
+    in one run and ``model_kwargs1-slcwa`` in the other; both passed, so no regression and no fix."""
+    before = SideRun({"t.py::f[A-model_kwargs0-slcwa]": Outcome(PASSED), "t.py::f[A-model_kwargs1-lcwa]": Outcome(PASSED),
+                      "t.py::f[B-model_kwargs2-slcwa]": Outcome(PASSED)}, 1.0, 0)
+    after = SideRun({"t.py::f[A-model_kwargs0-lcwa]": Outcome(PASSED), "t.py::f[A-model_kwargs1-slcwa]": Outcome(PASSED),
+                     "t.py::f[B-model_kwargs2-lcwa]": Outcome(FAILED, "TypeError: y")}, 1.0, 1)
+    assert project_sweep.auto_id_key("t.py::f[A-model_kwargs12-slcwa]") == "t.py::f[A-model_kwargs#-slcwa]"
+    regressions, fixed = project_sweep.compare(before, after)
+    assert regressions == [{"test": "t.py::f[B-model_kwargs2-slcwa]", "status": FAILED,
+                            "error": "not run after the migration (pytest exit 1)"}]
+    assert fixed == []
+
+
 def test_markers_are_read_from_the_files(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "m.py").write_text(textwrap.dedent("""\
