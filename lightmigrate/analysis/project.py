@@ -186,13 +186,13 @@ def _param_names(func: ast.AST) -> Tuple[str, ...]:
     return tuple(names)
 
 
-def lightning_trainer_names(tree: ast.AST) -> Tuple[Set[str], Set[str]]:
+def lightning_trainer_names(tree: ast.AST, nodes: Optional[list] = None) -> Tuple[Set[str], Set[str]]:
     """The names a file's imports bind to Lightning's ``Trainer`` (``from pytorch_lightning
     import Trainer as T``) and to Lightning packages or modules (``import pytorch_lightning as
     pl``)."""
     trainers: Set[str] = set()
     packages: Set[str] = set()
-    for node in ast_nodes(tree):
+    for node in ast_nodes(tree) if nodes is None else nodes:
         if type(node) is ast.Import:
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name.split(".")[0] in LIGHTNING_IMPORT_ROOTS:
@@ -237,8 +237,9 @@ def import_aliases(tree: ast.AST, nodes: Optional[list] = None) -> Dict[str, str
 
 # ``as ALIAS`` for one ALIAS, and the NAME before it, as a text search finds them (a superset of the
 # import aliases of a text: ``with`` and ``except`` items too), for ``header_base_names``.
-_AS_ALIAS = r"as[ \t]+{}(?!\w)"  # (a space or tab before it: checked by the caller)
 _NAME_BEFORE = re.compile(r"([^\W\d]\w*)[ \t]+$")
+# every ``as NAME`` (the name read ahead, not taken: the next ``as`` may start inside it)
+_AS_ANY = re.compile(r"as[ \t]+(?=([^\W\d]\w*))")
 
 
 def classes_in_source(tree: ast.AST, path: str, nodes: Optional[list] = None) -> List[ClassInfo]:
@@ -317,8 +318,9 @@ def _trainer_settings(text: str, tree: Optional[ast.AST] = None) -> Dict[str, ob
     def value(node: ast.expr) -> object:
         return node.value if isinstance(node, ast.Constant) else "<expr>"
 
-    aliases = lightning_trainer_names(tree)[0] if " as " in text else set()  # ``Trainer as PLT``: PLT(...) too
-    for node in ast.walk(tree):
+    nodes = ast_nodes(tree)  # (``ast.walk``'s order, faster)
+    aliases = lightning_trainer_names(tree, nodes)[0] if " as " in text else set()  # ``Trainer as PLT``: PLT(...) too
+    for node in nodes:
         if isinstance(node, ast.Call) and ((_dotted(node.func) or "").rsplit(".", 1)[-1] == "Trainer"
                                            or (isinstance(node.func, ast.Name) and node.func.id in aliases)):
             for kw in node.keywords:
@@ -426,10 +428,11 @@ def header_base_names(text: str, headers: Optional[List["re.Match[str]"]] = None
                 return None
             found.update(b.rsplit(".", 1)[-1] for b in (_dotted(x) for x in header[0].bases) if b)
             break
-    for name in list(found) if found and (" as" in text or "\tas" in text) else ():
+    if found and (" as" in text or "\tas" in text):
         # ``class MyTrainer(PLT)`` after ``import Trainer as PLT``: "Trainer" too
-        for m in re.finditer(_AS_ALIAS.format(re.escape(name)), text):
-            if text[m.start() - 1:m.start()] not in (" ", "\t"):
+        names = frozenset(found)
+        for m in _AS_ANY.finditer(text):
+            if m.group(1) not in names or text[m.start() - 1:m.start()] not in (" ", "\t"):
                 continue
             before = _NAME_BEFORE.search(text, max(0, m.start() - 200), m.start())
             if before is not None:
