@@ -202,10 +202,8 @@ FACTS: Tuple[Fact, ...] = (
     _f("B3.1", "B.3", "training_step_end runs inside the optimizer closure, after training_step, before zero_grad and backward",
        "kept", ["LM003"], [_INLINE], ["step_end_changes_loss.py", "step_end_in_base_class.py"]),
     _f("B3.2", "B.3", "training_step_end runs once per closure evaluation (several times per batch under LBFGS)",
-       "partial", ["LM003"], [_INLINE, _WHY_INLINE],
-       reason=NO_CASE + " training_step_end that only counts or logs, with LBFGS",
-       gap="kept when the hook is inlined; a side-effect-only hook moved to on_train_batch_end runs once per batch "
-           "(probe: 16 calls on 1.9.5, 4 after migration)"),
+       "kept", ["LM003"], [_WHY_INLINE, f"{LM003}:_uses_lbfgs"], ["step_end_counts_under_lbfgs.py"],
+       seen_to_fail=True),
     _f("B3.3", "B.3", "training_step_end runs once per optimizer (optimizer_idx)",
        "kept", ["LM005"], [_OPTIMIZE], reason=NO_CASE + " no case has training_step_end with several optimizers"),
     _f("B3.4", "B.3", "training_step_end runs once per TBPTT split",
