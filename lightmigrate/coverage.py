@@ -114,7 +114,7 @@ def render_markdown(rules: Sequence[Rule], rows: Optional[Sequence[SpecRow]] = N
 
 
 FACT_COUNTS = ("facts", "kept", "marked", "partial", "missing", "with a case", "with a reason", "case to write",
-               "new from the loops", "kept by 2.x itself")
+               "seen to fail", "new from the loops", "kept by 2.x itself")
 
 
 def facts_line() -> str:
@@ -138,21 +138,22 @@ def _facts_markdown() -> List[str]:
         "code does what 1.9.5 did (by a rule, or by 2.x itself); *marked*: a `# TODO(lightmigrate)` marker;",
         "*partial*: kept for some forms only; *missing*: neither. *with a case*: a corpus case exercises it;",
         "*with a reason*: no case can observe it (say, the original raises); *case to write*: a case could,",
-        "but none does yet. `lightmigrate rules CODE` lists the facts of each rule.",
+        "but none does yet; *seen to fail*: a case was run against real 1.9.5 with the rule's handling of the",
+        "fact removed and mismatched. `lightmigrate rules CODE` lists the facts of each rule.",
         "",
         "| facts | count |",
         "|---|---|",
         *[f"| {k} | {t[k]} |" for k in FACT_COUNTS],
         "",
-        "| fact | section | 1.9.5 | status | rules | cases |",
-        "|---|---|---|---|---|---|",
+        "| fact | section | 1.9.5 | status | rules | cases | seen to fail |",
+        "|---|---|---|---|---|---|---|",
     ]
     for f in FACTS:
         cases = ", ".join(c[len("corpus/"):] for c in f.cases) or (
             "(case to write)" if f.case_to_write else "(no case: " + f.reason + ")")
         rules = ", ".join(f.rules) or ("2.x itself" if f.by_lightning else "-")
         out.append(f"| {f.id} | {_cell(f.section, 60)} | {_cell(f.did, 120)} | {f.status} | {rules} | "
-                   f"{_cell(cases, 120)} |")
+                   f"{_cell(cases, 120)} | {'yes' if f.seen_to_fail else ''} |")
     return out
 
 

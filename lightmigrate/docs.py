@@ -76,6 +76,8 @@ def _facts_section(code: str) -> List[str]:
            "\n| fact | 1.9.5 | status | cases | not kept |\n|---|---|---|---|---|\n"]
     for f in facts:
         cases = ", ".join(f"`{c[len('corpus/'):]}`" for c in f.cases) or (f.reason if f.case_to_write else "no case: " + f.reason)
+        if f.seen_to_fail:
+            cases += " (seen to fail: " + f.seen_to_fail + ")"
         out.append(f"| {f.id} | {_cell(f.did)} | {f.status} | {_cell(cases)} | {_cell(f.gap) or '-'} |\n")
     return out
 

@@ -48,6 +48,8 @@ def test_fact_is_complete(fact: Fact):
         assert fact.gap, f"{fact.id}: a {fact.status} fact says what is not kept"
     if fact.status in ("marked", "partial"):
         assert fact.rules and fact.keepers
+    if fact.seen_to_fail:  # it names the case that failed first
+        assert "corpus/" + fact.seen_to_fail.split()[0] in fact.cases, fact.id
 
 
 def test_named_cases_exercise_something():
@@ -117,5 +119,6 @@ def test_coverage_counts_facts():
     t = totals()
     assert "## 1.9 semantics ledger" in page
     assert f"| facts | {t['facts']} |" in page
-    for key in ("kept", "marked", "partial", "missing", "with a case", "with a reason", "new from the loops"):
+    for key in ("kept", "marked", "partial", "missing", "with a case", "with a reason", "seen to fail",
+                "new from the loops"):
         assert f"| {key} | {t[key]} |" in page

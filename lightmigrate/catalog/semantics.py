@@ -14,9 +14,11 @@ observe it, and its status:
 - ``partial``: kept for some forms, not for others (``gap`` says which);
 - ``missing``: not kept and not marked (``gap`` says what happens).
 
-A fact lists a case only when the case's docstring ("Exercises ...") names that behaviour;
-that the case fails when the rule ignores the fact was checked by hand for the facts whose
-``seen_to_fail`` is set, not for the others. ``reason`` is set when no case names the fact:
+A fact lists a case only when the case's docstring ("Exercises ...") names that behaviour (and
+a case that was seen NOT to fail without the handling is left out). That the case fails when
+the rule ignores the fact was checked for the facts whose ``seen_to_fail`` is set (the rule's
+handling removed in a copy of the package, then ``lightmigrate verify --oracle`` against real
+1.9.5 on the case), not for the others. ``reason`` is set when no case names the fact:
 either nothing a case records can observe it (the original raises, it needs several GPUs or
 processes, it only changes memory), or it starts with ``NO_CASE`` when a case could be written
 but is not there yet.
@@ -63,7 +65,7 @@ class Fact:
     new: bool = False  # found in 1.9.5's loops, not stated by the spec
     by_lightning: bool = False  # 2.x does the same: kept without a rewrite
     gap: str = ""  # for partial / missing / marked: what is not kept
-    seen_to_fail: bool = False  # a case was seen to fail with the fact's handling removed
+    seen_to_fail: str = ""  # how a named case was seen to fail with the fact's handling removed
 
     @property
     def has_case(self) -> bool:
@@ -106,9 +108,11 @@ FACTS: Tuple[Fact, ...] = (
     _f("B1.6", "B.1", "other keys of the returned dict are not detached (they keep grad_fn)",
        "kept", ["LM001"], [_COLLECT], ["train_dict_skip_batches.py", "decorated_epoch_end.py"]),
     _f("B1.7", "B.1", "a step that returned None is absent from outputs (no None placeholder)",
-       "kept", ["LM001"], [_COLLECT], ["train_dict_skip_batches.py", "training_epoch_all_steps_skipped.py"]),
+       "kept", ["LM001"], [_COLLECT], ["train_dict_skip_batches.py", "training_epoch_all_steps_skipped.py"],
+       seen_to_fail="train_dict_skip_batches.py errors (KeyError) when LM001 appends every training output, None steps' {} included"),
     _f("B1.8", "B.1", "the element comes from training_step_end's return value when that hook returns non-None",
-       "kept", ["LM001", "LM003"], [_COLLECT, _INLINE], ["step_end_mutates_dict.py", "step_end_changes_loss.py"]),
+       "kept", ["LM001", "LM003"], [_COLLECT, _INLINE], ["step_end_mutates_dict.py", "step_end_changes_loss.py"],
+       seen_to_fail='step_end_changes_loss.py errors (no "loss" key) when the step wrapper ignores the hook\'s result'),
     _f("B1.9", "B.1", "one optimizer, no TBPTT: a flat list with one dict per kept batch",
        "kept", ["LM001"], [_COLLECT, _GATHER], ["train_tensor_accumulate.py", "train_dict_skip_batches.py"]),
     _f("B1.10", "B.1", "N optimizers: outputs[batch][optimizer]",
@@ -146,14 +150,17 @@ FACTS: Tuple[Fact, ...] = (
     _f("B1.23", "B.1", "eval steps run under no_grad during fit and under inference mode in validate/test",
        "kept", cases=["standalone_validate_and_test.py"], by_lightning=True),
     _f("B1.24", "B.1", "an eval step that returned None is left out of outputs",
-       "kept", ["LM001"], [_COLLECT], ["eval_outputs_mixed_types.py", "standalone_validate_and_test.py"]),
+       "kept", ["LM001"], [_COLLECT], ["eval_outputs_mixed_types.py", "standalone_validate_and_test.py"],
+       seen_to_fail='eval_outputs_mixed_types.py errors when LM001 appends None eval outputs'),
     _f("B1.25", "B.1", "eval outputs are buffered only when validation_epoch_end / test_epoch_end is overridden",
        "kept", ["LM001"], [_BUFFERS], reason=MEMORY),
     _f("B1.26", "B.1", "exactly one eval dataloader: the hook gets that loader's list flat",
-       "kept", ["LM001"], [_GATHER], ["validation_single_loader.py", "module_dataloaders_list_of_one.py"]),
+       "kept", ["LM001"], [_GATHER], ["validation_single_loader.py", "module_dataloaders_list_of_one.py"],
+       seen_to_fail="validation_single_loader.py errors when LM001 never flattens a single loader's list"),
     _f("B1.27", "B.1", "several eval dataloaders: a list per loader, an empty list for a loader whose steps all returned None",
        "kept", ["LM001"], [_RESET, _GATHER], ["validation_two_loaders.py", "standalone_validate_and_test.py",
-                                               "datamodule_all_stages.py"]),
+                                               "datamodule_all_stages.py"],
+       seen_to_fail="validation_two_loaders.py errors when LM001 always hands over loader 0's list"),
     _f("B1.28", "B.1", "if no dataloader ran the eval hook receives []",
        "kept", ["LM001"], [_GATHER],
        reason="unreachable on 1.9.5: with no eval batches at all the loop is skipped and the hook is not called (L8)"),
@@ -186,7 +193,8 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top", f"{LM001}:_ClassMigration._merge_safe"],
        ["merge_existing_hooks.py"]),
     _f("B2.8", "B.2", "ReduceLROnPlateau (epoch interval) steps after on_train_epoch_end, with callback_metrics[monitor]",
-       "kept", ["LM005"], [_EPOCH_END5], ["reduce_lr_on_plateau_two_optimizers.py"]),
+       "kept", ["LM005"], [_EPOCH_END5], ["reduce_lr_on_plateau_two_optimizers.py"],
+       seen_to_fail='reduce_lr_on_plateau_two_optimizers.py mismatches (val_loss, LR) when LM005 never steps ReduceLROnPlateau'),
     _f("B2.9", "B.2", "the sanity check calls validation_epoch_end with num_sanity_val_steps batches of each loader",
        "kept", ["LM001"], [_RESET], ["sanity_check_all_batches.py", "validation_two_loaders.py"]),
     _f("B2.10", "B.2", "metrics logged during the sanity check are thrown away",
@@ -203,7 +211,7 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM003"], [_INLINE], ["step_end_changes_loss.py", "step_end_in_base_class.py"]),
     _f("B3.2", "B.3", "training_step_end runs once per closure evaluation (several times per batch under LBFGS)",
        "kept", ["LM003"], [_WHY_INLINE, f"{LM003}:_uses_lbfgs"], ["step_end_counts_under_lbfgs.py"],
-       seen_to_fail=True),
+       seen_to_fail="step_end_counts_under_lbfgs.py mismatches on main before LM003's LBFGS check (step_end_calls 4 vs 1)"),
     _f("B3.3", "B.3", "training_step_end runs once per optimizer (optimizer_idx)",
        "kept", ["LM005"], [_OPTIMIZE], reason=NO_CASE + " no case has training_step_end with several optimizers"),
     _f("B3.4", "B.3", "training_step_end runs once per TBPTT split",
@@ -219,15 +227,18 @@ FACTS: Tuple[Fact, ...] = (
     _f("B3.8", "B.3", "DP averaged \"loss\" only when training_step_end was not overridden",
        "marked", ["LM003"], [f"{LM003}:_reduces"], reason=DP_ONLY, gap="as B3.7"),
     _f("B3.9", "B.3", "a step_end returning None keeps the step's raw output",
-       "kept", ["LM003"], [_INLINE], ["step_end_logs_only_or_none.py", "step_end_mutates_dict.py"]),
+       "kept", ["LM003"], [_INLINE], ["step_end_logs_only_or_none.py", "step_end_mutates_dict.py"],
+       seen_to_fail="step_end_logs_only_or_none.py errors when the step wrapper returns the hook's None"),
     _f("B3.10", "B.3", "the step_end result is what the closure backpropagates",
-       "kept", ["LM003"], [_INLINE], ["step_end_changes_loss.py", "step_end_in_base_class.py"]),
+       "kept", ["LM003"], [_INLINE], ["step_end_changes_loss.py", "step_end_in_base_class.py"],
+       seen_to_fail="step_end_changes_loss.py errors when the step wrapper ignores the hook's result"),
     _f("B3.11", "B.3", "the step_end result is what on_*_batch_end receives and *_epoch_end collects",
        "kept", ["LM003", "LM001"], [_INLINE, _COLLECT], ["eval_step_end_two_loaders.py", "step_end_logs_only_or_none.py"]),
     _f("B3.12", "B.3", "self.log in step_end hooks: training on_step=True/on_epoch=False, eval on_step=False/on_epoch=True",
        "kept", ["LM003"], [f"{LM003}:_StepEndMigration._move_to_batch_end"], ["step_end_metric_object.py"]),
     _f("B3.13", "B.3", "training_step_end saw the LR, weights and global_step of before the optimizer and scheduler step",
-       "kept", ["LM003"], [f"{LM003}:_not_side_effect_only"], ["step_end_logs_scheduler_lr.py"]),
+       "kept", ["LM003"], [f"{LM003}:_not_side_effect_only"], ["step_end_logs_scheduler_lr.py"],
+       seen_to_fail="step_end_logs_scheduler_lr.py mismatches (lr 0.1 vs 0.05) when LM003's step-sensitive check is off"),
     # ---- B.4 on_train_batch_end ------------------------------------------------------------------
     _f("B4.1", "B.4", "on_train_batch_end(outputs, batch, batch_idx) in module and callbacks (no dataloader_idx since 1.7)",
        "kept", reason=RAISES + " for a dataloader_idx override (it fails on 1.9.5 and on 2.x)", by_lightning=True),
@@ -247,14 +258,16 @@ FACTS: Tuple[Fact, ...] = (
     _f("B5.1", "B.5", "active optimizers run in index order (or the single frequency-selected one)",
        "kept", ["LM005"], [_LOOP], ["gan_two_optimizers.py", "optimizer_frequencies.py"]),
     _f("B5.2", "B.5", "toggle_optimizer before each optimizer when there are several, untoggle_optimizer after",
-       "kept", ["LM005"], [_LOOP], ["gan_two_optimizers.py", "gan_skipped_steps_batch_end.py"]),
+       "kept", ["LM005"], [_LOOP], ["gan_skipped_steps_batch_end.py", "two_optimizers_accumulate.py"],
+       seen_to_fail='gan_skipped_steps_batch_end.py and two_optimizers_accumulate.py mismatch without toggle_optimizer (gan_two_optimizers.py still matched: its closures zero the leaked gradients)'),
     _f("B5.3", "B.5", "stepping batch: the module's optimizer_step(epoch, batch_idx, opt, i, closure, ...) hook runs",
        "kept", ["LM005", "LM004"], [_OPTIMIZE, f"{LM004}:_plan_module_hook"],
        ["optimizer_step_warmup_override.py", "gan_optimizer_step_closure_only.py"]),
     _f("B5.4", "B.5", "the closure runs training_step, training_step_end, zero_grad, backward in that order",
        "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py"]),
     _f("B5.5", "B.5", "zero_grad only when batch_idx % accumulate_grad_batches == 0, after the forward pass",
-       "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py"]),
+       "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py"],
+       seen_to_fail='two_optimizers_accumulate.py mismatches (losses) when LM005 zeroes the gradients on every batch'),
     _f("B5.6", "B.5", "zero_grad calls on_before_zero_grad (callbacks, then module), then optimizer_zero_grad",
        "kept", ["LM005"], [_OPTIMIZE], ["gan_callback_zero_grad_outputs.py", "one_optimizer_batch_end_outputs.py"]),
     _f("B5.7", "B.5", "backward(loss / N) only when the loss is not None",
@@ -279,9 +292,11 @@ FACTS: Tuple[Fact, ...] = (
     _f("B5.15", "B.5", "global_step counts every optimizer step (3 batches x 2 optimizers = 6; one per batch with frequencies)",
        "kept", ["LM005"], [_LOOP], ["gan_two_optimizers.py", "optimizer_frequencies.py"]),
     _f("B5.16", "B.5", "frequencies pick the optimizer from the per-epoch batch_idx; the cycle restarts every epoch",
-       "kept", ["LM005"], [_LOOP, f"{LM005}:_read_optimizers"], ["optimizer_frequencies.py", "frequencies_with_schedulers.py"]),
+       "kept", ["LM005"], [_LOOP, f"{LM005}:_read_optimizers"], ["optimizer_frequencies.py", "frequencies_with_schedulers.py"],
+       seen_to_fail='optimizer_frequencies.py mismatches when LM005 picks the optimizer by total_batch_idx'),
     _f("B5.17", "B.5", "the scheduler's active-optimizer check uses total_batch_idx (across epochs)",
-       "kept", ["LM005"], [_LOOP], ["frequencies_with_schedulers.py"]),
+       "kept", ["LM005"], [_LOOP], ["frequencies_with_schedulers.py"],
+       seen_to_fail='frequencies_with_schedulers.py mismatches (lr) when LM005 picks the stepped schedulers by the per-epoch batch_idx'),
     _f("B5.18", "B.5", "interval=\"step\" schedulers step when (batch_idx+1) % frequency == 0, not on accumulating batches",
        "kept", ["LM005"], [_SCHED], ["gradient_clipping_with_scheduler.py", "two_optimizers_schedulers_clip.py"]),
     _f("B5.19", "B.5", "interval=\"epoch\" non-plateau schedulers step after the last batch, before validation, "
@@ -297,7 +312,8 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM005", "LM006"], [f"{LM005}:_StripTrainerArgs", f"{LM006}:_Tbptt._add_clipping"],
        ["two_optimizers_schedulers_clip.py", "tbptt_lstm_scheduler_clip.py"]),
     _f("B5.23", "B.5", "the last batch of the epoch always steps, even in a short accumulation window",
-       "kept", ["LM005"], [_LOOP], ["two_optimizers_accumulate.py", "accumulate_three_max_steps.py"]),
+       "kept", ["LM005"], [_LOOP], ["two_optimizers_accumulate.py", "accumulate_three_max_steps.py"],
+       seen_to_fail='two_optimizers_accumulate.py mismatches when LM005 does not step after the short last window'),
     _f("B5.24", "B.5", "an optimizer_step override that only ran the closure still counted a step (global_step, max_steps)",
        "kept", ["LM005"], [_OPTIMIZE], ["gan_optimizer_step_closure_only.py", "optimizer_step_closure_only.py"]),
     _f("B5.25", "B.5", "callbacks' on_train_batch_end got 1.9's per-optimizer list",
@@ -429,5 +445,6 @@ def totals(items=FACTS) -> Dict[str, int]:
     out["with a reason"] = sum(not f.has_case and bool(f.reason) and not f.case_to_write for f in items)
     out["case to write"] = sum(f.case_to_write for f in items)
     out["new from the loops"] = sum(f.new for f in items)
+    out["seen to fail"] = sum(bool(f.seen_to_fail) for f in items)
     out["kept by 2.x itself"] = sum(f.by_lightning for f in items)
     return out

@@ -114,6 +114,8 @@ def _facts_lines(code: str) -> List[str]:
             out.append("         cases: " + ", ".join(c[len("corpus/"):] for c in f.cases))
         elif f.reason:
             out.append("         " + (f.reason if f.case_to_write else "no case: " + f.reason))
+        if f.seen_to_fail:
+            out.append("         seen to fail: " + f.seen_to_fail)
         if f.gap:
             out.append("         not kept: " + f.gap)
     return out
