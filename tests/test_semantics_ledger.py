@@ -50,6 +50,8 @@ def test_fact_is_complete(fact: Fact):
         assert fact.rules and fact.keepers
     if fact.seen_to_fail:  # it names the case that failed first
         assert "corpus/" + fact.seen_to_fail.split()[0] in fact.cases, fact.id
+    if fact.blind:  # it names a case that did not fail
+        assert fact.blind.split()[0].endswith(".py"), fact.id
 
 
 def test_named_cases_exercise_something():

@@ -66,6 +66,7 @@ class Fact:
     by_lightning: bool = False  # 2.x does the same: kept without a rewrite
     gap: str = ""  # for partial / missing / marked: what is not kept
     seen_to_fail: str = ""  # how a named case was seen to fail with the fact's handling removed
+    blind: str = ""  # a case that exercises it but was seen NOT to fail with the handling removed
 
     @property
     def has_case(self) -> bool:
@@ -127,7 +128,8 @@ FACTS: Tuple[Fact, ...] = (
        "marked", ["LM006"], [f"{LM006}:_Tbptt._blocked"], reason=NO_CASE + " the combination is marked, not migrated",
        gap="LM006 marks TBPTT with optimizer_idx instead of migrating it"),
     _f("B1.15", "B.1", "an epoch of exactly one batch squeezes the batch dimension: 2 optimizers give a flat [d0, d1]",
-       "kept", ["LM005"], [_EPOCH_END5], ["one_batch_two_optimizers_squeeze.py"]),
+       "kept", ["LM005"], [_EPOCH_END5], ["one_batch_two_optimizers_squeeze.py"],
+       seen_to_fail='one_batch_two_optimizers_squeeze.py mismatches when LM005 does not squeeze a one-batch epoch'),
     _f("B1.16", "B.1", "one batch with one optimizer is re-wrapped as [d]",
        "kept", ["LM001"], [_GATHER],
        reason=NO_CASE + " one training batch, one optimizer, no TBPTT (tbptt_custom_split_step_end.py shows the "
@@ -201,11 +203,13 @@ FACTS: Tuple[Fact, ...] = (
        "kept", cases=["sanity_check_all_batches.py"], by_lightning=True),
     _f("B2.11", "B.2", "sanity-check outputs never reach epoch 0's validation_epoch_end",
        "kept", ["LM001"], [_RESET, f"{LM001}:_ClassMigration._with_reset"],
-       ["epoch_end_ignores_outputs.py", "validation_single_loader.py", "sanity_check_all_batches.py"]),
+       ["epoch_end_ignores_outputs.py", "validation_single_loader.py", "sanity_check_all_batches.py"],
+       seen_to_fail='sanity_check_all_batches.py and validation_single_loader.py mismatch when LM001 does not reset the buffer at each validation start'),
     _f("B2.12", "B.2", "trainer.test calls test_epoch_end with the same structure as validation",
        "kept", ["LM001"], [_GATHER], ["test_epoch_end_reuses_validation.py", "datamodule_all_stages.py"]),
     _f("B2.13", "B.2", "a mid-epoch validation (val_check_interval) hands the hook only that run's outputs",
-       "kept", ["LM001"], [_RESET], ["val_check_interval_half.py"]),
+       "kept", ["LM001"], [_RESET], ["val_check_interval_half.py"],
+       seen_to_fail='val_check_interval_half.py mismatches (val_batches 3 vs 5) when LM001 does not reset the buffer per run'),
     # ---- B.3 step_end hooks ---------------------------------------------------------------------
     _f("B3.1", "B.3", "training_step_end runs inside the optimizer closure, after training_step, before zero_grad and backward",
        "kept", ["LM003"], [_INLINE], ["step_end_changes_loss.py", "step_end_in_base_class.py"]),
@@ -271,7 +275,8 @@ FACTS: Tuple[Fact, ...] = (
     _f("B5.6", "B.5", "zero_grad calls on_before_zero_grad (callbacks, then module), then optimizer_zero_grad",
        "kept", ["LM005"], [_OPTIMIZE], ["gan_callback_zero_grad_outputs.py", "one_optimizer_batch_end_outputs.py"]),
     _f("B5.7", "B.5", "backward(loss / N) only when the loss is not None",
-       "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py", "gan_skipped_steps_batch_end.py"]),
+       "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py", "gan_skipped_steps_batch_end.py"],
+       blind="two_optimizers_accumulate.py still matched with the loss not divided by N before backward (likely because its gradient_clip_val=0.5 clips by norm, which hides the scale): no case detects the division"),
     _f("B5.8", "B.5", "after the closure: on_before_optimizer_step, grad-norm tracking, clipping, then the real step",
        "kept", ["LM005", "LM302"], [_OPTIMIZE, f"{LM005}:_MultiOptimizerMigration._migrate_top"],
        ["two_optimizers_schedulers_clip.py", "track_grad_norm_clip_accumulate.py"]),
@@ -315,7 +320,8 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM005"], [_LOOP], ["two_optimizers_accumulate.py", "accumulate_three_max_steps.py"],
        seen_to_fail='two_optimizers_accumulate.py mismatches when LM005 does not step after the short last window'),
     _f("B5.24", "B.5", "an optimizer_step override that only ran the closure still counted a step (global_step, max_steps)",
-       "kept", ["LM005"], [_OPTIMIZE], ["gan_optimizer_step_closure_only.py", "optimizer_step_closure_only.py"]),
+       "kept", ["LM005"], [_OPTIMIZE], ["gan_optimizer_step_closure_only.py", "optimizer_step_closure_only.py"],
+       seen_to_fail='gan_optimizer_step_closure_only.py mismatches when LM005 does not count a closure-only optimizer_step (optimizer_step_closure_only.py has one optimizer: 2.x itself keeps it there)'),
     _f("B5.25", "B.5", "callbacks' on_train_batch_end got 1.9's per-optimizer list",
        "kept", ["LM005"], [f"{LM005}:_MultiOptimizerMigration._migrate_top"], ["gan_callback_zero_grad_outputs.py"]),
     # ---- B.6 TBPTT -------------------------------------------------------------------------------
