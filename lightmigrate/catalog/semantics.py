@@ -131,9 +131,7 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM005"], [_EPOCH_END5], ["one_batch_two_optimizers_squeeze.py"],
        seen_to_fail='one_batch_two_optimizers_squeeze.py mismatches when LM005 does not squeeze a one-batch epoch'),
     _f("B1.16", "B.1", "one batch with one optimizer is re-wrapped as [d]",
-       "kept", ["LM001"], [_GATHER],
-       reason=NO_CASE + " one training batch, one optimizer, no TBPTT (tbptt_custom_split_step_end.py shows the "
-                        "TBPTT form of the squeeze)"),
+       "kept", ["LM001"], [_GATHER], ["one_batch_one_optimizer_epoch_end.py"]),
     _f("B1.17", "B.1", "training_epoch_end is still called, with [], when every step of the epoch returned None",
        "kept", ["LM001"], [_GATHER], ["training_epoch_all_steps_skipped.py"]),
     _f("B1.18", "B.1", "training_epoch_end returning anything but None raises MisconfigurationException",
@@ -145,7 +143,7 @@ FACTS: Tuple[Fact, ...] = (
     _f("B1.20", "B.1", "manual optimization: a dict keeps every key but \"hiddens\"; \"loss\" is detached and optional",
        "kept", ["LM001"], [_COLLECT], ["manual_optimization_outputs.py"], by_lightning=True),
     _f("B1.21", "B.1", "manual optimization: a None return gives {} and is dropped from outputs",
-       "kept", ["LM001"], [_COLLECT], reason=NO_CASE + " no manual-optimization case returns None from training_step"),
+       "kept", ["LM001"], [_COLLECT], ["manual_optimization_none_steps.py"]),
     # ---- B.1 validation / test / predict ----------------------------------------------------
     _f("B1.22", "B.1", "eval outputs are the raw step return values, any type, not detached",
        "kept", ["LM001"], [_COLLECT], ["eval_outputs_mixed_types.py"]),
