@@ -21,6 +21,10 @@ Two shapes of output code:
   into an existing ``on_*_epoch_end`` safely, the old method keeps its body and signature under
   a private name (``_validation_epoch_end``) and ``on_*_epoch_end`` calls it. Dispatch then works
   exactly as it did in 1.9.
+
+When the class's line defines ``on_train_batch_start`` (which can return -1 and end an epoch
+before its first batch), the training body is kept as a helper and called only after an epoch
+that completed a batch: 1.9 did not call ``training_epoch_end`` for an epoch without one.
 """
 
 from __future__ import annotations
@@ -177,8 +181,32 @@ def _family_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Option
     return None
 
 
+def _may_skip_epochs(index: ProjectIndex, info: ClassInfo) -> bool:
+    """Whether a class of ``info``'s line (it, its ancestors, its descendants) defines
+    ``on_train_batch_start``, which may return -1 and end an epoch before its first batch: 1.9
+    then did not call ``training_epoch_end`` at all (``FitLoop.on_advance_end`` needs a batch's
+    outputs; ledger fact L1), where 2.x still calls ``on_train_epoch_end``."""
+    ancestors, _ = index.ancestors(info)
+    return any(SKIPS_EPOCHS in c.methods for c in [info, *ancestors, *index.descendants(info)])
+
+
+SKIPS_EPOCHS = "on_train_batch_start"
+
+
+def _call_old(stage: Stage, s: str, helper: str, local: str, guarded: bool) -> List[Statement]:
+    """``s.helper(local)``; for training, when ``guarded``, only after an epoch that completed a
+    batch, as 1.9 called ``training_epoch_end``."""
+    if not (guarded and stage is TRAIN):
+        return parse_statements(f"{s}.{helper}({local})")
+    return parse_statements(
+        f"if {s}.trainer.fit_loop.epoch_loop.batch_progress.current.completed:  # 1.x skipped {stage.old} "
+        f"after an epoch that ran no batch (on_train_batch_start returned -1)\n    {s}.{helper}({local})")
+
+
 def _uses_helper(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
     """Whether the family of ``top`` needs the old hook kept as a callable helper."""
+    if stage is TRAIN and _may_skip_epochs(index, top):
+        return True  # the call gets a guard (_call_old)
     hooks = {stage.old, stage.new, stage.start, stage.batch_end}
     for c in index.descendants(top):
         if hooks & c.methods or injection_point(index, c, stage.new, stage.old):
@@ -315,6 +343,9 @@ class _ClassMigration(StageHookEditor):
         merged_note = f", merged with the existing {stage.new}" if existing_end is not None else ""
         self.fixed(f"{stage.old} -> {stage.new} {how}{merged_note}", stage.old)
 
+    def _skips(self) -> bool:
+        return _may_skip_epochs(self.index, self.info)
+
     def _dispatch(self, stage: Stage, s: str, param: str, buf: str, helper: str,
                   existing_end: Optional[cst.FunctionDef], super_tail: List[Statement], before: str) -> None:
         """``on_*_epoch_end`` hands the collected outputs to ``helper`` first: prepended to the
@@ -323,11 +354,11 @@ class _ClassMigration(StageHookEditor):
             facts = BodyFacts(body_of(existing_end))
             local = fresh_name(param, facts.loaded | facts.bound)
             es = self_name(existing_end)
-            dispatch = [*_gather(stage, es, buf, local), *parse_statements(f"{es}.{helper}({local})")]
+            dispatch = [*_gather(stage, es, buf, local), *_call_old(stage, es, helper, local, self._skips())]
             self.set(stage.new, prepend_statements(existing_end, dispatch))
         else:
             local = fresh_name(param, [])
-            dispatch = [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
+            dispatch = [*_gather(stage, s, buf, local), *_call_old(stage, s, helper, local, self._skips())]
             new = parse_method(f"def {stage.new}({s}):\n    pass")
             self.insert_before(before, [with_body(new, [*dispatch, *super_tail])])
 
@@ -445,7 +476,7 @@ class _ClassMigration(StageHookEditor):
             local = fresh_name("outputs", facts.loaded | facts.bound)
             s = self_name(func)
             func = prepend_statements(
-                func, [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")])
+                func, [*_gather(stage, s, buf, local), *_call_old(stage, s, helper, local, self._skips())])
         self.set(name, func)
 
     def _inject_into_own_hooks(self, stage: Stage, buf: str, helper: str) -> None:
@@ -484,7 +515,8 @@ class _ClassMigration(StageHookEditor):
                     tail = f"super().{name}({sig.replace('=0', '')})"
                 else:
                     func = with_body(parse_method(f"def {name}({s}):\n    pass"),
-                                     [*_gather(stage, s, buf, "outputs"), *parse_statements(f"{s}.{helper}(outputs)")])
+                                     [*_gather(stage, s, buf, "outputs"),
+                                      *_call_old(stage, s, helper, "outputs", self._skips())])
                     tail = f"super().{name}()"
                 func = append_statements(func, parse_statements(tail))
                 defs = [i for i, item in enumerate(self.items) if isinstance(item, cst.FunctionDef)]
