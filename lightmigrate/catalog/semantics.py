@@ -392,11 +392,11 @@ FACTS: Tuple[Fact, ...] = (
        seen_to_fail=("reduce_lr_on_plateau_max_steps.py mismatches on main, before LM005's last-batch guard "
                      "(final lr 0.001 vs 0.01)")),
     _f("L5", "loops/epoch/training_epoch_loop.py::on_advance_end",
-       "interval=\"step\" ReduceLROnPlateau steps after the batch's validation check, so it sees a mid-epoch "
-       "validation's metrics", "missing", ["LM005"], [_SCHED], new=True,
-       reason=NO_CASE + " two optimizers with a step-interval ReduceLROnPlateau",
-       gap="LM005's step-scheduler helper skips ReduceLROnPlateau; a step-interval one is not stepped per batch "
-           "(read from the code, not run)"),
+       "interval=\"step\" ReduceLROnPlateau steps after every stepping batch's validation check, so it sees a "
+       "mid-epoch validation's metrics", "marked", ["LM005"], [f"{LM005}:_read_optimizers"], new=True,
+       reason=RAISES.replace("the original raises on 1.9.5", "the class is marked, not migrated"),
+       gap="LM005 marks a ReduceLROnPlateau config whose interval is not \"epoch\" (a probe with interval \"step\" "
+           "mismatched 1.9.5 before: the loop stepped it once per epoch)"),
     _f("L6", "loops/dataloader/evaluation_loop.py::on_run_start",
        "every evaluation run starts with module.zero_grad(): a validation inside an accumulation window "
        "(val_check_interval) discards the gradients accumulated so far", "missing", new=True,

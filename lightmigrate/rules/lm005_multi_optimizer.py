@@ -537,6 +537,11 @@ def _read_optimizers(src: _Source, cls: ast.ClassDef, func: ast.stmt) -> Optimiz
                 monitors.add(literal if isinstance(literal, str) else NOT_LITERAL)
             if key == "strict":
                 problem = "a scheduler config sets \"strict\"; step it by hand"
+        if "monitor" in keys[id(d)] and "interval" in keys[id(d)]:
+            interval = _ast_literal(src, d.values[keys[id(d)].index("interval")])
+            if interval != "epoch":  # (ledger fact L5, read from 1.9.5's TrainingEpochLoop.on_advance_end)
+                problem = ("a ReduceLROnPlateau config with interval \"step\": 1.x stepped it after every "
+                           "stepping batch's validation check, which the loop does not reproduce; step it by hand")
     monitor = None
     if len(monitors) == 1 and NOT_LITERAL not in monitors:
         monitor = monitors.pop()

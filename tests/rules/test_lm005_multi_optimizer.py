@@ -666,3 +666,19 @@ def test_one_optimizer_loop_hands_batch_end_hooks_the_squeezed_output():
     # every return gives two optimizers: the list as it is
     gan, _ = run_rule(RULE, GAN, path="gan.py", project_files={"monitor.py": MONITOR})
     assert "batch_outputs" not in gan and "self._v1_optimizer_outputs = outputs" in gan
+
+
+@pytest.mark.parametrize("interval, marked", [('"step"', True), ("INTERVAL", True), ('"epoch"', False)])
+def test_step_interval_plateau_is_marked(interval, marked):
+    # Issue 26, ledger fact L5 (read from 1.9.5's TrainingEpochLoop.on_advance_end): 1.9 stepped a
+    # step-interval ReduceLROnPlateau after every stepping batch's validation check; the loop
+    # steps ReduceLROnPlateau once per epoch (a probe with interval "step" mismatched 1.9.5)
+    body = "        return [self.a, self.b]\n"
+    src = SMALL_GAN.replace(body, (
+        "        plateau = {\"scheduler\": self.p, \"monitor\": \"loss0\", \"interval\": " + interval + "}\n"
+        "        return [self.a, self.b], [plateau]\n"))
+    sites = find(src)
+    if marked:
+        assert [s.action for s in sites] == ["mark"] and 'interval "step"' in sites[0].data
+    else:  # the loop steps an epoch-interval one at the end of on_train_epoch_end, as 1.9 did
+        assert [s.action for s in sites] == ["migrate", "after"]
