@@ -399,10 +399,11 @@ FACTS: Tuple[Fact, ...] = (
            "mismatched 1.9.5 before: the loop stepped it once per epoch)"),
     _f("L6", "loops/dataloader/evaluation_loop.py::on_run_start",
        "every evaluation run starts with module.zero_grad(): a validation inside an accumulation window "
-       "(val_check_interval) discards the gradients accumulated so far", "missing", new=True,
-       reason=NO_CASE + " accumulate_grad_batches=2 with val_check_interval=1",
-       gap="2.x does not zero them; probe run on both: final weights differ on 2.6.6 (unmigrated and migrated "
-           "alike), equal without the mid-window validation"),
+       "(val_check_interval) discards the gradients accumulated so far", "partial", ["LM309"], [f"{LM309}:_checks_mid_epoch"],
+       new=True, reason=NO_CASE + " accumulate_grad_batches=2 with val_check_interval=1",
+       gap="2.x does not zero them and nothing is rewritten: LM309 reports a NOTE at a Trainer call with both "
+           "arguments (probe run on both: final weights differ on 2.6.6, unmigrated and migrated alike, equal "
+           "without the mid-window validation)"),
     _f("L7", "loops/epoch/evaluation_epoch_loop.py::_on_evaluation_batch_end",
        "on_validation_batch_end receives the step_end result, None for a step that returned None",
        "kept", ["LM003"], [_INLINE], ["step_end_logs_only_or_none.py"], new=True),
