@@ -101,6 +101,7 @@ def render_markdown(rules: Sequence[Rule], rows: Optional[Sequence[SpecRow]] = N
         *[f"| {s} | {counts[s]} |" for s in STATUSES],
         f"| **total** | **{sum(counts.values())}** |",
     ]
+    out += _facts_markdown()
     section = None
     for e in entries:
         if e.row.section != section:
@@ -110,6 +111,50 @@ def render_markdown(rules: Sequence[Rule], rows: Optional[Sequence[SpecRow]] = N
         out.append(f"| {e.row.id} | {_cell(e.row.old)} | {_cell(e.row.new)} | {_cell(e.row.category)} | "
                    f"{e.status} | {_handlers_text(e)} |")
     return "\n".join(out) + "\n"
+
+
+FACT_COUNTS = ("facts", "kept", "marked", "partial", "missing", "with a case", "with a reason", "case to write",
+               "seen to fail", "new from the loops", "kept by 2.x itself")
+
+
+def facts_line() -> str:
+    from lightmigrate.catalog.semantics import totals as fact_totals
+
+    t = fact_totals()
+    return f"{t['facts']} 1.9 facts: " + ", ".join(f"{t[k]} {k}" for k in FACT_COUNTS[1:])
+
+
+def _facts_markdown() -> List[str]:
+    """Section B of the spec and 1.9.5's loops: the semantics ledger, counted and listed."""
+    from lightmigrate.catalog.semantics import FACTS, totals as fact_totals
+
+    t = fact_totals()
+    out = [
+        "",
+        "## 1.9 semantics ledger",
+        "",
+        "Every 1.9.5 runtime behaviour a faithful rewrite must keep (spec section B line by line, plus facts",
+        "read from 1.9.5's loops, ids `L*`), from `lightmigrate/catalog/semantics.py`. *kept*: the migrated",
+        "code does what 1.9.5 did (by a rule, or by 2.x itself); *marked*: a `# TODO(lightmigrate)` marker;",
+        "*partial*: kept for some forms only; *missing*: neither. *with a case*: a corpus case exercises it;",
+        "*with a reason*: no case can observe it (say, the original raises); *case to write*: a case could,",
+        "but none does yet; *seen to fail*: a case was run against real 1.9.5 with the rule's handling of the",
+        "fact removed and mismatched. `lightmigrate rules CODE` lists the facts of each rule.",
+        "",
+        "| facts | count |",
+        "|---|---|",
+        *[f"| {k} | {t[k]} |" for k in FACT_COUNTS],
+        "",
+        "| fact | section | 1.9.5 | status | rules | cases | seen to fail |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for f in FACTS:
+        cases = ", ".join(c[len("corpus/"):] for c in f.cases) or (
+            "(case to write)" if f.case_to_write else "(no case: " + f.reason + ")")
+        rules = ", ".join(f.rules) or ("2.x itself" if f.by_lightning else "-")
+        out.append(f"| {f.id} | {_cell(f.section, 60)} | {_cell(f.did, 120)} | {f.status} | {rules} | "
+                   f"{_cell(cases, 120)} | {'yes' if f.seen_to_fail else ''} |")
+    return out
 
 
 def print_ledger(rules: Sequence[Rule], rows: Optional[Sequence[SpecRow]] = None) -> None:
@@ -133,3 +178,4 @@ def print_ledger(rules: Sequence[Rule], rows: Optional[Sequence[SpecRow]] = None
         console.width = max(console.width, 160)
     console.print(table)
     console.print(Text(totals_line(totals(entries))))
+    console.print(Text(facts_line()))

@@ -39,6 +39,7 @@ def rule_page(rule: Rule) -> str:
         for row, handling in rule.coverage.items():
             value = handling.value if isinstance(handling, Handling) else str(handling)
             parts.append(f"| {row} | {value} |\n")
+    parts += _facts_section(rule.code)
     if rule.examples:
         parts.append("\n## Examples\n")
         for i, example in enumerate(rule.examples, 1):
@@ -55,6 +56,30 @@ def rule_page(rule: Rule) -> str:
         f"`--ignore {rule.code}`. See the README.\n"
     )
     return "".join(parts)
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _facts_section(code: str) -> List[str]:
+    """The 1.9 facts of the semantics ledger (``lightmigrate/catalog/semantics.py``) the rule keeps."""
+    from lightmigrate.catalog.semantics import facts_for_rule
+
+    facts = facts_for_rule(code)
+    if not facts:
+        return []
+    out = ["\n## 1.9 facts it keeps\n",
+           "\nFrom the semantics ledger (`lightmigrate/catalog/semantics.py`; counts in `docs/coverage.md`): "
+           "what 1.9.5 did, whether the migrated code does the same, and the corpus cases that exercise it "
+           "(or why no case can).\n",
+           "\n| fact | 1.9.5 | status | cases | not kept |\n|---|---|---|---|---|\n"]
+    for f in facts:
+        cases = ", ".join(f"`{c[len('corpus/'):]}`" for c in f.cases) or (f.reason if f.case_to_write else "no case: " + f.reason)
+        if f.seen_to_fail:
+            cases += " (seen to fail: " + f.seen_to_fail + ")"
+        out.append(f"| {f.id} | {_cell(f.did)} | {f.status} | {_cell(cases)} | {_cell(f.gap) or '-'} |\n")
+    return out
 
 
 def index_page(rules: Sequence[Rule]) -> str:

@@ -149,6 +149,7 @@ def rule_detail(rule: Rule) -> str:
         f"Spec rows: {', '.join(rule.spec_rows) or '-'}",
         f"Guide:     {rule.guide}",
     ]
+    parts += _facts_lines(rule.code)
     for i, example in enumerate(rule.examples, 1):
         title = f": {example.title}" if example.title else ""
         parts += ["", f"Example {i}{title}", "  before:", _indent(example.before)]
@@ -157,6 +158,27 @@ def rule_detail(rule: Rule) -> str:
         else:
             parts += ["  after:", _indent(example.after)]
     return "\n".join(parts)
+
+
+def _facts_lines(code: str) -> List[str]:
+    """The 1.9 facts of the semantics ledger this rule keeps (or marks), with their cases."""
+    from lightmigrate.catalog.semantics import facts_for_rule
+
+    facts = facts_for_rule(code)
+    if not facts:
+        return []
+    out = ["", "1.9 facts it keeps (the semantics ledger, `lightmigrate coverage`):"]
+    for f in facts:
+        out.append(f"  {f.id:<6} {f.status:<8} {f.did}")
+        if f.cases:
+            out.append("         cases: " + ", ".join(c[len("corpus/"):] for c in f.cases))
+        elif f.reason:
+            out.append("         " + (f.reason if f.case_to_write else "no case: " + f.reason))
+        if f.seen_to_fail:
+            out.append("         seen to fail: " + f.seen_to_fail)
+        if f.gap:
+            out.append("         not kept: " + f.gap)
+    return out
 
 
 def _indent(code: str) -> str:

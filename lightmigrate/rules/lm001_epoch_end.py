@@ -27,6 +27,10 @@ Two shapes of output code:
   (or the call of the helper) moves into ``_finish_validation_epoch()`` (...), which returns at
   once when it ran already since the epoch started (its buffer, reset then, is None): the
   callback's hook calls it first, the module's ``on_*_epoch_end`` calls it too.
+
+When the class's line defines ``on_train_batch_start`` (which can return -1 and end an epoch
+before its first batch), the training body is kept as a helper and called only after an epoch
+that completed a batch: 1.9 did not call ``training_epoch_end`` for an epoch without one.
 """
 
 from __future__ import annotations
@@ -219,8 +223,32 @@ def _family_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Option
     return None
 
 
+def _may_skip_epochs(index: ProjectIndex, info: ClassInfo) -> bool:
+    """Whether a class of ``info``'s line (it, its ancestors, its descendants) defines
+    ``on_train_batch_start``, which may return -1 and end an epoch before its first batch: 1.9
+    then did not call ``training_epoch_end`` at all (``FitLoop.on_advance_end`` needs a batch's
+    outputs; ledger fact L1), where 2.x still calls ``on_train_epoch_end``."""
+    ancestors, _ = index.ancestors(info)
+    return any(SKIPS_EPOCHS in c.methods for c in [info, *ancestors, *index.descendants(info)])
+
+
+SKIPS_EPOCHS = "on_train_batch_start"
+
+
+def _call_old(stage: Stage, s: str, helper: str, local: str, guarded: bool) -> List[Statement]:
+    """``s.helper(local)``; for training, when ``guarded``, only after an epoch that completed a
+    batch, as 1.9 called ``training_epoch_end``."""
+    if not (guarded and stage is TRAIN):
+        return parse_statements(f"{s}.{helper}({local})")
+    return parse_statements(
+        f"if {s}.trainer.fit_loop.epoch_loop.batch_progress.current.completed:  # 1.x skipped {stage.old} "
+        f"after an epoch that ran no batch (on_train_batch_start returned -1)\n    {s}.{helper}({local})")
+
+
 def _uses_helper(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
     """Whether the family of ``top`` needs the old hook kept as a callable helper."""
+    if stage is TRAIN and _may_skip_epochs(index, top):
+        return True  # the call gets a guard (_call_old)
     hooks = {stage.old, stage.new, stage.start, stage.batch_end}
     for c in index.descendants(top):
         if hooks & c.methods or injection_point(index, c, stage.new, stage.old):
@@ -367,6 +395,9 @@ class _ClassMigration(StageHookEditor):
         merged_note = f", merged with the existing {stage.new}" if existing_end is not None else ""
         self.fixed(f"{stage.old} -> {stage.new} {how}{merged_note}", stage.old)
 
+    def _skips(self) -> bool:
+        return _may_skip_epochs(self.index, self.info)
+
     def _dispatch(self, stage: Stage, s: str, param: str, buf: str, helper: str,
                   existing_end: Optional[cst.FunctionDef], super_tail: List[Statement], before: str) -> None:
         """``on_*_epoch_end`` hands the collected outputs to ``helper`` first: prepended to the
@@ -394,7 +425,7 @@ class _ClassMigration(StageHookEditor):
         run-once mode, the run-once method (which does that once per epoch)."""
         if stage.old in self.once:
             return parse_statements(f"{s}.{RUN_ONCE[stage.old]}()")
-        return [*_gather(stage, s, buf, local), *parse_statements(f"{s}.{helper}({local})")]
+        return [*_gather(stage, s, buf, local), *_call_old(stage, s, helper, local, self._skips())]
 
     def _migrate_top_once(self, stage: Stage, old: cst.FunctionDef, s: str, param: str, buf: str,
                           existing_end: Optional[cst.FunctionDef], super_tail: List[Statement]) -> None:

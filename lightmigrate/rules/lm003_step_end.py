@@ -18,7 +18,8 @@ Two rewrites:
   defaults, and so do the batch-end hooks; spec B.9). For training this is only done when the
   body cannot see a difference: ``on_train_batch_end`` runs after the optimizer step and gets
   the detached, accumulation-scaled loss, so a body that reads the loss, the weights or
-  ``global_step`` is inlined instead.
+  ``global_step`` is inlined instead, and so is every training hook of a class whose hierarchy
+  uses LBFGS (the closure, and 1.9's hook with it, runs several times per batch).
 """
 
 from __future__ import annotations
@@ -189,6 +190,24 @@ def _not_side_effect_only(func: cst.FunctionDef, p: str, training: bool) -> Opti
     return None
 
 
+LBFGS_WHY = ("LBFGS evaluates the optimizer closure several times per batch and 1.x ran the hook on every "
+             "evaluation, on_train_batch_end runs once per batch")
+
+
+def _uses_lbfgs(index: ProjectIndex, family: Sequence[ClassInfo]) -> bool:
+    """Whether a file of the class's hierarchy names LBFGS (spec B.3, B.8; ledger fact B3.2).
+
+    LBFGS calls the closure, and with it 1.x's ``training_step_end``, up to ``max_eval`` times per
+    batch; ``on_train_batch_end`` runs once. A name in any of those files is enough: inlining is
+    faithful whatever the optimizer, moving the hook is only the tidier form. (An optimizer chosen
+    at run time from a configuration string is not seen.)"""
+    for info in family:
+        text = index.text_of(info.path)
+        if text is not None and "LBFGS" in text:
+            return True
+    return False
+
+
 def _is_returned(stmt: cst.CSTNode, name: cst.Name) -> bool:
     return any(r.value is name for r in _returns([stmt]))
 
@@ -352,6 +371,8 @@ class _StepEndMigration(StageHookEditor):
         # wrapper calls: its file decides the same way from the index, whatever the hook's body.
         if any(stage.step in d.methods or stage.step in d.self_calls for d in self.h.descendants):
             return f"subclasses override or call {stage.step}"
+        if stage.training and _uses_lbfgs(self.index, [self.info, *self.h.ancestors, *self.h.descendants]):
+            return LBFGS_WHY
         why = _not_side_effect_only(end, param_names(end)[1], stage.training)
         if why:
             return why

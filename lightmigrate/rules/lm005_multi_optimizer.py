@@ -14,7 +14,8 @@ code, the loop 1.9 ran for it (spec B.5):
 - the closure returns the loss, so LBFGS can evaluate it again and again;
 - LR schedulers are stepped where 1.9 stepped them (step interval after the batch's optimizer
   steps, epoch interval after the last batch, ``ReduceLROnPlateau`` at the end of
-  ``on_train_epoch_end`` with its monitor), since 2.x steps none under manual optimization;
+  ``on_train_epoch_end`` with its monitor, after an epoch that reached its last batch only),
+  since 2.x steps none under manual optimization;
 - ``Trainer(gradient_clip_val=..., accumulate_grad_batches=...)`` raise under manual
   optimization: the values move into the module (clipping in ``on_before_optimizer_step``, or
   through the user's ``configure_gradient_clipping``) and leave the Trainer call or dict;
@@ -536,6 +537,11 @@ def _read_optimizers(src: _Source, cls: ast.ClassDef, func: ast.stmt) -> Optimiz
                 monitors.add(literal if isinstance(literal, str) else NOT_LITERAL)
             if key == "strict":
                 problem = "a scheduler config sets \"strict\"; step it by hand"
+        if "monitor" in keys[id(d)] and "interval" in keys[id(d)]:
+            interval = _ast_literal(src, d.values[keys[id(d)].index("interval")])
+            if interval != "epoch":  # (ledger fact L5, read from 1.9.5's TrainingEpochLoop.on_advance_end)
+                problem = ("a ReduceLROnPlateau config with interval \"step\": 1.x stepped it after every "
+                           "stepping batch's validation check, which the loop does not reproduce; step it by hand")
     monitor = None
     if len(monitors) == 1 and NOT_LITERAL not in monitors:
         monitor = monitors.pop()
@@ -1084,12 +1090,16 @@ class _MultiOptimizerMigration(ClassEditor):
         plateau = []
         if conf.monitor is not None:
             plateau = parse_statements(f"""
-                # 1.x stepped ReduceLROnPlateau after on_train_epoch_end, with the monitored metric
-                for config in {s}.trainer.lr_scheduler_configs:
-                    if isinstance(config.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau) and (
-                        {s}.current_epoch + 1
-                    ) % config.frequency == 0:
-                        {s}.lr_scheduler_step(config.scheduler, {s}.trainer.callback_metrics[{conf.monitor!r}])
+                # 1.x stepped ReduceLROnPlateau after on_train_epoch_end, with the monitored metric,
+                # and only after an epoch that reached its last batch (not one max_steps cut short)
+                if {s}.trainer.fit_loop.epoch_loop.batch_progress.is_last_batch or (
+                    {s}.trainer.fit_loop.epoch_loop.batch_progress.current.ready == {s}.trainer.num_training_batches
+                ):
+                    for config in {s}.trainer.lr_scheduler_configs:
+                        if isinstance(config.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau) and (
+                            {s}.current_epoch + 1
+                        ) % config.frequency == 0:
+                            {s}.lr_scheduler_step(config.scheduler, {s}.trainer.callback_metrics[{conf.monitor!r}])
             """)
         if not stmts and not plateau:
             return

@@ -1661,3 +1661,45 @@ class Printer(pl.Callback):
 ''' in out
     assert "self._finish_validation_epoch()\n" in out.split("class Printer")[0]
     assert run_rule(RULE, out)[0] == out
+
+
+# Issue 26, ledger fact L1 (read from 1.9.5's FitLoop.on_advance_end): an epoch whose first
+# on_train_batch_start returned -1 ran no batch, and 1.9 did not call training_epoch_end for it;
+# 2.x still calls on_train_epoch_end. A probe (on_train_batch_start returning -1 at batch 0 of
+# epoch 1) logged from the body in epoch 1 after the plain rewrite, and not on 1.9.5.
+
+SKIPPING = '''\
+class M(pl.LightningModule):
+    def on_train_batch_start(self, batch, batch_idx):
+        if self.current_epoch == 1:
+            return -1
+
+    def training_epoch_end(self, outputs):
+        self.log("n", float(len(outputs)))
+'''
+GUARD = ("if self.trainer.fit_loop.epoch_loop.batch_progress.current.completed:  # 1.x skipped training_epoch_end "
+         "after an epoch that ran no batch (on_train_batch_start returned -1)\n"
+         "            self._training_epoch_end(outputs)\n")
+
+
+def test_epoch_end_is_skipped_after_an_epoch_without_batches():
+    out, findings = run_rule(RULE, HEAD + SKIPPING)
+    assert "    def on_train_epoch_end(self):\n        outputs = self.training_step_outputs\n        " + GUARD in out
+    assert "    def _training_epoch_end(self, outputs):\n        self.log(" in out
+    assert run_rule(RULE, out)[0] == out
+    compile(out, "<rewritten>", "exec")
+
+
+def test_on_train_batch_start_in_a_subclass_file_guards_the_base_epoch_end():
+    base = HEAD + SKIPPING.replace('''    def on_train_batch_start(self, batch, batch_idx):
+        if self.current_epoch == 1:
+            return -1
+
+''', "")
+    child = ("from base import M\n\n\nclass Child(M):\n    def on_train_batch_start(self, batch, batch_idx):\n"
+             "        return -1\n")
+    out, _ = run_rule(RULE, base, path="base.py", project_files={"child.py": child})
+    assert GUARD in out
+    # without an on_train_batch_start anywhere the body is inlined as before
+    out, _ = run_rule(RULE, base, path="base.py")
+    assert "completed" not in out and "    def on_train_epoch_end(self):\n        outputs = self.training_step_outputs\n        self.log(" in out

@@ -114,6 +114,44 @@ class M(pl.LightningModule):
     assert run_rule(RULE, out)[0] == out
 
 
+LBFGS_STEP_END = '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return batch.sum()
+
+    def training_step_end(self, out):
+        self.calls += 1
+        self.log("acc", out["acc"])
+'''
+LBFGS_OPTIMIZERS = '''\
+
+    def configure_optimizers(self):
+        return torch.optim.LBFGS(self.parameters(), max_iter=4)
+'''
+
+
+def test_lbfgs_keeps_step_end_in_the_closure():
+    # Issue 26 (ledger fact B3.2): LBFGS evaluates the closure several times per batch and 1.9
+    # ran training_step_end on every evaluation (a probe counted 16 calls for 4 batches on
+    # 1.9.5); on_train_batch_end runs once per batch (4 calls), so the hook is inlined.
+    out, findings = run_rule(RULE, HEAD + LBFGS_STEP_END + LBFGS_OPTIMIZERS)
+    assert "def on_train_batch_end" not in out
+    assert "result = self._training_step_end(outputs)" in out
+    assert "LBFGS" in findings[0].message
+    assert run_rule(RULE, out)[0] == out
+    # without LBFGS the same hook only has side effects and moves to on_train_batch_end
+    out, _ = run_rule(RULE, HEAD + LBFGS_STEP_END)
+    assert "def on_train_batch_end(self, out, batch, batch_idx):" in out
+
+
+def test_lbfgs_in_a_base_class_file_keeps_step_end_in_the_closure():
+    base = "import pytorch_lightning as pl\nimport torch\n\n\nclass Base(pl.LightningModule):" + LBFGS_OPTIMIZERS
+    sub = "from base import Base\n\n\n" + LBFGS_STEP_END.replace("pl.LightningModule", "Base")
+    out, _ = run_rule(RULE, sub, path="sub.py", project_files={"base.py": base})
+    assert "def on_train_batch_end" not in out
+    assert "result = self._training_step_end(outputs)" in out
+
+
 def test_none_return_keeps_raw_output_through_the_wrapper():
     out, _ = run_rule(RULE, HEAD + '''\
 class M(pl.LightningModule):
@@ -266,7 +304,7 @@ class M(pl.LightningModule):
 
 
 
-@pytest.mark.parametrize("name", ['eval_step_end_two_loaders', 'step_end_changes_loss', 'step_end_in_base_class', 'step_end_logs_only_or_none', 'step_end_logs_scheduler_lr', 'step_end_metric_object', 'step_end_mutates_dict'])
+@pytest.mark.parametrize("name", ['eval_step_end_two_loaders', 'step_end_changes_loss', 'step_end_counts_under_lbfgs', 'step_end_in_base_class', 'step_end_logs_only_or_none', 'step_end_logs_scheduler_lr', 'step_end_metric_object', 'step_end_mutates_dict'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)

@@ -182,7 +182,7 @@ def test_user_optimizer_step_that_only_runs_the_closure_still_counts_a_step():
     assert transform_text(out, ALL_RULES, path="m.py").text == out
 
 
-@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_callback_zero_grad_outputs', 'gan_optimizer_step_closure_only', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip', 'two_optimizers_epoch_end_early_return'])
+@pytest.mark.parametrize("name", ['adam_and_lbfgs', 'frequencies_with_schedulers', 'gan_callback_zero_grad_outputs', 'gan_optimizer_step_closure_only', 'gan_skipped_steps_batch_end', 'gan_two_optimizers', 'one_batch_two_optimizers_squeeze', 'optimizer_frequencies', 'reduce_lr_on_plateau_max_steps', 'reduce_lr_on_plateau_two_optimizers', 'two_optimizers_accumulate', 'two_optimizers_schedulers_clip', 'two_optimizers_epoch_end_early_return'])
 def test_corpus_case_is_rewritten_and_a_second_run_changes_nothing(name):
     """Idempotency on realistic 1.x code: this rule alone, then again on its own output."""
     check_corpus_case_idempotent(RULE, name)
@@ -203,6 +203,12 @@ def test_scheduler_frequency_is_left_alone_and_plateau_steps_at_epoch_end():
     # ReduceLROnPlateau: stepped after the epoch with its monitor, as 1.9 did (spec B.5)
     epoch_end = out.split("def on_train_epoch_end(self):", 1)[1]
     assert "ReduceLROnPlateau" in epoch_end and "self.trainer.callback_metrics['val_loss']" in epoch_end
+    # ... only after an epoch that reached its last batch: 1.9.5's FitLoop.on_advance_end did not
+    # step it after an epoch max_steps cut short (issue 26, ledger fact L4; corpus
+    # reduce_lr_on_plateau_max_steps)
+    guard, loop = epoch_end.split("for config in self.trainer.lr_scheduler_configs:", 1)
+    assert "self.trainer.fit_loop.epoch_loop.batch_progress.is_last_batch" in guard
+    assert "batch_progress.current.ready == self.trainer.num_training_batches" in guard
     assert run_rule(RULE, out)[0] == out
 
 
@@ -660,3 +666,19 @@ def test_one_optimizer_loop_hands_batch_end_hooks_the_squeezed_output():
     # every return gives two optimizers: the list as it is
     gan, _ = run_rule(RULE, GAN, path="gan.py", project_files={"monitor.py": MONITOR})
     assert "batch_outputs" not in gan and "self._v1_optimizer_outputs = outputs" in gan
+
+
+@pytest.mark.parametrize("interval, marked", [('"step"', True), ("INTERVAL", True), ('"epoch"', False)])
+def test_step_interval_plateau_is_marked(interval, marked):
+    # Issue 26, ledger fact L5 (read from 1.9.5's TrainingEpochLoop.on_advance_end): 1.9 stepped a
+    # step-interval ReduceLROnPlateau after every stepping batch's validation check; the loop
+    # steps ReduceLROnPlateau once per epoch (a probe with interval "step" mismatched 1.9.5)
+    body = "        return [self.a, self.b]\n"
+    src = SMALL_GAN.replace(body, (
+        "        plateau = {\"scheduler\": self.p, \"monitor\": \"loss0\", \"interval\": " + interval + "}\n"
+        "        return [self.a, self.b], [plateau]\n"))
+    sites = find(src)
+    if marked:
+        assert [s.action for s in sites] == ["mark"] and 'interval "step"' in sites[0].data
+    else:  # the loop steps an epoch-interval one at the end of on_train_epoch_end, as 1.9 did
+        assert [s.action for s in sites] == ["migrate", "after"]
