@@ -21,6 +21,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 from lightmigrate.cst.matchers import m
 
+from lightmigrate.analysis.ast_nodes import ast_nodes
 from lightmigrate.cst.helpers import add_marker, code_of
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import KindTransformer, kind_classes
@@ -390,7 +391,7 @@ class Plain:
             for func in methods(cls):
                 receiver = (positional_names(func) or ["self"])[0]
                 bindings: Optional[Dict[str, ast.AST]] = None
-                for call in ast.walk(func):
+                for call in ast_nodes(func):
                     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                             and call.func.attr == "log" and isinstance(call.func.value, ast.Name)
                             and call.func.value.id == receiver):

@@ -173,9 +173,10 @@ class Comments:
 
     def __init__(self, tree: ast.Module, lines: Lines) -> None:
         self.lines = lines
-        self.ends = sorted({n.end_lineno for n in ast.walk(tree) if isinstance(n, ast.stmt)})  # type: ignore[attr-defined]
+        nodes = ast_nodes(tree)  # (``ast.walk``'s nodes less the contexts and operators, faster)
+        self.ends = sorted({n.end_lineno for n in nodes if isinstance(n, ast.stmt)})  # type: ignore[attr-defined]
         self.previous: Dict[int, ast.AST] = {}  # id(statement or except clause) -> the one before it
-        for node in ast.walk(tree):
+        for node in nodes:
             for name in (*_BODIES, "handlers"):
                 items = getattr(node, name, None)
                 if isinstance(items, list):

@@ -10,6 +10,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
+from lightmigrate.analysis.ast_nodes import ast_nodes
 from lightmigrate.analysis.project import LIGHTNING_IMPORT_ROOTS
 from lightmigrate.rules.base import RuleContext, SourceFile
 from lightmigrate.rules.shared.hooksa_ast import index_source, methods  # noqa: F401 (shared with LM305-LM310)
@@ -89,7 +90,7 @@ def statement_lines(tree: ast.Module, text: str) -> List[Tuple[ast.stmt, Optiona
     line; one after a ``;`` belongs where the statement before it does; one after a ``:`` is in
     a suite. (A suite continued with a backslash onto the next line counts as a line.)"""
     lines = physical_lines(text)
-    simple = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not _COMPOUND_FIELDS & set(n._fields)]
+    simple = [n for n in ast_nodes(tree) if isinstance(n, ast.stmt) and not _COMPOUND_FIELDS & set(n._fields)]
     simple.sort(key=lambda n: (n.lineno, n.col_offset))
     out: List[Tuple[ast.stmt, Optional[int]]] = []
     for node in simple:
