@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Collection, Dict, FrozenSet, Optional, Sequence, Tuple
+from typing import Collection, Dict, FrozenSet, Optional, Sequence, Set, Tuple
 
 from lightmigrate.rules.base import Rule
 
@@ -51,8 +51,8 @@ class TextTriggers:
     once one of their triggers is found."""
 
     def __init__(self, rules: Sequence[Rule], probes: Sequence[str] = ()) -> None:
-        self.plain = [(r.code, r.triggers) for r in rules if type(r).may_apply is Rule.may_apply]
-        self.custom = [r for r in rules if type(r).may_apply is not Rule.may_apply]
+        self.plain = [(r.code, frozenset(r.triggers)) for r in rules if type(r).may_apply is Rule.may_apply]
+        self.custom = [(r, frozenset(r.triggers)) for r in rules if type(r).may_apply is not Rule.may_apply]
         # other substrings a caller wants to know about, searched for along with the triggers
         self.probes = tuple(dict.fromkeys(probes))
         distinct = sorted({t for r in rules for t in r.triggers} | set(self.probes), key=len)
@@ -100,13 +100,15 @@ class TextTriggers:
     def matched_and_probes(self, text: str, codes: Optional[Collection[str]] = None) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         """``matched(text, codes)``, and the ``probes`` ``text`` holds."""
         present = self.present(text)
-        return self._matched(text, codes, present), frozenset(p for p in self.probes if present[p])
+        held = {t for t, found in present.items() if found}
+        return self._matched(text, codes, held), frozenset(p for p in self.probes if p in held)
 
-    def _matched(self, text: str, codes: Optional[Collection[str]], present: Dict[str, bool]) -> FrozenSet[str]:
+    def _matched(self, text: str, codes: Optional[Collection[str]], held: Set[str]) -> FrozenSet[str]:
+        """The codes (among ``codes``) whose rules accept ``text``, which holds the triggers ``held``."""
         wanted = None if codes is None else frozenset(codes)
         found = {code for code, triggers in self.plain
-                 if (wanted is None or code in wanted) and any(present[t] for t in triggers)}
+                 if (wanted is None or code in wanted) and not held.isdisjoint(triggers)}
         # (a rule's own ``may_apply`` accepts only texts with one of its triggers: see Rule.triggers)
-        found.update(r.code for r in self.custom if (wanted is None or r.code in wanted)
-                     and any(present[t] for t in r.triggers) and r.may_apply(text))
+        found.update(r.code for r, triggers in self.custom if (wanted is None or r.code in wanted)
+                     and not held.isdisjoint(triggers) and r.may_apply(text))
         return frozenset(found)
