@@ -68,6 +68,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     statements,
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
+from lightmigrate.rules.shared.value_kinds import ValueKinds, trainer_gpus_argument
 from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, from_module, plan_for
 from lightmigrate.rules.shared.trainer_dicts import (
     Builders,
@@ -170,6 +171,7 @@ class _Facts(NodeVisitor):
         self.train_loaders: List[ast.FunctionDef] = []  # train_dataloader methods
         self.argparse_options: List[str] = []  # parser.add_argument("--gpus", ...) of changed Trainer args
         self.argparse_trainer = False  # Trainer.add_argparse_args(parser) in the file
+        self.call_scopes: Dict[int, Optional[ast.AST]] = {}  # id of a Lightning Trainer call -> its function
 
     def _function(self, node) -> None:
         self.scope.append((node.lineno, node.col_offset))
@@ -242,6 +244,7 @@ class _Facts(NodeVisitor):
         if target == "lightning" or (isinstance(target, Plan) and target.reaches):
             if target == "lightning":
                 self.trainer_calls.append(node)
+                self.call_scopes[id(node)] = self.scope_nodes[-1] if self.scope_nodes else None
             super_init = self._super_init(func) is not None
             for k in node.keywords:
                 if k.arg is None:
@@ -450,6 +453,16 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
     if not spread and (not mapped.has_accelerator or (mapped.multi_device and not mapped.has_strategy)):
         return True  # B-1 / T22 note
     return _effect(mapped, entries)
+
+
+def _kind_sites(call: ast.Call, kinds: ValueKinds, function: Optional[ast.AST]) -> List[Site]:
+    """A "kind" site at the ``gpus=`` value of this Trainer call whose type the file gives
+    (data: its kind, see rules.shared.value_kinds): the fix writes the short form for it."""
+    k = _keyword(call, "gpus")
+    if k is not None and trainer_gpus_argument(call) is k.value:
+        return [Site(k.value.lineno, k.value.col_offset, "gpus", "kind", tam.KIND_TRAINER_GPUS)]
+    kind = kinds.kind(k.value, function) if k is not None else ""
+    return [Site(k.value.lineno, k.value.col_offset, "gpus", "kind", kind)] if kind else []
 
 
 def _dict_acts(d: ast.Dict, facts: _Facts, has_tune: Optional[bool] = None, own: Tuple[str, ...] = (),
@@ -859,6 +872,7 @@ class _Transformer(PrunedTransformer):
         self.updates = {(s.line, s.col, s.target) for s in sites if s.action == "dictcall" and s.target == "update"}
         self.returns = {(s.line, s.col): s.data for s in sites if s.action == "combine"}
         self.none_defaults = {(s.line, s.col): s.data for s in sites if s.action == "none-defaults"}
+        self.kinds = {(s.line, s.col): s.data for s in sites if s.action == "kind"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -870,7 +884,7 @@ class _Transformer(PrunedTransformer):
         self.pending: List[List[str]] = [[]]
         # Locals the mapping binds before a statement (``use_gpus = ...``, see _BindLocals): the
         # (name, expression) pairs, and the names the module already uses.
-        self.bound: List[Tuple[str, str]] = []
+        self.bound: List[Tuple[str, str, str]] = []  # (name, expression, comment)
         self._taken: Optional[Set[str]] = None
 
     def _local_name(self, base: str = "use_gpus") -> str:
@@ -884,7 +898,7 @@ class _Transformer(PrunedTransformer):
         if mapped.locals:
             self.bound.extend(mapped.locals)
             assert self._taken is not None
-            self._taken.update(name for name, _ in mapped.locals)
+            self._taken.update(name for name, _, _ in mapped.locals)
 
     @property
     def root(self) -> str:
@@ -1162,6 +1176,8 @@ class _Transformer(PrunedTransformer):
             else:
                 v = _value(arg.value)
                 v.node = arg.value
+                if self.kinds and arg.keyword.value == "gpus":
+                    v.kind = self.kinds.get(self.locate(original.args[len(entries)].value), "")
                 entries.append(tam.Entry(arg.keyword.value, v, origin=arg))
         for e in entries:
             if e.name is None and (e.value.code.startswith("vars(") or e.value.code.endswith(".__dict__")):
@@ -1304,8 +1320,9 @@ class _BindLocals(PrunedTransformer):
     by its expression, inline. The comments above the statement move above the new line; the
     markers stay with the statement."""
 
-    def __init__(self, bound: Sequence[Tuple[str, str]]) -> None:
-        self.exprs = dict(bound)
+    def __init__(self, bound: Sequence[Tuple[str, str, str]]) -> None:
+        self.exprs = {name: expr for name, expr, _ in bound}
+        self.comments = {name: comment for name, _, comment in bound}
         self.lines: List[Optional[List[str]]] = []  # per statement around: None, or the names to bind
         self.depths: List[int] = []  # the lambda/comprehension depth at each statement around
         self.scopes: List[str] = []
@@ -1328,7 +1345,7 @@ class _BindLocals(PrunedTransformer):
             return updated
         marks = [l for l in updated.leading_lines if l.comment is not None and MARKER_PREFIX in l.comment.value]
         rest = [l for l in updated.leading_lines if l not in marks]
-        new = [cst.parse_statement(f"{n} = {self.exprs[n]}  # 1.9 read gpus=None, 0, \"0\" and [] as no GPU\n")
+        new = [cst.parse_statement(f"{n} = {self.exprs[n]}  {self.comments[n]}\n")
                for n in dict.fromkeys(names)]
         new[0] = new[0].with_changes(leading_lines=rest)
         return cst.FlattenSentinel([*new, updated.with_changes(leading_lines=marks)])
@@ -1521,12 +1538,14 @@ class TrainerConstructorRule(Rule):
         argparse = (("add_argparse_args",) if facts.argparse_trainer
                     else tuple(dict.fromkeys(facts.argparse_options)))
         sites: List[Site] = []
+        kinds = ValueKinds(source.nodes)
         for call in facts.trainer_calls:
             handled = _place(call) in moved
             tuned = facts.tuned(call)
             if _call_acts(call, facts, handled, tuned, combined):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
                                   (facts.has_tune, handled, argparse, tuned, combined)))
+                sites += _kind_sites(call, kinds, facts.call_scopes.get(id(call)))
         for call, plan in facts.sub_calls:
             if _call_acts(call, facts, False, combined=combined, plan=plan):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",

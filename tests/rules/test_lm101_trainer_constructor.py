@@ -37,8 +37,10 @@ def rw(before, after=None, **kw):
      'pl.Trainer(accelerator="gpu", devices=find_usable_cuda_devices(2))'),
     ("pl.Trainer(precision=16)", 'pl.Trainer(precision="16-mixed")'),
     ('pl.Trainer(precision="16")', 'pl.Trainer(precision="16-mixed")'),
-    ("pl.Trainer(precision=32)", 'pl.Trainer(precision="32-true")'),
-    ("pl.Trainer(precision=64)", 'pl.Trainer(precision="64-true")'),
+    # 2.x takes 32, 64, "32" and "64" as they are, without a warning (issue 23): no churn
+    ("pl.Trainer(precision=32, accelerator='cpu')", None),
+    ("pl.Trainer(precision=64, accelerator='cpu')", None),
+    ("pl.Trainer(precision='32', accelerator='cpu')", None),
     ("pl.Trainer(precision='bf16')", "pl.Trainer(precision='bf16-mixed')"),
     ('pl.Trainer(strategy="ddp")', 'pl.Trainer(strategy="ddp_find_unused_parameters_true")'),
     ('pl.Trainer(strategy="ddp_spawn")', 'pl.Trainer(strategy="ddp_spawn_find_unused_parameters_true")'),
@@ -256,9 +258,8 @@ def test_argparse_options_spread_into_the_trainer_are_marked():
            "other = pl.Trainer(gpus=args.gpus)\n")
     out, findings = run_rule(RULE, src)
     assert "# TODO(lightmigrate): LM101 T-meth3: the argparse options --gpus reach the Trainer through vars(args)" in out
-    assert ('use_gpus = args.gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
-            'other = pl.Trainer(accelerator="gpu" if use_gpus else "cpu", devices=args.gpus if use_gpus else "auto")'
-            ) in out
+    # --gpus is an int (type=int): the short form exactly right for an int
+    assert 'other = pl.Trainer(accelerator="gpu" if args.gpus else "cpu", devices=args.gpus or "auto")' in out
     assert run_rule(RULE, out)[0] == out
 
 
