@@ -420,7 +420,11 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
     text = facts.text
     entries: List[tam.Entry] = []
     pos = 0
+    empty = False
     for arg in call_args(call):
+        if arg.star == "**" and _empties(arg.value, facts):
+            empty = True  # ``**{}`` (or a literal dict the mapping empties): the fix drops it
+            continue
         if plan is not None and (arg.keyword in plan.own or (arg.keyword is None and not arg.star
                                                              and plan.positional_own)):
             entries.append(tam.Entry(OWN, _ast_value(arg.value, text)))
@@ -443,7 +447,7 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
         if any(e.name is None and (e.value.code.startswith("vars(") or e.value.code.endswith(".__dict__"))
                for e in entries):
             return True  # T-meth3 marker
-    if handled:
+    if handled or empty:
         return True
     mapped = tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, handled,
                                tuned=tuned, combined=combined, known=ALL_ARGS if plan is None else None)
@@ -453,6 +457,21 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
     if not spread and (not mapped.has_accelerator or (mapped.multi_device and not mapped.has_strategy)):
         return True  # B-1 / T22 note
     return _effect(mapped, entries)
+
+
+def _empties(value: ast.expr, facts: _Facts) -> bool:
+    """Whether ``**value`` spreads a dict literal that is empty, or that the mapping leaves empty
+    (``**{"gpus": None}``): nothing a careful human would write."""
+    if not isinstance(value, ast.Dict):
+        return False
+    if not value.keys:
+        return True
+    if not facts.keys_ok(value):
+        return False
+    text = facts.text
+    entries = [tam.Entry(ast_literal(k, text), _ast_value(v, text)) for k, v in zip(value.keys, value.values)]
+    mapped = tam.map_arguments(entries, '"', facts.has_tune, False)
+    return not mapped.entries and not mapped.callbacks and not mapped.markers
 
 
 def _kind_sites(call: ast.Call, kinds: ValueKinds, function: Optional[ast.AST]) -> List[Site]:
@@ -1155,7 +1174,11 @@ class _Transformer(PrunedTransformer):
             self._mark([f"T-args: {unknown_spread_reason(spread)} ({tam.GUIDE})"])
         entries: List[tam.Entry] = []
         pos = 0
-        for arg in updated.args:
+        kept = []  # the arguments left once the empty ``**{}`` spreads are gone
+        for arg, before in zip(updated.args, original.args):
+            if arg.star == "**" and isinstance(arg.value, cst.Dict) and not arg.value.elements:
+                continue  # ``**{}`` adds nothing (LM302 or the dict mapping may have emptied it)
+            kept.append(arg)
             if own is not None and ((arg.keyword is not None and arg.keyword.value in own)
                                     or (arg.keyword is None and not arg.star and positional_own) or arg.star == "*"):
                 entries.append(tam.Entry(OWN, _value(arg.value), origin=arg))
@@ -1177,7 +1200,7 @@ class _Transformer(PrunedTransformer):
                 v = _value(arg.value)
                 v.node = arg.value
                 if self.kinds and arg.keyword.value == "gpus":
-                    v.kind = self.kinds.get(self.locate(original.args[len(entries)].value), "")
+                    v.kind = self.kinds.get(self.locate(before.value), "")
                 entries.append(tam.Entry(arg.keyword.value, v, origin=arg))
         for e in entries:
             if e.name is None and (e.value.code.startswith("vars(") or e.value.code.endswith(".__dict__")):
@@ -1201,7 +1224,8 @@ class _Transformer(PrunedTransformer):
         self._finish(mapped, original, is_call=own is None)
         if new_args is None:
             return updated
-        if handled or any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks:
+        if (handled or any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
+                or len(kept) != len(updated.args)):
             return updated.with_changes(args=_fix_commas(new_args, updated.args) if new_args else [])
         return updated
 
