@@ -453,7 +453,10 @@ def _may_be_none(node) -> bool:
 
 
 # What the file says a ``gpus=`` value is (``Value.kind``, found by rules.shared.value_kinds):
-KIND_INT = "int"  # an int or None (``add_argument("--gpus", type=int)``, ``gpus: Optional[int]``)
+# an int or None (``add_argument("--gpus", type=int)``, ``gpus: Optional[int]``), or any value
+# that selects GPUs in 1.9 exactly when it is truthy (1.9's own ``--gpus`` parser: None, an int,
+# or a str holding a comma)
+KIND_INT = "int"
 KIND_STR = "str"  # a str or None (``add_argument("--gpus", type=str)``, ``gpus: Optional[str]``)
 KIND_TRAINER_GPUS = "trainer.gpus"  # 1.9's ``trainer.gpus`` of a Lightning Trainer
 

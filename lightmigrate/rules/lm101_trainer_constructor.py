@@ -86,6 +86,7 @@ from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.analysis.cli_options import options_in
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.cst.wrap import statement_call, wrap_statement
 
 CODE = "LM101"
 TRAINER_BASES = frozenset({"Trainer"})  # a class with a base of this name may be a project Trainer subclass
@@ -904,6 +905,8 @@ class _Transformer(PrunedTransformer):
         # Locals the mapping binds before a statement (``use_gpus = ...``, see _BindLocals): the
         # (name, expression) pairs, and the names the module already uses.
         self.bound: List[Tuple[str, str, str]] = []  # (name, expression, comment)
+        self.rewritten: Dict[int, cst.Call] = {}  # the calls the rule rewrote (by id), to wrap when too long
+        self._line_length: Optional[int] = None
         self._taken: Optional[Set[str]] = None
 
     def _local_name(self, base: str = "use_gpus") -> str:
@@ -945,6 +948,7 @@ class _Transformer(PrunedTransformer):
         return self._push(node)
 
     def leave_SimpleStatementLine(self, original, updated):
+        updated = self._wrap(original, updated)
         out = self._leave_line(original, updated)
         data = self.none_defaults.get(self.locate(original.body[0])) if self.none_defaults and len(original.body) == 1 \
             else None
@@ -960,6 +964,18 @@ class _Transformer(PrunedTransformer):
                         + ", which 1.9 read as the default and 2.x rejects: None becomes 2.x's spelling of that default",
                         Kind.FIXED, *self.ctx.position(self.module, original))
         return cst.FlattenSentinel([*lines, out.with_changes(leading_lines=marks)])
+
+    def _wrap(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """A statement whose call the rule rewrote, one argument per line when its line would be
+        longer than the project's line length."""
+        call = statement_call(updated) if self.rewritten else None
+        if call is None or id(call) not in self.rewritten:
+            return updated
+        if self._line_length is None:
+            from lightmigrate.config import line_length
+            self._line_length = line_length(self.ctx.path)
+        indent = self.ctx.position(self.module, original)[1] - 1
+        return wrap_statement(updated, max(indent, 0), self._line_length, self.module.default_indent)
 
     def _leave_line(self, original, updated):
         site = None
@@ -1006,12 +1022,14 @@ class _Transformer(PrunedTransformer):
                         Kind.NOTE, *self.ctx.position(self.module, updated))
         return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
 
-    def _from_argparse(self, original: cst.Call, updated: cst.Call, names: Tuple[str, ...], has_tune: bool):
+    def _from_argparse(self, original: cst.Call, updated: cst.Call, names: Tuple[str, ...], has_tune: bool,
+                       gpus: str = ""):
         """``Trainer.from_argparse_args(args, **kw)`` -> ``Trainer(name=args.name, ..., **kw)``
         for the Trainer options of the file, mapped to 2.x as LM101 maps any call (T-meth3)."""
         namespace = code_of(updated.args[0].value)
         given = {a.keyword.value for a in updated.args[1:] if a.keyword is not None}
-        entries = [tam.Entry(n, tam.Value(code=f"{namespace}.{n}", simple=True), changed=True)
+        entries = [tam.Entry(n, tam.Value(code=f"{namespace}.{n}", simple=True, kind=gpus if n == "gpus" else ""),
+                             changed=True)
                    for n in names if n not in given]
         for a in updated.args[1:]:
             v = _value(a.value)
@@ -1104,6 +1122,12 @@ class _Transformer(PrunedTransformer):
 
     # --- calls
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        out = self._leave_call(original, updated)
+        if out is not updated and isinstance(out, cst.Call):
+            self.rewritten[id(out)] = out
+        return out
+
+    def _leave_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         site = self._site(original)
         if site is None:
             return updated
@@ -1585,8 +1609,11 @@ class TrainerConstructorRule(Rule):
                 sites.append(Site(stmt.lineno, stmt.col_offset, "add_argparse_args", "argparse-add",
                                   (parser, tuple(n for n in names if n not in declared))))
             for call in from_calls:
+                # --gpus as 1.9 parsed it (None, an int or a str with a comma) gives GPUs exactly
+                # when it is truthy, as an int does; as the file declares it, as it says
+                gpus = kinds.options().get("gpus", "") if "gpus" in declared else tam.KIND_INT
                 sites.append(Site(call.lineno, call.col_offset, "from_argparse_args", "argparse-from",
-                                  (names, facts.has_tune)))
+                                  (names, facts.has_tune, gpus)))
             handled_calls = {id(s.value) for s, _ in add_stmts} | {id(c) for c in from_calls}
             facts.other_calls = [(c, a) for c, a in facts.other_calls if id(c) not in handled_calls]
         if not imports.any():  # only the project's Trainer subclasses and dicts concern such a file
