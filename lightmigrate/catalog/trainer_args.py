@@ -430,6 +430,9 @@ def _or_operand(text: str, default: str) -> Optional[str]:
 _NEVER_NONE_CALLS = frozenset({"int", "str", "len", "list", "tuple", "range", "max", "min", "sum", "abs", "round",
                                "find_usable_cuda_devices"})
 
+# Trainer attributes that are never None (what LM101 writes for 1.9's ``trainer.gpus``).
+_NEVER_NONE_ATTRS = frozenset({"device_ids", "num_devices"})
+
 
 def _may_be_none(node) -> bool:
     """Whether the expression ``node`` may evaluate to None: a name, attribute, item, call or
@@ -440,6 +443,8 @@ def _may_be_none(node) -> bool:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         return name not in _NEVER_NONE_CALLS and not name[:1].isupper()  # a class makes an object
+    if isinstance(node, ast.Attribute) and node.attr in _NEVER_NONE_ATTRS:
+        return False
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Await)):
         return True
     if isinstance(node, ast.Constant):

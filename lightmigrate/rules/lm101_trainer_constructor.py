@@ -1538,9 +1538,45 @@ class TrainerConstructorRule(Rule):
             "resume-moves-to-fit",
         ),
         Example(
+            "import argparse\n\nimport pytorch_lightning as pl\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--gpus', type=int, default=None)\nargs = parser.parse_args()\n"
+            "trainer = pl.Trainer(gpus=args.gpus, max_epochs=20)\n",
+            "import argparse\n\nimport pytorch_lightning as pl\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--gpus', type=int, default=None)\nargs = parser.parse_args()\n"
+            "trainer = pl.Trainer(\n"
+            "    accelerator=\"gpu\" if args.gpus else \"cpu\",\n"
+            "    devices=args.gpus or \"auto\",\n"
+            "    max_epochs=20,\n"
+            ")\n",
+            "gpus-of-an-int-option-wrapped-to-the-line-length",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\n\ndef fresh(trainer):\n    return pl.Trainer(gpus=trainer.gpus)\n",
+            "import pytorch_lightning as pl\n\n\ndef fresh(trainer):\n"
+            "    return pl.Trainer(accelerator=\"gpu\", devices=trainer.device_ids)\n",
+            "gpus-of-another-trainer",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\n\ndef build(gpus: Optional[int] = None):\n"
+            "    return pl.Trainer(gpus=gpus)\n",
+            "import pytorch_lightning as pl\n\n\ndef build(gpus: Optional[int] = None):\n"
+            "    return pl.Trainer(accelerator=\"gpu\" if gpus else \"cpu\", devices=gpus or \"auto\")\n",
+            "gpus-of-an-annotated-parameter",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(**{\"gpus\": None, \"auto_select_gpus\": False})\n",
+            "import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\n",
+            "emptied-dict-spread",
+        ),
+        Example(
             "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accelerator=\"cpu\", max_epochs=3)\n",
             None,
             "already-2x",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accelerator=\"cpu\", precision=32)\n",
+            None,
+            "precision-2x-takes-as-it-is",
         ),
         Example(
             "from transformers import Trainer\n\ntrainer = Trainer(model=model, gpus=2)\n",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional
 
-from lightmigrate.catalog.trainer_args import KIND_INT, KIND_STR, KIND_TRAINER_GPUS
+from lightmigrate.catalog.trainer_args import KIND_INT, KIND_STR
 from lightmigrate.rules.shared.trainer_object import ast_not_lightning
 
 _TYPES = {"int": KIND_INT, "str": KIND_STR}
