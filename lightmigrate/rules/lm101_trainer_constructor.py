@@ -13,6 +13,15 @@ Trainer arguments agree on one mode), the tuner flags of a Trainer whose ``tune(
 accelerator default, T22: ``ddp_spawn`` becomes ``ddp``) are one NOTE per ``Trainer(...)`` call.
 The argument mapping itself lives in :mod:`lightmigrate.catalog.trainer_args`.
 
+What a careful human writes (issue 23): ``gpus=<value>`` whose type the file gives (an argparse
+option with ``type=int``/``str``, a parameter annotated ``Optional[int]``) gets the form exactly
+right for that type (``accelerator="gpu" if args.gpus else "cpu", devices=args.gpus or "auto"``
+for an int or None); of another value, 1.9's test is written once in a local above the statement;
+``gpus=trainer.gpus`` (the attribute 1.8 removed) becomes ``accelerator="gpu",
+devices=trainer.device_ids``; values 2.x takes as they are (``precision=32``) stay; a ``**{}``
+left empty goes; a rewritten call longer than the project's line length (black's or ruff's
+``line-length``, else 88) gets one argument per line.
+
 Across the project (issue 25): a project Trainer subclass (``class Trainer(pl.Trainer)``, found
 through the class index and any import path) has its ``super().__init__(...)`` forwarding
 migrated (its own parameters keep their 1.x names for its callers) and the calls of it migrated
