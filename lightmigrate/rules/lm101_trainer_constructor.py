@@ -182,6 +182,7 @@ class _Facts(NodeVisitor):
         self.argparse_options: List[str] = []  # parser.add_argument("--gpus", ...) of changed Trainer args
         self.argparse_trainer = False  # Trainer.add_argparse_args(parser) in the file
         self.call_scopes: Dict[int, Optional[ast.AST]] = {}  # id of a Lightning Trainer call -> its function
+        self.dropped: Set[int] = set()  # ids of ``**name`` values whose emptied dict goes (_emptied_names)
 
     def _function(self, node) -> None:
         self.scope.append((node.lineno, node.col_offset))
@@ -432,7 +433,7 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
     pos = 0
     empty = False
     for arg in call_args(call):
-        if arg.star == "**" and _empties(arg.value, facts):
+        if arg.star == "**" and (_empties(arg.value, facts) or id(arg.value) in facts.dropped):
             empty = True  # ``**{}`` (or a literal dict the mapping empties): the fix drops it
             continue
         if plan is not None and (arg.keyword in plan.own or (arg.keyword is None and not arg.star
@@ -482,6 +483,38 @@ def _empties(value: ast.expr, facts: _Facts) -> bool:
     entries = [tam.Entry(ast_literal(k, text), _ast_value(v, text)) for k, v in zip(value.keys, value.values)]
     mapped = tam.map_arguments(entries, '"', facts.has_tune, False)
     return not mapped.entries and not mapped.callbacks and not mapped.markers
+
+
+def _emptied_names(call: ast.Call, facts: _Facts, function: Optional[ast.AST],
+                   lines: List[str]) -> List[Site]:
+    """``name = {...}`` then ``Trainer(**name)`` in one function, where that dict is (or the mapping
+    leaves it) empty and the spread is the name's only use: a "drop-dict" site at the assignment
+    (the statement goes) and a "drop-spread" site at the spread (it goes). Not when the
+    assignment has a comment (it would be lost) or the function binds the name otherwise."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    out: List[Site] = []
+    for k in call.keywords:
+        if k.arg is not None or not isinstance(k.value, ast.Name):
+            continue
+        name = k.value.id
+        stmts = [st for st in function.body if isinstance(st, ast.Assign) and len(st.targets) == 1
+                 and isinstance(st.targets[0], ast.Name) and st.targets[0].id == name]
+        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name]
+        if len(stmts) != 1 or len(uses) != 2 or any(p.arg == name for p in ast.walk(function.args)
+                                                    if isinstance(p, ast.arg)):
+            continue
+        assign = stmts[0]
+        if not (isinstance(assign.value, ast.Dict) and _empties(assign.value, facts)) or assign.lineno > call.lineno:
+            continue
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(function)):
+            continue
+        above = lines[assign.lineno - 2].strip() if assign.lineno >= 2 else ""
+        if above.startswith("#") or "#" in "".join(lines[assign.lineno - 1:assign.end_lineno or assign.lineno]):
+            continue
+        out.append(Site(assign.lineno, assign.col_offset, name, "drop-dict"))
+        out.append(Site(k.value.lineno, k.value.col_offset, name, "drop-spread"))
+    return out
 
 
 def _kind_sites(call: ast.Call, kinds: ValueKinds, function: Optional[ast.AST]) -> List[Site]:
@@ -902,6 +935,8 @@ class _Transformer(PrunedTransformer):
         self.returns = {(s.line, s.col): s.data for s in sites if s.action == "combine"}
         self.none_defaults = {(s.line, s.col): s.data for s in sites if s.action == "none-defaults"}
         self.kinds = {(s.line, s.col): s.data for s in sites if s.action == "kind"}
+        self.drop_dicts = {(s.line, s.col) for s in sites if s.action == "drop-dict"}
+        self.drop_spreads = {(s.line, s.col) for s in sites if s.action == "drop-spread"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -989,6 +1024,12 @@ class _Transformer(PrunedTransformer):
     def _leave_line(self, original, updated):
         site = None
         first = original.body[0] if len(original.body) == 1 else None
+        if (self.drop_dicts and isinstance(first, cst.Assign) and isinstance(first.value, cst.Dict)
+                and self.locate(first) in self.drop_dicts):
+            whys = self.pending.pop()
+            if whys:  # (markers inside it: the statement stays, with them)
+                return add_markers(updated, CODE, whys)
+            return cst.RemoveFromParent()
         # (a statement is located only when its shape is that of a site: locating costs)
         if (self.argparse_adds and isinstance(first, (cst.Assign, cst.Expr)) and isinstance(first.value, cst.Call)
                 and cst_last_name(first.value.func) == "add_argparse_args"):
@@ -1211,6 +1252,9 @@ class _Transformer(PrunedTransformer):
         for arg, before in zip(updated.args, original.args):
             if arg.star == "**" and isinstance(arg.value, cst.Dict) and not arg.value.elements:
                 continue  # ``**{}`` adds nothing (LM302 or the dict mapping may have emptied it)
+            if arg.star == "**" and self.drop_spreads and isinstance(arg.value, cst.Name) \
+                    and self.locate(before.value) in self.drop_spreads:
+                continue  # ``**name`` of an emptied dict whose statement goes (_emptied_names)
             kept.append(arg)
             if own is not None and ((arg.keyword is not None and arg.keyword.value in own)
                                     or (arg.keyword is None and not arg.star and positional_own) or arg.star == "*"):
@@ -1632,6 +1676,13 @@ class TrainerConstructorRule(Rule):
                     else tuple(dict.fromkeys(facts.argparse_options)))
         sites: List[Site] = []
         kinds = ValueKinds(source.nodes)
+        lines = source.text.splitlines()
+        for call in facts.trainer_calls:
+            if any(k.arg is None and isinstance(k.value, ast.Name) for k in call.keywords):
+                dropped = _emptied_names(call, facts, facts.call_scopes.get(id(call)), lines)
+                sites += dropped
+                facts.dropped.update(id(k.value) for k in call.keywords if k.arg is None and any(
+                    s.action == "drop-spread" and (s.line, s.col) == _place(k.value) for s in dropped))
         for call in facts.trainer_calls:
             handled = _place(call) in moved
             tuned = facts.tuned(call)

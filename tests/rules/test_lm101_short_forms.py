@@ -207,3 +207,26 @@ def test_a_wrapped_call_keeps_the_files_indentation():
     out, _ = run_rule(RULE, src)
     assert out.endswith('\t\tt = pl.Trainer(\n\t\t\taccelerator="gpu",\n\t\t\tdevices=2,\n\t\t\tprecision="16-mixed",\n'
                         '\t\t\tmax_epochs=30,\n\t\t\tlog_every_n_steps=5,\n\t\t)\n')
+
+
+NAMED = "def main():\n    kwargs = {KEY}\n    return pl.Trainer(max_epochs=1, **kwargs)\n"
+
+
+@pytest.mark.parametrize("entries", ['"track_grad_norm": -1', '"gpus": None, "auto_select_gpus": False', ""])
+def test_a_named_dict_emptied_and_only_spread_once_goes(entries):
+    src = PL + NAMED.replace("KEY", entries)
+    out = transform_text(src, ALL_RULES, path="model.py").text
+    assert out == PL + "def main():\n    return pl.Trainer(max_epochs=1)\n"
+    assert transform_text(out, ALL_RULES, path="model.py").text == out
+
+
+@pytest.mark.parametrize("variant", [
+    NAMED.replace("    return", "    print(kwargs)\n    return"),  # used elsewhere
+    NAMED.replace("    kwargs = {KEY}\n", "    kwargs = {KEY}  # for later\n"),  # its comment would be lost
+    NAMED.replace("    kwargs = {KEY}\n", "    # for later\n    kwargs = {KEY}\n"),
+    NAMED.replace("def main():\n", "def main(kwargs):\n"),  # a parameter too
+    "kwargs = {KEY}\nt = pl.Trainer(max_epochs=1, **kwargs)\n",  # module level: other modules may import it
+])
+def test_a_named_dict_used_otherwise_stays(variant):
+    out = transform_text(PL + variant.replace("KEY", '"gpus": None'), ALL_RULES, path="model.py").text
+    assert "**kwargs" in out and "kwargs = {}" in out
