@@ -1676,9 +1676,10 @@ class TrainerConstructorRule(Rule):
                     else tuple(dict.fromkeys(facts.argparse_options)))
         sites: List[Site] = []
         kinds = ValueKinds(source.nodes)
-        lines = source.text.splitlines()
+        lines: List[str] = []
         for call in facts.trainer_calls:
             if any(k.arg is None and isinstance(k.value, ast.Name) for k in call.keywords):
+                lines = lines or source.text.splitlines()
                 dropped = _emptied_names(call, facts, facts.call_scopes.get(id(call)), lines)
                 sites += dropped
                 facts.dropped.update(id(k.value) for k in call.keywords if k.arg is None and any(
