@@ -95,7 +95,7 @@ from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.analysis.cli_options import options_in
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
-from lightmigrate.cst.wrap import statement_call, wrap_statement
+from lightmigrate.cst.wrap import statement_value, wrap_statement
 
 CODE = "LM101"
 TRAINER_BASES = frozenset({"Trainer"})  # a class with a base of this name may be a project Trainer subclass
@@ -949,7 +949,8 @@ class _Transformer(PrunedTransformer):
         # Locals the mapping binds before a statement (``use_gpus = ...``, see _BindLocals): the
         # (name, expression) pairs, and the names the module already uses.
         self.bound: List[Tuple[str, str, str]] = []  # (name, expression, comment)
-        self.rewritten: Dict[int, cst.Call] = {}  # the calls the rule rewrote (by id), to wrap when too long
+        # the calls and dict displays the rule rewrote (by id), to wrap when too long
+        self.rewritten: Dict[int, cst.BaseExpression] = {}
         self._line_length: Optional[int] = None
         self._taken: Optional[Set[str]] = None
 
@@ -1010,10 +1011,10 @@ class _Transformer(PrunedTransformer):
         return cst.FlattenSentinel([*lines, out.with_changes(leading_lines=marks)])
 
     def _wrap(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
-        """A statement whose call the rule rewrote, one argument per line when its line would be
+        """A statement whose call (or dict) the rule rewrote, one item per line when its line would be
         longer than the project's line length."""
-        call = statement_call(updated) if self.rewritten else None
-        if call is None or id(call) not in self.rewritten:
+        value = statement_value(updated) if self.rewritten else None
+        if value is None or id(value) not in self.rewritten:
             return updated
         if self._line_length is None:
             from lightmigrate.config import line_length
@@ -1374,6 +1375,9 @@ class _Transformer(PrunedTransformer):
                 v = _value(el.value)
                 v.node = el.value
                 key = literal(el.key)
+                if self.kinds and key == "gpus":
+                    before = next(b for b in original.elements if getattr(b, "key", None) is not None and literal(b.key) == "gpus")
+                    v.kind = self.kinds.get(self.locate(before.value), "")
                 entries.append(tam.Entry(OWN if key in own else key, v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
@@ -1410,7 +1414,9 @@ class _Transformer(PrunedTransformer):
             out.append(cst.DictElement(key=key, value=_callbacks_value(None, mapped.callbacks),
                                        whitespace_before_colon=cst.SimpleWhitespace(""),
                                        whitespace_after_colon=cst.SimpleWhitespace(" "), comma=template.comma))
-        return updated.with_changes(elements=_fix_commas(out, updated.elements) if out else [])
+        new = updated.with_changes(elements=_fix_commas(out, updated.elements) if out else [])
+        self.rewritten[id(new)] = new
+        return new
 
 
 class _BindLocals(PrunedTransformer):
@@ -1735,6 +1741,11 @@ class TrainerConstructorRule(Rule):
         for d, data in dicts.values():
             if _dict_acts(d, facts, *_split_data(data)):
                 sites.append(Site(d.lineno, d.col_offset, "dict", "dict", data))
+                gpus = next((v for k, v in zip(d.keys, d.values)
+                             if k is not None and ast_literal(k, facts.text) == "gpus"), None)
+                kind = kinds.kind(gpus, None) if gpus is not None else ""
+                if kind:
+                    sites.append(Site(gpus.lineno, gpus.col_offset, "gpus", "kind", kind))
         for call, data in flows.calls.values():
             has_tune, own, _ = _split_data(data)
             if _call_acts(call, facts, False, plan=Plan(frozenset(own), True, True), has_tune=has_tune):

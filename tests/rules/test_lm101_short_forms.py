@@ -230,3 +230,12 @@ def test_a_named_dict_emptied_and_only_spread_once_goes(entries):
 def test_a_named_dict_used_otherwise_stays(variant):
     out = transform_text(PL + variant.replace("KEY", '"gpus": None'), ALL_RULES, path="model.py").text
     assert "**kwargs" in out and "kwargs = {}" in out
+
+
+def test_a_rewritten_dict_longer_than_88_gets_one_entry_per_line():
+    src = _option("parser.add_argument('--gpus', type=int)").replace(
+        "t = pl.Trainer(gpus=args.gpus)\n", 'trainer_kwargs = {"gpus": args.gpus, "max_epochs": 2, "precision": 16}\n'
+        "t = pl.Trainer(**trainer_kwargs)\n")
+    rw(src, src.replace('trainer_kwargs = {"gpus": args.gpus, "max_epochs": 2, "precision": 16}\n',
+                        'trainer_kwargs = {\n    "accelerator": "gpu" if args.gpus else "cpu",\n'
+                        '    "devices": args.gpus or "auto",\n    "max_epochs": 2,\n    "precision": "16-mixed",\n}\n'))
