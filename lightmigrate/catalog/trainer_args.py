@@ -430,7 +430,8 @@ def _or_operand(text: str, default: str) -> Optional[str]:
 _NEVER_NONE_CALLS = frozenset({"int", "str", "len", "list", "tuple", "range", "max", "min", "sum", "abs", "round",
                                "find_usable_cuda_devices"})
 
-# Trainer attributes that are never None (what LM101 writes for 1.9's ``trainer.gpus``).
+# Attributes of a Trainer (``trainer.x``, ``self.trainer.x``) that are never None (what LM101
+# writes for 1.9's ``trainer.gpus``); a config's ``cfg.num_devices`` may well be.
 _NEVER_NONE_ATTRS = frozenset({"device_ids", "num_devices"})
 
 
@@ -443,7 +444,9 @@ def _may_be_none(node) -> bool:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         return name not in _NEVER_NONE_CALLS and not name[:1].isupper()  # a class makes an object
-    if isinstance(node, ast.Attribute) and node.attr in _NEVER_NONE_ATTRS:
+    if isinstance(node, ast.Attribute) and node.attr in _NEVER_NONE_ATTRS and (
+            (isinstance(node.value, ast.Name) and node.value.id == "trainer")
+            or (isinstance(node.value, ast.Attribute) and node.value.attr == "trainer")):
         return False
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Await)):
         return True

@@ -239,3 +239,8 @@ def test_a_rewritten_dict_longer_than_88_gets_one_entry_per_line():
     rw(src, src.replace('trainer_kwargs = {"gpus": args.gpus, "max_epochs": 2, "precision": 16}\n',
                         'trainer_kwargs = {\n    "accelerator": "gpu" if args.gpus else "cpu",\n'
                         '    "devices": args.gpus or "auto",\n    "max_epochs": 2,\n    "precision": "16-mixed",\n}\n'))
+
+
+def test_a_configs_device_count_may_still_be_none():
+    out, _ = run_rule(RULE, PL + "t = pl.Trainer(accelerator='cpu', devices=cfg.num_devices)\n")
+    assert "devices=cfg.num_devices or 'auto'" in out or 'devices=cfg.num_devices or "auto"' in out
