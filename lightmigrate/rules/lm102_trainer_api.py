@@ -59,6 +59,7 @@ from lightmigrate.analysis.ast_nodes import NodeVisitor
 from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared.trainer_object import ast_not_lightning
+from lightmigrate.rules.shared.value_kinds import trainer_gpus_argument
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.catalog.trainer_args import GUIDE, PRECISION
 from lightmigrate.rules.shared.trainer_calls import (
@@ -339,6 +340,7 @@ class _Finder(NodeVisitor):
         self.classes: List[ast.ClassDef] = []
         self._outside_fit: Dict[int, Dict[str, str]] = {}
         self.progress_keys: Set[int] = set()  # progress_bar_dict reads of "loss" / "v_num"
+        self.lm101_reads: Set[int] = set()  # Trainer(gpus=trainer.gpus): LM101 rewrites that read
         self.project = None  # the project's class index (set by the rule)
         self.path = ""
         self.sites: List[Site] = []
@@ -548,7 +550,7 @@ class _Finder(NodeVisitor):
         if attr in RENAMES:
             return "rename"
         if attr in MARKED:
-            return "mark"
+            return None if id(node) in self.lm101_reads else "mark"
         if attr == "data_parallel":
             return "data_parallel"
         if attr == "prediction_writer_callbacks":
@@ -612,8 +614,12 @@ class _Finder(NodeVisitor):
                 return
 
     def visit_Call(self, node: ast.Call) -> None:
-        self.generic_visit(node)
         func = node.func
+        if node.keywords and is_lightning_trainer(func, self.names.imports):
+            read = trainer_gpus_argument(node)
+            if read is not None:
+                self.lm101_reads.add(id(read))
+        self.generic_visit(node)
         if isinstance(func, ast.Name) and func.id in LIST_CALLS:
             for a in call_args(node):
                 if self.is_loaders(a.value):
