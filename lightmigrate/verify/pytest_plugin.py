@@ -271,7 +271,9 @@ class Recorder:
         so other plugins cannot hide it)."""
         self.patch_loaded()
         self.current = []
-        self.tests.setdefault(nodeid, {"outcome": None, "error": None, "runs": []})
+        test = self.tests.setdefault(nodeid, {"outcome": None, "error": None, "runs": []})
+        if location and isinstance(location[1], int):
+            test["line"] = location[1] + 1  # the test's line (pytest counts from 0)
         _seed_all()
 
     @pytest.hookimpl(tryfirst=True)

@@ -382,10 +382,12 @@ def test_behaviour_differs_and_regressions(tmp_path, oracle_python):
     assert "3 tests: 1 passed on both, 1 behaviour differs, 1 regressed" in out
 
 
-def test_without_interpreters_it_names_the_options(tmp_path):
+def test_without_interpreters_it_builds_them_and_a_build_that_cannot_start_exits_2(tmp_path):
+    # (the building itself: tests/verify/test_envs.py, with a fake installer)
+    (tmp_path / "requirements.txt").write_text("-c missing-constraints.txt\n")
     result = verify("--pytest", "tests", cwd=tmp_path)
-    assert result.returncode == 2
-    assert "--before PYTHON" in result.stderr and "--after PYTHON" in result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "constraints file not found" in result.stderr
 
 
 def test_large_tensors_keep_an_even_sample():
