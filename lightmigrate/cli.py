@@ -206,9 +206,11 @@ def coverage(markdown: bool) -> None:
               help="PATHS are pytest arguments (test files, folders, node ids; options after --): run the "
                    "project's own tests on the original with --before and on a migrated copy with --after.")
 @click.option("--before", "before_python", type=click.Path(dir_okay=False),
-              help="--pytest: the Python of a pytorch-lightning 1.x environment for the original code.")
+              help="--pytest: the Python of a pytorch-lightning 1.x environment for the original code; default: "
+                   "one built from the project's requirements (cached).")
 @click.option("--after", "after_python", type=click.Path(dir_okay=False),
-              help="--pytest: the Python of a Lightning 2.x environment for the migrated copy.")
+              help="--pytest: the Python of a Lightning 2.x environment for the migrated copy; default: built "
+                   "like --before's.")
 @click.option("--project", type=click.Path(file_okay=False, exists=True),
               help="--pytest: the project folder to copy and migrate; default: the current folder.")
 @click.option("--constraint", "-c", "constraints", multiple=True, type=click.Path(dir_okay=False, exists=True),
@@ -253,9 +255,9 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
         _verify_pytest(paths, before_python, after_python, project, oracle_python, sources, rtol, atol,
                        output_format, max_differences, select, ignore, exclude, config_path, no_migrate,
                        unified_imports, envs, junit_xml, sarif_file)
-    if constraints or requirement_files or before_lightning or after_lightning or rebuild_envs:
-        raise click.UsageError("--constraint, --requirements, --before/after-lightning and --rebuild-envs "
-                               "build the environments of --pytest")
+    if constraints or requirement_files or before_lightning or after_lightning or rebuild_envs or installer != "auto":
+        raise click.UsageError("--constraint, --requirements, --before/after-lightning, --installer and "
+                               "--rebuild-envs build the environments of --pytest")
     if exclude:
         raise click.UsageError("--exclude applies to --pytest (cases name their files)")
     try:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from lightmigrate.verify.compare import DEFAULT_SECTIONS, Difference, compare_case
-from lightmigrate.verify.pytest_plugin import read_recordings
+from lightmigrate.verify.recordings import read_recordings
 from lightmigrate.verify.session import VerifyError
 
 # what a test's Trainer runs are compared on (the epoch-end tracer does not run under pytest)
