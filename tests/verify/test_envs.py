@@ -258,3 +258,15 @@ def test_verify_pytest_builds_what_is_missing_and_exits_2_when_a_build_fails(tmp
     assert "building the after environment failed" in out
     assert "No matching distribution found for nothing==0" in out.split("building the after environment failed")[1]
     assert not any((tmp_path / "cache" / "envs").iterdir())
+
+
+def test_environment_options_need_pytest(tmp_path):
+    from click.testing import CliRunner
+
+    from lightmigrate.cli import main
+
+    cons = write(tmp_path / "constraints.txt", "torch==2.13.0\n")
+    for extra in (["-c", str(cons)], ["--rebuild-envs"], ["--installer", "pip"], ["--before-lightning", "1.9.4"]):
+        result = CliRunner().invoke(main, ["verify", *extra, str(tmp_path)])
+        assert result.exit_code == 2, result.output
+        assert "build the environments of --pytest" in result.output
