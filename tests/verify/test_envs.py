@@ -270,3 +270,26 @@ def test_environment_options_need_pytest(tmp_path):
         result = CliRunner().invoke(main, ["verify", *extra, str(tmp_path)])
         assert result.exit_code == 2, result.output
         assert "build the environments of --pytest" in result.output
+
+
+def test_build_steps_are_lines_and_installer_lines_show_only_on_a_terminal(monkeypatch):
+    import io
+
+    from lightmigrate.output.progress import step_status
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("CI", "1")
+    plain = io.StringIO()
+    with step_status(plain) as say:
+        say("before: installing pytorch-lightning==1.9.5, pytest", False)
+        say("Collecting torch==2.13.0", True)
+    assert plain.getvalue() == "lightmigrate: before: installing pytorch-lightning==1.9.5, pytest\n"
+    monkeypatch.delenv("CI")
+    terminal = Terminal()
+    with step_status(terminal) as say:
+        say("before: installing [x]", False)
+        say("Collecting torch==2.13.0", True)
+    assert "before: installing [x]" in terminal.getvalue() and "Collecting torch==2.13.0" in terminal.getvalue()
