@@ -28,7 +28,6 @@ Runs inside the 1.x interpreter too: stdlib, pytest and this package's import-li
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import random
@@ -40,6 +39,7 @@ import pytest
 
 from lightmigrate.verify.hook_log import HookLog
 from lightmigrate.verify.recorder import encode, make_logger
+from lightmigrate.verify.recordings import read_recordings, worker_path  # noqa: F401 - (part of its interface)
 
 RECORD_ENV = "LIGHTMIGRATE_RECORD"
 SEED = 1234
@@ -63,31 +63,6 @@ def pytest_configure(config: Any) -> None:
     path = config.getoption("lightmigrate_record", None) or os.environ.get(RECORD_ENV)
     if path:
         config.pluginmanager.register(Recorder(config, path), "lightmigrate-recorder")
-
-
-def worker_path(path: str, worker: Optional[str]) -> str:
-    """The file one process writes: ``path`` itself, or ``<stem>.<worker><suffix>``."""
-    if not worker:
-        return path
-    stem, suffix = os.path.splitext(path)
-    return f"{stem}.{worker}{suffix}"
-
-
-def read_recordings(path: str) -> Optional[Dict[str, Any]]:
-    """The recording at ``path`` merged with those of xdist workers (``worker_path``); None
-    when no process wrote one."""
-    stem, suffix = os.path.splitext(path)
-    files = ([path] if os.path.exists(path) else []) + sorted(glob.glob(glob.escape(stem) + ".*" + suffix))
-    if not files:
-        return None
-    merged: Dict[str, Any] = {"workers": [], "versions": None, "tests": {}}
-    for name in files:
-        with open(name, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        merged["workers"].append(doc.get("worker") or "main")
-        merged["versions"] = merged["versions"] or doc.get("versions")
-        merged["tests"].update(doc.get("tests") or {})
-    return merged
 
 
 def first_error_line(report: Any) -> Optional[str]:
@@ -271,7 +246,9 @@ class Recorder:
         so other plugins cannot hide it)."""
         self.patch_loaded()
         self.current = []
-        self.tests.setdefault(nodeid, {"outcome": None, "error": None, "runs": []})
+        test = self.tests.setdefault(nodeid, {"outcome": None, "error": None, "runs": []})
+        if location and isinstance(location[1], int):
+            test["line"] = location[1] + 1  # the test's line (pytest counts from 0)
         _seed_all()
 
     @pytest.hookimpl(tryfirst=True)
