@@ -6,8 +6,12 @@ meaning, else marked with the reason:
 
 Rewritten
 - ``trainer.train_dataloader.loaders`` -> ``trainer.train_dataloader`` (T-prop1);
-- ``trainer.val_dataloaders`` / ``test_dataloaders`` were always lists in 1.9: reads are wrapped so
-  they still are (T-prop2);
+- ``trainer.val_dataloaders`` / ``test_dataloaders`` were always lists in 1.9: a statement that
+  indexes, measures or iterates them reads them first into a local made a list
+  (``test_loaders = trainer.test_dataloaders`` and ``if not isinstance(test_loaders, (list,
+  tuple)): test_loaders = [test_loaders]``), which later lines of the block reuse while nothing
+  between can run the Trainer; where a read cannot move before its statement (a lambda, one
+  branch of a condition, a ``while`` test) it is wrapped in place (T-prop2);
 - ``trainer.data_parallel`` and ``trainer.prediction_writer_callbacks`` get their 2.x spelling
   (T-prop4, T-prop5); comparisons of ``trainer.precision`` with 1.9 strings use the 2.x strings (T-prop7);
 - ``trainer.model = m`` -> ``trainer.strategy.model = m``: all 1.9's setter did (T-prop11);
@@ -1203,6 +1207,20 @@ class TrainerApiRule(Rule):
             "    def on_train_start(self):\n        n = len(self.trainer.train_dataloader)\n"
             "        gpu = self.trainer.strategy.root_device.index\n",
             "loaders-and-root-gpu",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\n\nclass Report(pl.Callback):\n"
+            "    def on_test_start(self, trainer, pl_module):\n"
+            "        print(f\"{len(trainer.test_dataloaders[0])} batches\")\n"
+            "        self.size = trainer.test_dataloaders[0].batch_size\n",
+            "import pytorch_lightning as pl\n\n\nclass Report(pl.Callback):\n"
+            "    def on_test_start(self, trainer, pl_module):\n"
+            "        test_loaders = trainer.test_dataloaders\n"
+            "        if not isinstance(test_loaders, (list, tuple)):\n"
+            "            test_loaders = [test_loaders]\n"
+            "        print(f\"{len(test_loaders[0])} batches\")\n"
+            "        self.size = test_loaders[0].batch_size\n",
+            "loader-lists-read-once",
         ),
         Example(
             "import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\nlr_finder = trainer.tuner.lr_find(model)\n",
