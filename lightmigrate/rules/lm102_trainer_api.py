@@ -262,10 +262,13 @@ def _wrap_sites(reads: List[ast.Attribute], assigned: Dict[int, ast.Assign], tre
 
 def _block_place(node: ast.AST, up: Dict[ast.AST, ast.AST]):
     """((the node holding the block, its field), index) of the statement around ``node`` in its
-    block; None inside a lambda (read later) or in a class body."""
+    block; None inside a lambda or a generator expression (read later; but the iterable of a
+    generator's first ``for``, read at once) or in a class body."""
     child, parent = node, up.get(node)
     while parent is not None and not isinstance(child, ast.stmt):
-        if isinstance(parent, ast.Lambda):
+        if isinstance(parent, ast.Lambda) or (isinstance(parent, ast.GeneratorExp) and not (
+                child is parent.generators[0] and isinstance(up.get(node), ast.comprehension)
+                and up.get(node) is child and child.iter is node)):
             return None
         child, parent = parent, up.get(parent)
     if parent is None or isinstance(parent, ast.ClassDef):

@@ -510,3 +510,14 @@ def test_loaders_local_name_is_fresh_and_class_bodies_keep_the_expression():
                        "            val_loaders_1 = [val_loaders_1]\n        x = val_loaders_1[0]"))
     check_rewrite(RULE, "import pytorch_lightning as pl\n\n\nclass A:\n    n = len(trainer.val_dataloaders)\n",
                   f"import pytorch_lightning as pl\n\n\nclass A:\n    n = len({WRAPPED[1:-1]})\n")
+
+
+def test_loaders_local_not_reused_where_a_generator_reads_later():
+    # a generator's element runs when it is consumed, maybe after the Trainer ran again; its first
+    # iterable is read at once
+    check_rewrite(RULE, body("first = trainer.val_dataloaders[0]\n"
+                             "        later = (trainer.val_dataloaders[i] for i in range(2))\n"
+                             "        sizes = sum(d.batch_size for d in trainer.val_dataloaders)"),
+                  body("val_loaders = trainer.val_dataloaders\n        " + VAL_LIST + "first = val_loaders[0]\n"
+                       f"        later = ({WRAPPED}[i] for i in range(2))\n"
+                       "        sizes = sum(d.batch_size for d in val_loaders)"))
