@@ -23,7 +23,7 @@ LM002's marker (``outputs``) or get the default 0 (``dataloader_idx``, as above)
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Set
 
 import libcst as cst
 
@@ -61,7 +61,10 @@ def unused_lost_params(func, kind: str, calls: Sequence[int]) -> List[str]:
     if not names or all(defaults) or any(c < 0 or c > skip - 1 + passes for c in calls):
         return []
     body = [node for stmt in func.body for node in ast.walk(stmt)]
-    if any(names_variable(body, name) for name in (*names, *_DYNAMIC)):
+    if any(names_variable(body, name) for name in _DYNAMIC):
+        return []
+    fresh = _bound_first(func.body, names)  # rebound before any read: the value passed is never used
+    if any(name not in fresh and names_variable(body, name) for name in names):
         return []
     return [name for name, has_default in zip(names, defaults) if not has_default]
 
@@ -96,6 +99,20 @@ def drop_params(func: cst.FunctionDef, names: Sequence[str]) -> cst.FunctionDef:
     if kept and params[-1] is not kept[-1]:
         kept[-1] = kept[-1].with_changes(comma=params[-1].comma)
     return func.with_changes(params=func.params.with_changes(params=kept))
+
+
+def _bound_first(body: Sequence[ast.stmt], names: Sequence[str]) -> Set[str]:
+    """The ``names`` that the statements at the top of ``body`` (after a docstring) assign
+    (``outputs = self.training_step_outputs``, as LM001 writes) from values that do not read them."""
+    found: Set[str] = set()
+    for i, stmt in enumerate(body):
+        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id in names and not names_variable(ast.walk(stmt.value), stmt.targets[0].id)):
+            break
+        found.add(stmt.targets[0].id)
+    return found
 
 
 class _Fix(KindTransformer):

@@ -351,3 +351,38 @@ Cb().on_train_epoch_end(None, None, [])
     # the whole rule set leaves LM002's marker on it
     out = transform_text(source, ALL_RULES, path="model.py").text
     assert "TODO(lightmigrate): LM002" in out and "pl_module, outputs)" in out
+
+
+def test_lost_parameter_rebound_at_the_top_is_dropped_after_the_epoch_end_rule():
+    # a 1.4-era module with training_epoch_end and on_train_epoch_end(self, outputs): LM001 puts
+    # `outputs = self.training_step_outputs` first in the hook, so the value passed is never read
+    src = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return batch.sum()
+
+            def training_epoch_end(self, outputs):
+                self.n = len(outputs)
+
+            def on_train_epoch_end(self, outputs):
+                print("end")
+        ''')
+    out = transform_text(src, ALL_RULES, path="model.py").text
+    assert "    def on_train_epoch_end(self):\n        outputs = self.training_step_outputs\n" in out
+    assert "TODO(lightmigrate)" not in out
+    assert transform_text(out, ALL_RULES, path="model.py").text == out
+
+
+def test_lost_parameter_read_before_it_is_rebound_is_kept():
+    source = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_end(self, outputs):
+        outputs = outputs + [1]
+'''
+    check_rewrite(RULE, source, None)
