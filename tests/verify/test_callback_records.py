@@ -3,16 +3,65 @@ the callbacks' hook calls (how often, where among the module's hooks, the ``outp
 ``on_*_batch_end`` saw) and the monitoring callbacks' results (best score, epoch and step of
 the best and kept checkpoints, every save, the stopped epoch)."""
 
+import importlib.util
 import re
+import textwrap
 from pathlib import Path
 
 from lightmigrate.engine import transform_text
 from lightmigrate.rules import ALL_RULES
 from lightmigrate.verify import runner
 from lightmigrate.verify.compare import compare_case
-from lightmigrate.verify.hook_log import callback_timeline
+from lightmigrate.verify.hook_log import HookLog, callback_timeline
 
 CASE = Path(__file__).resolve().parents[2] / "corpus" / "checkpoint_early_stopping_epoch_end.py"
+
+
+USER_CODE = textwrap.dedent('''\
+    class Callback:
+        pass
+
+
+    class Base(Callback):
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+            self.total = outputs["loss"]
+
+
+    class Child(Base):
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+            outputs = {"loss": outputs["loss"] * 2}  # as a migration's first line would
+            super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
+
+        def on_train_epoch_end(self, trainer, pl_module):
+            pass
+
+
+    class Model:
+        def training_step(self, batch, batch_idx):
+            return batch
+
+        def call_callbacks(self, callback):  # a migrated loop calling the callbacks' hook
+            callback.on_train_epoch_end(None, self)
+''')
+
+
+def test_hook_log_records_callback_calls_and_the_outputs_their_body_saw(tmp_path):
+    """Calls from this file stand for Lightning's: a callback's super() chain counts once, the
+    module's code calling a callback hook counts, the outputs are the local at return."""
+    path = tmp_path / "user_code.py"
+    path.write_text(USER_CODE, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("_lm_user_code", path)
+    user = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(user)
+    model, child = user.Model(), user.Child()
+    with HookLog(str(path), model, callback_base=user.Callback) as log:
+        model.training_step(1, 0)
+        child.on_train_batch_end(None, model, {"loss": 1.5}, None, 0)
+        model.call_callbacks(child)
+    record = log.record()
+    assert record["sequence"] == ["training_step"]
+    assert record["callbacks"] == {"calls": [[1, "Child.on_train_batch_end"], [1, "Child.on_train_epoch_end"]],
+                                   "outputs": {"Child.on_train_batch_end": [{"loss": 3.0}]}}
 
 
 def hooks(sequence, calls, defined, outputs=None):
