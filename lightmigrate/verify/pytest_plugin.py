@@ -13,8 +13,9 @@ For each test (setup, call and teardown) it records:
   runner's words (see ``runner.run_case``): ``hooks`` (the model's and the user callbacks'
   hooks Lightning called, as :class:`~lightmigrate.verify.hook_log.HookLog` sees them over the
   files of the model's and the callbacks' own classes), ``monitors`` (what ModelCheckpoint and
-  EarlyStopping ended with, :mod:`~lightmigrate.verify.monitor_log`), ``metrics`` (``[step, key, value]`` rows of everything the trainer logged, also
-  when it has no logger), ``returns`` (what the call returned), ``global_step``,
+  EarlyStopping ended with, :mod:`~lightmigrate.verify.monitor_log`), ``metrics``
+  (``[step, key, value]`` rows of everything the trainer logged, also when it has no logger),
+  ``returns`` (what the call returned), ``global_step``,
   ``current_epoch``, ``callback_metrics``, ``optimizers`` and ``state_dict`` (the final
   weights; a tensor of more than ``MAX_VALUES`` elements keeps an even sample of its values).
 
