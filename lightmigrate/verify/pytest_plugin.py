@@ -10,10 +10,12 @@ For each test (setup, call and teardown) it records:
 * ``outcome``: passed, failed, error (setup/teardown or collection failed) or skipped, and
   ``error``: the first line of the failure (or the skip reason);
 * ``runs``: one record per outermost ``Trainer.fit/validate/test/predict`` call, with the
-  runner's words (see ``runner.run_case``): ``hooks`` (the model's hooks Lightning called, as
-  :class:`~lightmigrate.verify.hook_log.HookLog` sees them over the files of the model's own
-  classes), ``metrics`` (``[step, key, value]`` rows of everything the trainer logged, also
-  when it has no logger), ``returns`` (what the call returned), ``global_step``,
+  runner's words (see ``runner.run_case``): ``hooks`` (the model's and the user callbacks'
+  hooks Lightning called, as :class:`~lightmigrate.verify.hook_log.HookLog` sees them over the
+  files of the model's and the callbacks' own classes), ``monitors`` (what ModelCheckpoint and
+  EarlyStopping ended with, :mod:`~lightmigrate.verify.monitor_log`), ``metrics``
+  (``[step, key, value]`` rows of everything the trainer logged, also when it has no logger),
+  ``returns`` (what the call returned), ``global_step``,
   ``current_epoch``, ``callback_metrics``, ``optimizers`` and ``state_dict`` (the final
   weights; a tensor of more than ``MAX_VALUES`` elements keeps an even sample of its values).
 
@@ -38,6 +40,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from lightmigrate.verify.hook_log import HookLog
+from lightmigrate.verify.monitor_log import CheckpointSaves, monitor_results
 from lightmigrate.verify.recorder import encode, make_logger
 from lightmigrate.verify.recordings import read_recordings, worker_path  # noqa: F401 - (part of its interface)
 
@@ -91,11 +94,12 @@ def _seed_all() -> None:
         torch.manual_seed(SEED)
 
 
-def _user_files(model: Any) -> List[str]:
-    """The files of the model's own classes (not Lightning's, torch's or any installed
-    package's): where its hooks are defined."""
+def _user_files(model: Any, callbacks: Any = ()) -> List[str]:
+    """The files of the model's and the callbacks' own classes (not Lightning's, torch's or any
+    installed package's): where their hooks are defined."""
     files: List[str] = []
-    for cls in type(model).__mro__:
+    classes = [cls for obj in [model, *callbacks] for cls in type(obj).__mro__]
+    for cls in classes:
         module = sys.modules.get(cls.__module__)
         path = getattr(module, "__file__", None)
         if not path or cls.__module__.split(".")[0] in _LIBRARY_ROOTS:
@@ -172,20 +176,25 @@ class Recorder:
             model = getattr(trainer, "lightning_module", None)
         run: Dict[str, Any] = {"method": method, "error": None, "metrics": [], "returns": [],
                                "hooks": None, "global_step": None, "current_epoch": None,
-                               "callback_metrics": None, "optimizers": None, "state_dict": None}
+                               "callback_metrics": None, "optimizers": None, "state_dict": None,
+                               "monitors": None}
         logger = make_logger(root)
         connector = getattr(trainer, "_logger_connector", None)
         if connector is not None:
             connector.log_metrics = self._logging_into(trainer, connector, logger)
-        hook_log = HookLog(_user_files(model), model) if model is not None else None
+        callback_base = getattr(sys.modules.get(root + ".callbacks"), "Callback", None)
+        callbacks = list(getattr(trainer, "callbacks", None) or [])
+        hook_log = HookLog(_user_files(model, callbacks), model, callback_base) if model is not None else None
+        saves = CheckpointSaves(trainer, root)
         self.active = True
         started = time.perf_counter()
         try:
-            if hook_log is not None:
-                with hook_log:
+            with saves:
+                if hook_log is not None:
+                    with hook_log:
+                        value = original(trainer, *args, **kwargs)
+                else:
                     value = original(trainer, *args, **kwargs)
-            else:
-                value = original(trainer, *args, **kwargs)
             run["returns"] = [{"method": method, "value": encode(value, max_values=MAX_VALUES)}]
             return value
         except BaseException as exc:
@@ -197,6 +206,10 @@ class Recorder:
                 connector.__dict__.pop("log_metrics", None)
             run["seconds"] = round(time.perf_counter() - started, 4)
             self._finish_run(run, trainer, model, logger, hook_log)
+            try:
+                run["monitors"] = monitor_results(trainer, root, saves)
+            except Exception as exc:  # noqa: BLE001 - recording must never fail the test
+                run.setdefault("record_errors", []).append(repr(exc))
             if self.current is not None:
                 self.current.append(run)
 

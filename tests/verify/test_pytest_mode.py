@@ -189,6 +189,20 @@ def test_fit_and_predict():
     t.predict(model, data())
 
 
+class Watch(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        pl_module.seen = float(outputs["loss"])
+
+
+def test_callbacks_and_monitors(tmp_path):
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+
+    callbacks = [Watch(), ModelCheckpoint(monitor="loss"), EarlyStopping(monitor="loss", mode="max", patience=0)]
+    t = pl.Trainer(max_epochs=3, logger=False, enable_progress_bar=False, enable_model_summary=False,
+                   accelerator="cpu", log_every_n_steps=1, default_root_dir=tmp_path, callbacks=callbacks)
+    t.fit(Model(), data())
+
+
 def test_fails():
     raise ValueError("boom\\nsecond line")
 
@@ -240,6 +254,17 @@ def test_plugin_records_each_trainer_run_and_each_outcome(tmp_path):
     assert set(fit["state_dict"]) == {"layer.weight", "layer.bias"}
     assert predict["hooks"]["sequence"] == ["predict_step", "predict_step"]
     assert predict["returns"][0]["value"][0]["tensor"] == [2, 1]  # what predict returned
+    # a user callback's hook calls, where they ran among the model's, the outputs its body saw;
+    # what ModelCheckpoint and EarlyStopping ended with (the loss falls: max mode stops at once)
+    [fit] = tests["test_plugin_demo.py::test_callbacks_and_monitors"]["runs"]
+    calls = fit["hooks"]["callbacks"]["calls"]
+    assert calls == [[2, "Watch.on_train_batch_end"], [3, "Watch.on_train_batch_end"],
+                     [4, "Watch.on_train_batch_end"], [5, "Watch.on_train_batch_end"]]
+    seen = fit["hooks"]["callbacks"]["outputs"]["Watch.on_train_batch_end"]
+    assert len(seen) == 4 and seen[0]["loss"]["tensor"] == []
+    assert fit["monitors"]["EarlyStopping(loss)"]["stopped_epoch"] == 1
+    assert fit["monitors"]["ModelCheckpoint(loss)"]["best"] == [1, 4]
+    assert fit["monitors"]["ModelCheckpoint(loss)"]["saved"] == [[0, 2], [1, 4]]
     [lazy] = tests["test_plugin_demo.py::test_imports_lightning_in_its_body"]["runs"]
     assert (lazy["method"], lazy["global_step"], lazy["hooks"]["sequence"]) == (
         "fit", 1, ["configure_optimizers", "training_step"])
