@@ -135,9 +135,9 @@ FACTS: Tuple[Fact, ...] = (
     _f("B1.17", "B.1", "training_epoch_end is still called, with [], when every step of the epoch returned None",
        "kept", ["LM001"], [_GATHER], ["training_epoch_all_steps_skipped.py"]),
     _f("B1.18", "B.1", "training_epoch_end returning anything but None raises MisconfigurationException",
-       "missing", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"], reason=RAISES,
-       gap="the body moves into on_train_epoch_end, whose return value 2.x ignores: the 1.9 error becomes "
-           "silence (probe run on 1.9.5 and on the migrated code, 2.6.6)"),
+       "marked", ["LM001"], [f"{LM001}:_mark_value_returns"], reason=RAISES,
+       gap="the body moves into on_train_epoch_end, whose return value 2.x ignores: each `return <value>` of the "
+           "body gets a marker naming the 1.9 error (the 1.9 code crashed there, so nothing is rewritten)"),
     _f("B1.19", "B.1", "manual optimization: a tensor return becomes {\"loss\": t.detach()}, not divided",
        "kept", ["LM001"], [_COLLECT], ["manual_optimization_outputs.py"], by_lightning=True),
     _f("B1.20", "B.1", "manual optimization: a dict keeps every key but \"hiddens\"; \"loss\" is detached and optional",
@@ -247,9 +247,11 @@ FACTS: Tuple[Fact, ...] = (
     _f("B4.2", "B.4", "one optimizer, no TBPTT: outputs is the dict {\"loss\": detached(loss/accumulate), **extras}",
        "kept", cases=["merge_existing_hooks.py", "one_optimizer_batch_end_outputs.py"], by_lightning=True),
     _f("B4.3", "B.4", "a None step gives outputs == [] (2.x: {}), also under manual optimization",
-       "missing", reason=NO_CASE + " a user on_train_batch_end that tests `outputs == []` / isinstance(outputs, list)",
-       gap="left as it is, no note: `outputs == []` was True on 1.9.5 and is False on 2.6.6 (probe run on both); "
-           "`if not outputs` works in both"),
+       "kept", ["LM001"], [f"{LM001}:_empty_outputs_sites", f"{LM001}:_EmptyOutputs"],
+       ["batch_end_outputs_after_none_step.py"],
+       seen_to_fail="batch_end_outputs_after_none_step.py errors (KeyError 'loss' in the callback, which took {} "
+                    "for a non-empty dict) when LM001 leaves on_train_batch_end hooks that test `outputs == []` / "
+                    "isinstance(outputs, list) as they are"),
     _f("B4.4", "B.4", "N optimizers: a list of per-optimizer dicts, skipped optimizers removed",
        "kept", ["LM005"], [_OPTIMIZE, f"{LM005}:_MultiOptimizerMigration._migrate_top"],
        ["gan_skipped_steps_batch_end.py", "gan_callback_zero_grad_outputs.py"]),
