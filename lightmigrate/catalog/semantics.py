@@ -247,11 +247,12 @@ FACTS: Tuple[Fact, ...] = (
     _f("B4.2", "B.4", "one optimizer, no TBPTT: outputs is the dict {\"loss\": detached(loss/accumulate), **extras}",
        "kept", cases=["merge_existing_hooks.py", "one_optimizer_batch_end_outputs.py"], by_lightning=True),
     _f("B4.3", "B.4", "a None step gives outputs == [] (2.x: {}), also under manual optimization",
-       "kept", ["LM001"], [f"{LM001}:_empty_outputs_sites", f"{LM001}:_EmptyOutputs"],
-       ["batch_end_outputs_after_none_step.py"],
+       "kept", ["LM001", "LM005"], [f"{LM001}:_empty_outputs_sites", f"{LM001}:_EmptyOutputs", _LOOP],
+       ["batch_end_outputs_after_none_step.py", "one_optimizer_loop_outputs_after_none_step.py"],
        seen_to_fail="batch_end_outputs_after_none_step.py errors (KeyError 'loss' in the callback, which took {} "
                     "for a non-empty dict) when LM001 leaves on_train_batch_end hooks that test `outputs == []` / "
-                    "isinstance(outputs, list) as they are"),
+                    "isinstance(outputs, list) as they are; one_optimizer_loop_outputs_after_none_step.py errors "
+                    "(None is not subscriptable) when LM005's one-optimizer loop hands the hooks None instead of []"),
     _f("B4.4", "B.4", "N optimizers: a list of per-optimizer dicts, skipped optimizers removed",
        "kept", ["LM005"], [_OPTIMIZE, f"{LM005}:_MultiOptimizerMigration._migrate_top"],
        ["gan_skipped_steps_batch_end.py", "gan_callback_zero_grad_outputs.py"]),

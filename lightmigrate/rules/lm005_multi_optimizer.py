@@ -670,9 +670,9 @@ def _training_step(p: Plan) -> cst.FunctionDef:
     batch_outputs = "outputs"
     if (p.batch_end_outputs or p.callback_outputs) and not p.several and not p.frequencies:
         # one optimizer at run time: 1.x squeezed the optimizer dimension of on_train_batch_end's
-        # outputs away (the step's output itself, None when it returned None)
-        lines.append("# with one optimizer 1.x passed on_train_batch_end the step's output itself")
-        lines.append("batch_outputs = outputs if len(optimizers) > 1 else (outputs[0] if outputs else None)")
+        # outputs away (the step's output itself, [] when it returned None: spec B.4)
+        lines.append("# with one optimizer 1.x passed on_train_batch_end the step's output itself ([] after None)")
+        lines.append("batch_outputs = outputs if len(optimizers) > 1 else (outputs[0] if outputs else [])")
         batch_outputs = "batch_outputs"
     if p.batch_end_outputs:
         lines.append(f"{s}.{p.batch_end_outputs} = {batch_outputs}")
