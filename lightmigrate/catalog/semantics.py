@@ -291,8 +291,9 @@ FACTS: Tuple[Fact, ...] = (
     _f("B5.12", "B.5", "accumulating batch: closure called directly: no optimizer_step hook, no on_before_optimizer_step, no clipping",
        "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py", "track_grad_norm_clip_accumulate.py"]),
     _f("B5.13", "B.5", "accumulating batch runs inside DDP no_sync",
-       "missing", ["LM005"], reason=DDP_ONLY,
-       gap="the manual loop does not wrap accumulating backward passes in no_sync (same numbers, slower)"),
+       "kept", ["LM005"], [_LOOP], reason=DDP_ONLY + " (no_sync only changes when gradients are all-reduced, not "
+       "their values: nothing one process records differs; the loop's toggle_model(sync_grad=should_step) toggles as "
+       "toggle_optimizer did, which two_optimizers_accumulate.py and track_grad_norm_clip_accumulate.py match)"),
     _f("B5.14", "B.5", "step-interval schedulers of the active optimizers step after all optimizers, unless accumulating",
        "kept", ["LM005"], [_SCHED, _LOOP], ["two_optimizers_schedulers_clip.py", "two_optimizers_accumulate.py"]),
     _f("B5.15", "B.5", "global_step counts every optimizer step (3 batches x 2 optimizers = 6; one per batch with frequencies)",
