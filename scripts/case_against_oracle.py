@@ -37,7 +37,7 @@ def _original(cases, cache: Path, python):
         fresh = run_original([c for c, _ in todo], python)
         for case, path in todo:
             record = fresh["cases"][case.stem]
-            if "error" not in record:
+            if not record.get("error"):
                 path.write_text(json.dumps(record), encoding="utf-8")
             results["cases"][case.stem] = record
     return results

@@ -48,6 +48,7 @@ RAISES = "the original raises on 1.9.5, so there is no training run to compare"
 MEMORY = "only memory use differs; nothing a run records depends on it"
 DP_ONLY = "needs strategy=\"dp\" on several GPUs; the corpus runs on one CPU device"
 DDP_ONLY = "needs DDP with several processes; the corpus runs one CPU process"
+MARKED = "the code is marked, not migrated: there is no migrated run to compare"
 NO_RECORDER = ("the comparison does not record callbacks' hooks or ModelCheckpoint/EarlyStopping results yet "
                "(issue 26, recorder part)")
 
@@ -71,6 +72,12 @@ class Fact:
     @property
     def has_case(self) -> bool:
         return bool(self.cases)
+
+    @property
+    def not_seen_to_fail(self) -> bool:
+        """A rule keeps it and a case names it, but nobody has yet removed the rule's handling and
+        seen the case fail (facts kept by 2.x itself have no handling to remove)."""
+        return self.has_case and not self.by_lightning and not self.seen_to_fail
 
     @property
     def case_to_write(self) -> bool:
@@ -125,7 +132,7 @@ FACTS: Tuple[Fact, ...] = (
     _f("B1.13", "B.1", "TBPTT with one optimizer: outputs[batch][split]",
        "kept", ["LM006"], [_TBPTT, f"{LM006}:_Tbptt._convert_epoch_end"], ["tbptt_hiddens.py"]),
     _f("B1.14", "B.1", "TBPTT with N optimizers: outputs[batch][split][optimizer]",
-       "marked", ["LM006"], [f"{LM006}:_Tbptt._blocked"], reason=NO_CASE + " the combination is marked, not migrated",
+       "marked", ["LM006"], [f"{LM006}:_Tbptt._blocked"], reason=MARKED,
        gap="LM006 marks TBPTT with optimizer_idx instead of migrating it"),
     _f("B1.15", "B.1", "an epoch of exactly one batch squeezes the batch dimension: 2 optimizers give a flat [d0, d1]",
        "kept", ["LM005"], [_EPOCH_END5], ["one_batch_two_optimizers_squeeze.py"],
@@ -215,7 +222,9 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM003"], [_WHY_INLINE, f"{LM003}:_uses_lbfgs"], ["step_end_counts_under_lbfgs.py"],
        seen_to_fail="step_end_counts_under_lbfgs.py mismatches on main before LM003's LBFGS check (step_end_calls 4 vs 1)"),
     _f("B3.3", "B.3", "training_step_end runs once per optimizer (optimizer_idx)",
-       "kept", ["LM005"], [_OPTIMIZE], reason=NO_CASE + " no case has training_step_end with several optimizers"),
+       "kept", ["LM005"], [_OPTIMIZE], ["step_end_per_optimizer.py"],
+       seen_to_fail="step_end_per_optimizer.py mismatches (logged losses from the second batch on, weights) when "
+                    "LM005's closure does not call the training_step_end helper"),
     _f("B3.4", "B.3", "training_step_end runs once per TBPTT split",
        "kept", ["LM006"], [_TBPTT], ["tbptt_custom_split_step_end.py"]),
     _f("B3.5", "B.3", "eval step_end hooks run per batch, before on_*_batch_end",
@@ -257,7 +266,7 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM005"], [_OPTIMIZE, f"{LM005}:_MultiOptimizerMigration._migrate_top"],
        ["gan_skipped_steps_batch_end.py", "gan_callback_zero_grad_outputs.py"]),
     _f("B4.5", "B.4", "TBPTT: outputs is a list with one entry per split",
-       "marked", ["LM006"], [_TBPTT], reason=NO_CASE + " the migrated module gets the marker",
+       "marked", ["LM006"], [_TBPTT], reason=MARKED,
        gap="an on_train_batch_end that reads outputs under TBPTT is marked"),
     # ---- B.5 several optimizers ----------------------------------------------------------------
     _f("B5.1", "B.5", "active optimizers run in index order (or the single frequency-selected one)",
@@ -336,7 +345,7 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM006"], [_TBPTT], ["tbptt_hiddens.py", "tbptt_lstm_scheduler_clip.py"],
        seen_to_fail='tbptt_hiddens.py and tbptt_lstm_scheduler_clip.py mismatch when LM006 passes hiddens=None to every split'),
     _f("B6.4", "B.6", "with several optimizers the hiddens chain passes across optimizers within a split",
-       "marked", ["LM006"], [f"{LM006}:_Tbptt._blocked"], reason=NO_CASE + " the combination is marked", gap="as B1.14"),
+       "marked", ["LM006"], [f"{LM006}:_Tbptt._blocked"], reason=MARKED, gap="as B1.14"),
     _f("B6.5", "B.6", "every split is a full optimizer step; global_step counts splits",
        "kept", ["LM006"], [_TBPTT], ["tbptt_hiddens.py"]),
     _f("B6.6", "B.6", "\"hiddens\" is required in the return value and removed from outputs",
@@ -355,7 +364,7 @@ FACTS: Tuple[Fact, ...] = (
     _f("B8.1", "B.8", "LBFGS evaluates the closure up to max_eval times: training_step runs once per evaluation",
        "kept", cases=["lbfgs_single_optimizer.py"], by_lightning=True),
     _f("B8.2", "B.8", "on_before_optimizer_step and clipping run after every LBFGS evaluation",
-       "kept", reason=NO_CASE + " no case clips or hooks on_before_optimizer_step under LBFGS", by_lightning=True),
+       "kept", cases=["lbfgs_clipping_before_step_hook.py"], by_lightning=True),
     _f("B8.3", "B.8", "global_step moves once per LBFGS batch; outputs[\"loss\"] is the last evaluation's",
        "kept", cases=["lbfgs_single_optimizer.py"], by_lightning=True),
     _f("B8.4", "B.8", "a custom optimizer_step's using_lbfgs / on_tpu parameters go (2.x passes neither)",
@@ -378,10 +387,10 @@ FACTS: Tuple[Fact, ...] = (
     _f("L1", "loops/fit_loop.py::on_advance_end",
        "training_epoch_end is not called for an epoch that processed no batch (on_train_batch_start returned -1 "
        "on its first batch)", "kept", ["LM001"], [f"{LM001}:_call_old", f"{LM001}:_may_skip_epochs"], new=True,
-       reason=NO_CASE + " a probe (-1 at batch 0 of epoch 1) matches 1.9.5 in metrics and state, but the comparison "
-                        "counts the module's on_train_epoch_end run in that epoch as an epoch-end body call; rule tests "
-                        "test_epoch_end_is_skipped_after_an_epoch_without_batches and "
-                        "test_on_train_batch_start_in_a_subclass_file_guards_the_base_epoch_end"),
+       reason=("the comparison reports a false difference: a probe (-1 at batch 0 of epoch 1) matches 1.9.5 in "
+               "metrics and state, but the comparison counts the module's on_train_epoch_end run in that epoch as an "
+               "epoch-end body call; rule tests test_epoch_end_is_skipped_after_an_epoch_without_batches and "
+               "test_on_train_batch_start_in_a_subclass_file_guards_the_base_epoch_end")),
     _f("L2", "loops/fit_loop.py::on_advance_end",
        "training_epoch_end is still called with the batches run so far when max_steps stops the epoch midway",
        "kept", ["LM001"], [_GATHER], ["accumulate_three_max_steps.py"], new=True),
@@ -404,7 +413,8 @@ FACTS: Tuple[Fact, ...] = (
     _f("L6", "loops/dataloader/evaluation_loop.py::on_run_start",
        "every evaluation run starts with module.zero_grad(): a validation inside an accumulation window "
        "(val_check_interval) discards the gradients accumulated so far", "partial", ["LM309"], [f"{LM309}:_checks_mid_epoch"],
-       new=True, reason=NO_CASE + " accumulate_grad_batches=2 with val_check_interval=1",
+       new=True, reason="not kept, only noted: a case (accumulate_grad_batches=2 with val_check_interval=1) mismatches "
+                        "1.9.5 (the probe in gap), and the corpus holds only cases that match",
        gap="2.x does not zero them and nothing is rewritten: LM309 reports a NOTE at a Trainer call with both "
            "arguments (probe run on both: final weights differ on 2.6.6, unmigrated and migrated alike, equal "
            "without the mid-window validation)"),
@@ -431,7 +441,7 @@ FACTS: Tuple[Fact, ...] = (
        "kept", cases=["accumulate_three_max_steps.py"], new=True, by_lightning=True),
     _f("L14", "loops/epoch/training_epoch_loop.py::advance",
        "on_train_batch_start returning -1 ends the epoch; that batch leaves no outputs",
-       "kept", reason=NO_CASE + " a module whose on_train_batch_start returns -1", new=True, by_lightning=True),
+       "kept", cases=["train_batch_start_ends_epoch.py"], new=True, by_lightning=True),
     _f("L15", "loops/optimization/optimizer_loop.py::_optimizer_step",
        "optimizer_step got using_native_amp only when its signature named it",
        "kept", ["LM004"], [f"{LM004}:_plan_module_hook"], ["optimizer_hooks_old_signatures.py"], new=True),
@@ -441,6 +451,14 @@ FACTS: Tuple[Fact, ...] = (
     _f("L17", "loops/dataloader/evaluation_loop.py::reset",
        "each trainer.validate / trainer.test call starts with empty outputs",
        "kept", ["LM001"], [_RESET], ["standalone_validate_and_test.py", "no_sanity_then_validate_test.py"], new=True),
+    _f("L18", "loops/optimization/optimizer_loop.py::_training_step",
+       "with self.log in training_step_end and two optimizers, no metric optimizer 0 logged (in training_step or "
+       "training_step_end) at an epoch's first batch reached the logger", "missing", ["LM005"], [_OPTIMIZE], new=True,
+       reason="the corpus holds only cases that match: a probe (corpus/step_end_per_optimizer.py with "
+              "`self.log(f\"scaled_loss_{i}\", scaled)` in training_step_end) mismatches 1.9.5: raw_loss_0 and "
+              "scaled_loss_0 missing at steps 0 and 3 on 1.9.5, logged by the migrated run",
+       gap="the migrated loop logs them; reproducing a lost metric is not attempted (found while writing the B3.3 "
+           "case; the 1.9.5 mechanism was not traced)"),
 )
 
 
@@ -462,5 +480,6 @@ def totals(items=FACTS) -> Dict[str, int]:
     out["case to write"] = sum(f.case_to_write for f in items)
     out["new from the loops"] = sum(f.new for f in items)
     out["seen to fail"] = sum(bool(f.seen_to_fail) for f in items)
+    out["case not seen to fail"] = sum(f.not_seen_to_fail for f in items)
     out["kept by 2.x itself"] = sum(f.by_lightning for f in items)
     return out
