@@ -3,8 +3,9 @@
 Exercises (issue 26, ledger fact L14, 1.9.5 loops/epoch/training_epoch_loop.py::advance):
 `on_train_batch_start` returns -1 at batch 3 of every epoch, so each epoch trains on batches 0-2
 only; the batch that returned -1 runs no training step and adds nothing to the outputs (the
-module counts its steps in a buffer and logs the loss). The end-of-epoch validation still runs.
-Nothing is rewritten for it: 2.x does the same.
+module counts its steps in a buffer and logs the loss; `training_epoch_end` logs how many outputs
+it got: 3). The end-of-epoch validation still runs. Nothing is rewritten for the -1 itself: 2.x
+does the same; LM001 migrates `training_epoch_end`, keeping it for epochs that ran a batch (L1).
 """
 import torch
 import torch.nn.functional as F
@@ -33,6 +34,10 @@ class EarlyEpochEnd(pl.LightningModule):
         loss = F.mse_loss(self(x), y)
         self.log("loss", loss)
         return loss
+
+    def training_epoch_end(self, outputs):
+        self.log("train_outputs", float(len(outputs)))
+        self.log("train_mean_loss", torch.stack([o["loss"] for o in outputs]).mean())
 
     def validation_step(self, batch, batch_idx):
         x, y = batch
