@@ -31,6 +31,16 @@ Two shapes of output code:
 When the class's line defines ``on_train_batch_start`` (which can return -1 and end an epoch
 before its first batch), the training body is kept as a helper and called only after an epoch
 that completed a batch: 1.9 did not call ``training_epoch_end`` for an epoch without one.
+
+Two more 1.9 facts (issue 26, ledger B1.18 and B4.3):
+
+- 1.9 raised ``MisconfigurationException`` when ``training_epoch_end`` returned anything but
+  None; 2.x ignores what ``on_train_epoch_end`` returns, so each ``return <value>`` of the moved
+  body gets a marker (the 1.9 code crashed there: nothing is rewritten);
+- after a training step that returned None 1.9 passed ``[]`` to ``on_train_batch_end``, 2.x
+  passes ``{}``: a module's or callback's ``on_train_batch_end`` that compares ``outputs`` with a
+  list/dict or asks its type starts by turning ``{}`` into ``[]``
+  (``shared/batch_end_outputs.py``).
 """
 
 from __future__ import annotations
