@@ -1823,3 +1823,24 @@ class Plain:
 ''',
         None,
     )
+
+
+def test_batch_end_guard_after_other_inserted_statements_is_not_repeated():
+    """The guard may end up after statements other rules put first (here LM001's own collecting
+    code for training_epoch_end): a second run of every rule finds it and adds no second one."""
+    from lightmigrate.engine import transform_text
+    from lightmigrate.rules import ALL_RULES
+
+    src = HEAD + textwrap.dedent('''\
+        class M(pl.LightningModule):
+            def on_train_batch_end(self, outputs, batch, batch_idx):
+                if outputs == []:
+                    self.skipped += 1
+
+            def training_epoch_end(self, outputs):
+                self.total = len(outputs)
+        ''')
+    once = transform_text(src, ALL_RULES, path="model.py").text
+    assert once.count("if isinstance(outputs, dict) and not outputs:") == 1
+    assert once.index("self.training_step_outputs.append(outputs)") < once.index("if isinstance(outputs, dict)")
+    assert transform_text(once, ALL_RULES, path="model.py").text == once

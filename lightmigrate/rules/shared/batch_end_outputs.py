@@ -32,12 +32,10 @@ def _type_sensitive(node: ast.AST, name: str) -> bool:
 
 
 def _has_guard(func: ast.FunctionDef, name: str) -> bool:
-    body = func.body[1:] if func.body and isinstance(func.body[0], ast.Expr) and isinstance(
-        func.body[0].value, ast.Constant) and isinstance(func.body[0].value.value, str) else func.body
-    if not body or not isinstance(body[0], ast.If):
-        return False
+    """Whether a top-level statement of ``func`` is ``GUARD`` already (other rules may have put
+    statements before it: LM001's collecting code, LM003's moved step_end body)."""
     want = ast.dump(ast.parse(GUARD.format(p=name)).body[0])
-    return ast.dump(body[0]) == want
+    return any(isinstance(st, ast.If) and ast.dump(st) == want for st in func.body)
 
 
 def empty_outputs_param(func: ast.AST, kind: Optional[str]) -> Optional[str]:
