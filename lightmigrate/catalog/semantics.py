@@ -347,8 +347,9 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM005"], [_LOOP], ["frequencies_with_schedulers.py"],
        seen_to_fail='frequencies_with_schedulers.py mismatches (lr) when LM005 picks the stepped schedulers by the per-epoch batch_idx'),
     _f("B5.18", "B.5", "interval=\"step\" schedulers step when (batch_idx+1) % frequency == 0, not on accumulating batches",
-       "kept", ["LM005"], [_SCHED], ["gradient_clipping_with_scheduler.py", "two_optimizers_schedulers_clip.py"],
-       blind="two_optimizers_schedulers_clip.py still matched with the scheduler helper ignoring the config's frequency (its step schedulers have frequency 1); gradient_clipping_with_scheduler.py has one optimizer (2.x steps it)"),
+       "kept", ["LM005"], [_SCHED], ["step_scheduler_frequency_two_optimizers.py", "gradient_clipping_with_scheduler.py", "two_optimizers_schedulers_clip.py"],
+       blind="two_optimizers_schedulers_clip.py still matched with the scheduler helper ignoring the config's frequency (its step schedulers have frequency 1); gradient_clipping_with_scheduler.py has one optimizer (2.x steps it)",
+       seen_to_fail="step_scheduler_frequency_two_optimizers.py mismatches (lr_0 0.05 vs 0.1 from step 1, weights) when LM005's scheduler helper ignores the config's frequency"),
     _f("B5.19", "B.5", "interval=\"epoch\" non-plateau schedulers step after the last batch, before validation, "
                        "when (epoch+1) % frequency == 0",
        "kept", ["LM005"], [_LOOP, _SCHED], ["two_optimizers_epoch_end_early_return.py", "frequencies_with_schedulers.py"],
