@@ -114,7 +114,7 @@ def render_markdown(rules: Sequence[Rule], rows: Optional[Sequence[SpecRow]] = N
 
 
 FACT_COUNTS = ("facts", "kept", "marked", "partial", "missing", "with a case", "with a reason", "case to write",
-               "seen to fail", "new from the loops", "kept by 2.x itself")
+               "seen to fail", "case not seen to fail", "new from the loops", "kept by 2.x itself")
 
 
 def facts_line() -> str:
@@ -139,7 +139,8 @@ def _facts_markdown() -> List[str]:
         "*partial*: kept for some forms only; *missing*: neither. *with a case*: a corpus case exercises it;",
         "*with a reason*: no case can observe it (say, the original raises); *case to write*: a case could,",
         "but none does yet; *seen to fail*: a case was run against real 1.9.5 with the rule's handling of the",
-        "fact removed and mismatched. `lightmigrate rules CODE` lists the facts of each rule.",
+        "fact removed and mismatched; *case not seen to fail*: a rule keeps it and a case names it, but that",
+        "check has not been done yet. `lightmigrate rules CODE` lists the facts of each rule.",
         "",
         "| facts | count |",
         "|---|---|",

@@ -31,6 +31,16 @@ Two shapes of output code:
 When the class's line defines ``on_train_batch_start`` (which can return -1 and end an epoch
 before its first batch), the training body is kept as a helper and called only after an epoch
 that completed a batch: 1.9 did not call ``training_epoch_end`` for an epoch without one.
+
+Two more 1.9 facts (issue 26, ledger B1.18 and B4.3):
+
+- 1.9 raised ``MisconfigurationException`` when ``training_epoch_end`` returned anything but
+  None; 2.x ignores what ``on_train_epoch_end`` returns, so each ``return <value>`` of the moved
+  body gets a marker (the 1.9 code crashed there: nothing is rewritten);
+- after a training step that returned None 1.9 passed ``[]`` to ``on_train_batch_end``, 2.x
+  passes ``{}``: a module's or callback's ``on_train_batch_end`` that compares ``outputs`` with a
+  list/dict or asks its type starts by turning ``{}`` into ``[]``
+  (``shared/batch_end_outputs.py``).
 """
 
 from __future__ import annotations
@@ -73,6 +83,7 @@ from lightmigrate.rules.shared.class_edit import (
     ast_class_defs,
     calls_super,
     class_defs_with_ordinals,
+    class_kind,
     hook_classes,
     migrate_classes,
     taken_names,
@@ -89,6 +100,7 @@ from lightmigrate.rules.shared.epoch_end_readers import (
     read_plan,
 )
 from lightmigrate.rules.shared.predict_results import predict_results
+from lightmigrate.rules.shared.batch_end_outputs import GUARD as EMPTY_GUARD, HOOK as BATCH_END_HOOK, empty_outputs_param
 from lightmigrate.rules.shared.stage_hooks import (
     AstFunction,
     StageHookEditor,
@@ -329,6 +341,8 @@ class _ClassMigration(StageHookEditor):
                 self.mark(stage.old, why)
             return
         buf, helper = _names_for(self.index, top, stage)
+        if old is not None and stage is TRAIN:
+            old = _mark_value_returns(old)
         if old is not None and stage.old not in self.once:
             self._note_callback_order(stage)
         if old is not None and top is self.info:
@@ -685,6 +699,41 @@ class _ClassMigration(StageHookEditor):
         return not bad
 
 
+RETURNS_VALUE = ("training_epoch_end returned a value here: 1.9.5 raised MisconfigurationException "
+                 "(\"expects a return of None\") when it returned anything but None; 2.x ignores what "
+                 "this returns, so that error is now silent (spec B.1)")
+
+
+def _returns_value(node: cst.Return) -> bool:
+    return node.value is not None and not (isinstance(node.value, cst.Name) and node.value.value == "None")
+
+
+class _MarkValueReturns(PrunedTransformer):
+    """Marks the statements of one function body that return a value (not those of functions,
+    lambdas or classes nested in it)."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        if any(isinstance(s, cst.Return) and _returns_value(s) for s in updated.body):
+            return add_marker(updated, CODE, RETURNS_VALUE)
+        return updated
+
+
+def _mark_value_returns(func: cst.FunctionDef) -> cst.FunctionDef:
+    """Spec B.1: 1.9 raised when ``training_epoch_end`` returned anything but None; the migrated
+    body's return value is ignored. Each ``return <value>`` of the body gets a marker naming that."""
+    return func.with_changes(body=func.body.visit(_MarkValueReturns()))
+
+
 class _DropSuperArgs(PrunedTransformer):
     def __init__(self, name: str) -> None:
         self.name = name
@@ -940,10 +989,10 @@ class Model(pl.LightningModule):
                 once = plans.once(found.info, work)
                 if once:
                     sites.append(found.site("once", once))
-        return sites + _mixin_sites(source, ctx) + _callback_sites(source, ctx, plans)
+        return sites + _mixin_sites(source, ctx) + _callback_sites(source, ctx, plans) + _empty_outputs_sites(source, ctx)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
-        only = frozenset(site.target for site in sites if site.action not in ("mixin", "callback"))
+        only = frozenset(site.target for site in sites if site.action not in ("mixin", "callback", "empty_outputs"))
         skip = {site.target: frozenset(site.data) for site in sites if site.action == "skip"}
         once = {site.target: dict(site.data) for site in sites if site.action == "once"}
 
@@ -953,6 +1002,9 @@ class Model(pl.LightningModule):
             ed.once = once.get(ed.info.name, {})
             return ed
 
+        empty = {(site.target, *site.data[:2]): site.data[2] for site in sites if site.action == "empty_outputs"}
+        if empty:  # (it finds its hooks by class name and place, not by line)
+            module = transform(module, _EmptyOutputs(module, ctx, empty))  # type: ignore[assignment]
         callbacks = [site for site in sites if site.action == "callback"]
         if callbacks:  # (first: it finds the sites' lines in the text find read)
             module = transform(module, _CallbackCalls(module, ctx, callbacks))  # type: ignore[assignment]
@@ -962,6 +1014,67 @@ class Model(pl.LightningModule):
         if mixins:
             module = transform(module, _MixinHooks(module, ctx, mixins))  # type: ignore[assignment]
         return module
+
+
+# ---------------------------------------------------------------------------------------------
+# on_train_batch_end after a step that returned None: 1.x passed [], 2.x passes {} (spec B.4)
+
+
+def _empty_outputs_sites(source: SourceFile, ctx: RuleContext) -> List[Site]:
+    """One site (action "empty_outputs") per ``on_train_batch_end`` of a module or callback of
+    ``source`` that tells ``[]`` from ``{}`` (``shared/batch_end_outputs.py``); its target is the
+    class name, its data the class's ordinal, the hook's place among the class's definitions of
+    it and the name of the ``outputs`` parameter."""
+    if BATCH_END_HOOK not in source.text:
+        return []
+    sites = []
+    for node, ordinal in class_defs_with_ordinals(source.tree):
+        funcs = [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == BATCH_END_HOOK]
+        if not funcs:
+            continue
+        kind = class_kind(ctx, node.name, ordinal)
+        for k, func in enumerate(funcs):
+            name = empty_outputs_param(func, kind)
+            if name is not None:
+                sites.append(Site(func.lineno, func.col_offset, node.name, "empty_outputs", (ordinal, k, name)))
+    return sites
+
+
+class _EmptyOutputs(PrunedTransformer):
+    """Carries out the "empty_outputs" sites: the hook starts by turning 2.x's ``{}`` into the
+    ``[]`` 1.x passed after a step that returned None."""
+
+    def __init__(self, module: cst.Module, ctx: RuleContext, sites: Dict[Tuple[str, int, int], str]) -> None:
+        self.module = module
+        self.ctx = ctx
+        self.sites = sites
+        self.seen: Dict[str, int] = {}  # class name -> classes of that name met so far (source order)
+        self.ordinals: List[int] = []  # of the classes being visited, innermost last
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        ordinal = self.seen.get(node.name.value, 0)
+        self.seen[node.name.value] = ordinal + 1
+        self.ordinals.append(ordinal)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        ordinal = self.ordinals.pop()
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        items = list(updated.body.body)
+        k = 0
+        for i, item in enumerate(items):
+            if not (isinstance(item, cst.FunctionDef) and item.name.value == BATCH_END_HOOK):
+                continue
+            name = self.sites.get((original.name.value, ordinal, k))
+            k += 1
+            if name is None:
+                continue
+            line, col = self.ctx.position(self.module, original.body.body[i]) if i < len(original.body.body) else (0, 0)
+            self.ctx.report(CODE, f"{original.name.value}.{BATCH_END_HOOK} compares {name} with a list/dict or asks "
+                                  "its type: 1.x passed [] after a training step that returned None, 2.x passes {}; "
+                                  "the hook turns {} into [] first (spec B.4)", Kind.FIXED, line, col)
+            items[i] = prepend_statements(item, parse_statements(EMPTY_GUARD.format(p=name)))
+        return updated.with_changes(body=updated.body.with_changes(body=items))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -641,13 +641,19 @@ def _training_step(p: Plan) -> cst.FunctionDef:
     if collect:
         lines.append("outputs = []")
     lines.extend(loop_head)
-    lines.append(f"    {s}.toggle_optimizer(optimizer)")
     call = f"{s}.{p.optimize}(batch, batch_idx, optimizer_idx, optimizer{step_arg})"
     if collect:
-        lines.append(f"    output = {call}")
+        call = f"output = {call}"
+    if p.accumulate > 1:
+        # toggle_model toggles and untoggles the optimizer as below and, on a batch that does
+        # not step, blocks DDP's gradient sync, as 1.x ran an accumulating batch (spec B.5)
+        lines.append("    # 1.x: no DDP gradient sync on a batch that accumulates")
+        lines.append("    with optimizer.toggle_model(sync_grad=should_step):")
+        lines.append(f"        {call}")
     else:
+        lines.append(f"    {s}.toggle_optimizer(optimizer)")
         lines.append(f"    {call}")
-    lines.append(f"    {s}.untoggle_optimizer(optimizer)")
+        lines.append(f"    {s}.untoggle_optimizer(optimizer)")
     if collect:
         lines.append("    if output is not None:")
         lines.append("        outputs.append(output)")
@@ -670,9 +676,9 @@ def _training_step(p: Plan) -> cst.FunctionDef:
     batch_outputs = "outputs"
     if (p.batch_end_outputs or p.callback_outputs) and not p.several and not p.frequencies:
         # one optimizer at run time: 1.x squeezed the optimizer dimension of on_train_batch_end's
-        # outputs away (the step's output itself, None when it returned None)
-        lines.append("# with one optimizer 1.x passed on_train_batch_end the step's output itself")
-        lines.append("batch_outputs = outputs if len(optimizers) > 1 else (outputs[0] if outputs else None)")
+        # outputs away (the step's output itself, [] when it returned None: spec B.4)
+        lines.append("# with one optimizer 1.x passed on_train_batch_end the step's output itself ([] after None)")
+        lines.append("batch_outputs = outputs if len(optimizers) > 1 else (outputs[0] if outputs else [])")
         batch_outputs = "batch_outputs"
     if p.batch_end_outputs:
         lines.append(f"{s}.{p.batch_end_outputs} = {batch_outputs}")
@@ -684,6 +690,13 @@ def _training_step(p: Plan) -> cst.FunctionDef:
     doc = ('"""Lightning 1.x ran this loop itself (automatic optimization with several optimizers):\n'
            '    each optimizer in turn, with only its own parameters trainable."""')
     return parse_method(f"def training_step({s}, batch, batch_idx):\n    {doc}\n{body}\n")
+
+
+def _is_loop(func: cst.FunctionDef) -> bool:
+    """Whether ``func`` is a ``training_step`` that ``_training_step`` wrote (it toggles each
+    optimizer: ``toggle_optimizer``, or ``toggle_model`` with accumulation)."""
+    code = code_of(func)
+    return "toggle_optimizer(" in code or ".toggle_model(sync_grad=" in code
 
 
 def _optimize(p: Plan) -> cst.FunctionDef:
@@ -1601,7 +1614,7 @@ class Model(pl.LightningModule):
 
         class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):
-                if updated.name.value == "training_step" and "toggle_optimizer" in code_of(updated):
+                if updated.name.value == "training_step" and _is_loop(updated):
                     return add_marker(updated, CODE, why)
                 return updated
         return transform(module, M())
@@ -1609,7 +1622,7 @@ class Model(pl.LightningModule):
     def _mark_model(self, module: cst.Module, where: str) -> cst.Module:
         class M(PrunedTransformer):
             def leave_FunctionDef(self, original, updated):
-                if updated.name.value == "training_step" and "toggle_optimizer" in code_of(updated):
+                if updated.name.value == "training_step" and _is_loop(updated):
                     return add_marker(updated, CODE, f"Trainer arguments read from the Trainer {where}were moved "
                                                      "into this module; remove them from that Trainer")
                 return updated

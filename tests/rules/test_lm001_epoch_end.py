@@ -1703,3 +1703,144 @@ def test_on_train_batch_start_in_a_subclass_file_guards_the_base_epoch_end():
     # without an on_train_batch_start anywhere the body is inlined as before
     out, _ = run_rule(RULE, base, path="base.py")
     assert "completed" not in out and "    def on_train_epoch_end(self):\n        outputs = self.training_step_outputs\n        self.log(" in out
+
+
+def test_training_epoch_end_returning_a_value_is_marked():
+    """Spec B.1 (ledger B1.18): 1.9.5 raised MisconfigurationException when training_epoch_end
+    returned anything but None; on_train_epoch_end's return value is ignored, so each
+    ``return <value>`` of the moved body is marked (a bare ``return``, ``return None`` and the
+    returns of a nested function are not)."""
+    from lightmigrate.rules.lm001_epoch_end import RETURNS_VALUE
+
+    marker = f"        # TODO(lightmigrate): LM001 {RETURNS_VALUE}\n"
+    findings = rw(
+        '''\
+class M(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        total = sum(o["loss"] for o in outputs)
+        if total > 10:
+            return
+        if total < 0:
+            return None
+
+        def helper():
+            return 3
+        return {"total": total}
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_train_epoch_start(self):
+        self.training_step_outputs = []
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        if outputs:
+            self.training_step_outputs.append(outputs)
+
+    def on_train_epoch_end(self):
+        outputs = self.training_step_outputs
+        total = sum(o["loss"] for o in outputs)
+        if total > 10:
+            return
+        if total < 0:
+            return None
+
+        def helper():
+            return 3
+''' + marker + '''\
+        return {"total": total}
+''',
+    )
+    assert [f.kind for f in findings if f.kind is Kind.MARKER] == [Kind.MARKER]
+
+
+def test_validation_epoch_end_returning_a_value_is_not_marked():
+    """1.9.5 ignored what validation_epoch_end returned (only training raised)."""
+    out, findings = run_rule(RULE, HEAD + textwrap.dedent('''\
+        class M(pl.LightningModule):
+            def validation_epoch_end(self, outputs):
+                return {"n": len(outputs)}
+        '''))
+    assert "TODO(lightmigrate)" not in out
+
+
+def test_batch_end_hooks_that_tell_an_empty_list_from_an_empty_dict_get_1x_empty_list():
+    """Spec B.4 (ledger B4.3): after a training step that returned None 1.9.5 passed [] to the
+    module's and callbacks' on_train_batch_end, 2.x passes {}. A hook that compares outputs with
+    a list/dict display or asks its type starts by turning {} into []; one that only asks
+    whether outputs is empty (the same in both) is left alone."""
+    guard = "if isinstance({p}, dict) and not {p}:  # 1.x passed [] after a step that returned None\n"
+    findings = rw(
+        '''\
+class M(pl.LightningModule):
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        """Count."""
+        if outputs == []:
+            self.skipped += 1
+
+
+class CB(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, out, batch, batch_idx):
+        self.kinds.append(isinstance(out, list))
+
+
+class Other(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if not outputs:
+            self.n += 1
+''',
+        '''\
+class M(pl.LightningModule):
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        """Count."""
+        ''' + guard.format(p="outputs") + '''\
+            outputs = []
+        if outputs == []:
+            self.skipped += 1
+
+
+class CB(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, out, batch, batch_idx):
+        ''' + guard.format(p="out") + '''\
+            out = []
+        self.kinds.append(isinstance(out, list))
+
+
+class Other(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if not outputs:
+            self.n += 1
+''',
+    )
+    assert sum(f.kind is Kind.FIXED and "on_train_batch_end" in f.message for f in findings) == 2
+
+
+def test_batch_end_outputs_of_a_class_that_is_not_lightning_are_left_alone():
+    rw(
+        '''\
+class Plain:
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        return outputs == []
+''',
+        None,
+    )
+
+
+def test_batch_end_guard_after_other_inserted_statements_is_not_repeated():
+    """The guard may end up after statements other rules put first (here LM001's own collecting
+    code for training_epoch_end): a second run of every rule finds it and adds no second one."""
+    from lightmigrate.engine import transform_text
+    from lightmigrate.rules import ALL_RULES
+
+    src = HEAD + textwrap.dedent('''\
+        class M(pl.LightningModule):
+            def on_train_batch_end(self, outputs, batch, batch_idx):
+                if outputs == []:
+                    self.skipped += 1
+
+            def training_epoch_end(self, outputs):
+                self.total = len(outputs)
+        ''')
+    once = transform_text(src, ALL_RULES, path="model.py").text
+    assert once.count("if isinstance(outputs, dict) and not outputs:") == 1
+    assert once.index("self.training_step_outputs.append(outputs)") < once.index("if isinstance(outputs, dict)")
+    assert transform_text(once, ALL_RULES, path="model.py").text == once

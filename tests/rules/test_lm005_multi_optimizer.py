@@ -657,7 +657,8 @@ def test_one_optimizer_loop_hands_batch_end_hooks_the_squeezed_output():
     with_batch_end = ONE_OR_TWO.replace("    def configure_optimizers(self):",
                                         "    def on_train_batch_end(self, outputs, batch, batch_idx):\n"
                                         "        self.last = outputs\n\n    def configure_optimizers(self):")
-    squeeze = "        batch_outputs = outputs if len(optimizers) > 1 else (outputs[0] if outputs else None)\n"
+    # (a step that returned None: 1.9 passed [], spec B.4, ledger B4.3)
+    squeeze = "        batch_outputs = outputs if len(optimizers) > 1 else (outputs[0] if outputs else [])\n"
     out, _ = run_rule(RULE, with_batch_end, path="model.py", project_files={"monitor.py": MONITOR})
     assert squeeze in out
     assert "        self._train_batch_outputs = batch_outputs\n" in out
@@ -682,3 +683,20 @@ def test_step_interval_plateau_is_marked(interval, marked):
         assert [s.action for s in sites] == ["mark"] and 'interval "step"' in sites[0].data
     else:  # the loop steps an epoch-interval one at the end of on_train_epoch_end, as 1.9 did
         assert [s.action for s in sites] == ["migrate", "after"]
+
+
+def test_accumulating_batches_run_without_ddp_gradient_sync():
+    """Spec B.5 (ledger B5.13): 1.9 ran an accumulating batch's closure inside DDP's no_sync.
+    With accumulation the loop toggles each optimizer through ``optimizer.toggle_model(sync_grad=
+    should_step)``, which toggles as toggle_optimizer does and blocks the sync on a batch that
+    does not step; without accumulation it toggles as before."""
+    config = 'TRAINER = {"max_epochs": 3, "accumulate_grad_batches": 2}\n'
+    model, _ = run_rule(RULE, GAN, path="model.py", project_files={"config.py": config})
+    assert ("        for optimizer_idx, optimizer in enumerate(self.optimizers()):\n"
+            "            # 1.x: no DDP gradient sync on a batch that accumulates\n"
+            "            with optimizer.toggle_model(sync_grad=should_step):\n"
+            "                output = self._optimize(batch, batch_idx, optimizer_idx, optimizer, should_step)\n") in model
+    assert "toggle_optimizer" not in model
+    assert run_rule(RULE, model, path="model.py", project_files={"config.py": config})[0] == model
+    plain, _ = run_rule(RULE, GAN, path="model.py")
+    assert "self.toggle_optimizer(optimizer)" in plain and "toggle_model" not in plain
