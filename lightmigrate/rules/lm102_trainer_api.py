@@ -29,7 +29,8 @@ Marked (no faithful rewrite; the marker says why)
 - ``trainer.tune(...)`` whose Trainer is built elsewhere, twice, or from ``**kwargs``: which tuners
   1.9 ran depended on flags the rewrite cannot read (T-meth1);
 - the LR suggestion of ``lr_find``: 2.x differentiates the loss by the learning rate, 1.9 by the
-  step, with no option for the old rule (T-meth2);
+  step, with no option for the old rule; keeping 1.9's value would take a copy of 1.9's suggestion
+  code in the project, which lightmigrate does not write (T-meth2);
 - other uses of ``running_loss`` and loop internals (``batch_loop``, ``optimizer_loop``,
   ``split_idx``...) (T-prop14); loop setters ``trainer.fit_loop = ...``, ``fit_loop.max_steps = ...``
   (T-prop12, T-prop13);
@@ -122,7 +123,9 @@ MARKED = {
 LR_SUGGESTION = ("T-meth1/T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning "
                  "rate (torch.gradient with the rates as spacing), 1.9 took it per step (np.gradient); 2.x has no "
                  "option for 1.9's rule, so the suggested (and, with update_attr=True, set) learning rate can "
-                 "differ: check the value")
+                 "differ. No rewrite keeps 1.9's value short of carrying a copy of 1.9's suggestion code in the "
+                 "project (and passing update_attr=False to set the rate by hand), which lightmigrate does not "
+                 "write: check the value")
 # T-prop6: what 1.9 called native AMP (its mixed-precision plugin: precision 16 or "bf16"), in 2.x
 NATIVE_AMP = 'precision in ("16-mixed", "bf16-mixed")'
 LOOP_SETTERS = ("fit_loop", "validate_loop", "test_loop", "predict_loop")
