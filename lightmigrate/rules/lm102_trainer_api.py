@@ -104,8 +104,11 @@ MARKED = {
     "amp_backend": "T-prop6: `trainer.amp_backend` was removed; 2.x always uses native AMP",
     "amp_level": "T-prop6: `trainer.amp_level` was removed (apex)",
     "using_native_amp": "T-prop6: `trainer.using_native_amp` was removed; 2.x always uses native AMP",
-    "optimizer_frequencies": "T-prop8: `trainer.optimizer_frequencies` was removed (use manual optimization)",
-    "tuning": "T-prop9: `trainer.tuning` was removed",
+    "optimizer_frequencies": ("T-prop8: `trainer.optimizer_frequencies` was removed, with no 2.x counterpart: "
+                              "2.x has no optimizer frequencies (LM005 writes them into the manual-optimization "
+                              "loop); read them where the module sets them"),
+    "tuning": ("T-prop9: `trainer.tuning` was removed, with no 2.x counterpart: 2.x's Tuner runs inside a "
+               "`fit` (from a callback's on_fit_start), and no public state tells that part from the fit itself"),
     "resume_from_checkpoint": "T-prop10: `trainer.resume_from_checkpoint` was removed; trainer.ckpt_path is set only after loading",
     "weights_save_path": "A.8: `trainer.weights_save_path` was removed; use ModelCheckpoint.dirpath or trainer.default_root_dir",
     "should_rank_save_checkpoint": "A.8: `trainer.should_rank_save_checkpoint` was removed; use trainer.is_global_zero",
