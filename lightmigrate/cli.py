@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import List, Optional, Tuple
 
 import click
@@ -205,17 +206,39 @@ def coverage(markdown: bool) -> None:
               help="PATHS are pytest arguments (test files, folders, node ids; options after --): run the "
                    "project's own tests on the original with --before and on a migrated copy with --after.")
 @click.option("--before", "before_python", type=click.Path(dir_okay=False),
-              help="--pytest: the Python of a pytorch-lightning 1.x environment for the original code.")
+              help="--pytest: the Python of a pytorch-lightning 1.x environment for the original code; default: "
+                   "one built from the project's requirements (cached).")
 @click.option("--after", "after_python", type=click.Path(dir_okay=False),
-              help="--pytest: the Python of a Lightning 2.x environment for the migrated copy.")
+              help="--pytest: the Python of a Lightning 2.x environment for the migrated copy; default: built "
+                   "like --before's.")
 @click.option("--project", type=click.Path(file_okay=False, exists=True),
               help="--pytest: the project folder to copy and migrate; default: the current folder.")
+@click.option("--constraint", "-c", "constraints", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="--pytest, building environments: a pip constraints file (repeatable), e.g. the torch pin.")
+@click.option("--requirements", "requirement_files", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="--pytest, building environments: install these requirement files instead of the project's "
+                   "pyproject.toml dependencies and requirements*.txt.")
+@click.option("--before-lightning", metavar="VERSION",
+              help="--pytest, building environments: the 1.x version before; default: the project's == pin, "
+                   "else 1.9.5.")
+@click.option("--after-lightning", metavar="VERSION",
+              help="--pytest, building environments: the 2.x version after (lightning and pytorch-lightning).")
+@click.option("--installer", type=click.Choice(["auto", "uv", "pip"]), default="auto", show_default=True,
+              help="--pytest, building environments: auto is uv when it is on PATH, else venv + pip.")
+@click.option("--rebuild-envs", is_flag=True, help="--pytest: build the environments again, even if cached.")
+@click.option("--junit-xml", type=click.Path(dir_okay=False),
+              help="Also write the results as JUnit XML to this file (a test case per test or case).")
+@click.option("--sarif-file", type=click.Path(dir_okay=False),
+              help="Also write the results as SARIF 2.1.0 to this file (for code scanning).")
 @_exclude_option
 @_unified_imports_option
 def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[str, ...], rtol: float,
            atol: float, output_format: str, max_differences: int, select: List[str], ignore: List[str],
            config_path: Optional[str], no_migrate: bool, pytest_mode: bool, before_python: Optional[str],
-           after_python: Optional[str], project: Optional[str], exclude: List[str], unified_imports: bool) -> None:
+           after_python: Optional[str], project: Optional[str], constraints: Tuple[str, ...],
+           requirement_files: Tuple[str, ...], before_lightning: Optional[str], after_lightning: Optional[str],
+           installer: str, rebuild_envs: bool, junit_xml: Optional[str], sarif_file: Optional[str],
+           exclude: List[str], unified_imports: bool) -> None:
     """Run each case before and after migration and compare what matters.
 
     PATHS are case files (1.x code with a lightmigrate_case() entry point) or folders of them;
@@ -227,9 +250,14 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
     from lightmigrate.verify.session import VerifyError, verify_paths
 
     if pytest_mode:
+        envs = dict(constraints=constraints, requirements=requirement_files, before_version=before_lightning,
+                    after_version=after_lightning, installer=installer, rebuild=rebuild_envs)
         _verify_pytest(paths, before_python, after_python, project, oracle_python, sources, rtol, atol,
                        output_format, max_differences, select, ignore, exclude, config_path, no_migrate,
-                       unified_imports)
+                       unified_imports, envs, junit_xml, sarif_file)
+    if constraints or requirement_files or before_lightning or after_lightning or rebuild_envs or installer != "auto":
+        raise click.UsageError("--constraint, --requirements, --before/after-lightning, --installer and "
+                               "--rebuild-envs build the environments of --pytest")
     if exclude:
         raise click.UsageError("--exclude applies to --pytest (cases name their files)")
     try:
@@ -240,6 +268,9 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
     except VerifyError as exc:
         click.echo(f"lightmigrate verify: {exc}", err=True)
         sys.exit(2)
+    from lightmigrate.output.junit import verify_junit
+
+    _write_files(junit_xml, sarif_file, lambda: verify_junit(report), lambda: verify_sarif(report))
     if output_format == "json":
         print_json(report, sys.stdout)
     elif output_format == "sarif":
@@ -250,30 +281,48 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
 
 
 def _verify_pytest(tests, before_python, after_python, project, oracle_python, sources, rtol, atol, output_format,
-                   max_differences, select, ignore, exclude, config_path, no_migrate, unified_imports) -> None:
+                   max_differences, select, ignore, exclude, config_path, no_migrate, unified_imports, envs,
+                   junit_xml, sarif_file) -> None:
+    from lightmigrate.output.formats import pytest_sarif
+    from lightmigrate.output.junit import pytest_junit
     from lightmigrate.verify.pytest_mode import verify_pytest
     from lightmigrate.verify.render import print_pytest_json, print_pytest_text
     from lightmigrate.verify.session import VerifyError
 
     if oracle_python or sources:
         raise click.UsageError("--pytest runs the project's tests: use --before/--after, not --oracle/--source")
-    if output_format == "sarif":
-        raise click.UsageError("--pytest reports as text or json")
-    if not before_python or not after_python:
-        click.echo("lightmigrate verify --pytest: give both interpreters: --before PYTHON (an environment with "
-                   "pytorch-lightning 1.x and the project's test requirements) and --after PYTHON (the same with "
-                   "Lightning 2.x); building them is not supported yet", err=True)
-        sys.exit(2)
     root = project or "."
     settings = _settings([root], config_path, select, ignore, exclude)
     rules = [] if no_migrate else migration_rules(settings, unified_imports)
     try:
+        if not before_python or not after_python:
+            from lightmigrate.output.progress import step_status
+            from lightmigrate.verify.envs import build_environments
+
+            missing = [side for side, python in (("before", before_python), ("after", after_python)) if not python]
+            with step_status() as say:
+                built = build_environments(Path(root), missing, progress=say, **envs)
+            before_python = before_python or built["before"]
+            after_python = after_python or built["after"]
         report = verify_pytest(tests, before_python, after_python, rules, settings, project, rtol=rtol, atol=atol)
     except VerifyError as exc:
         click.echo(f"lightmigrate verify: {exc}", err=True)
         sys.exit(2)
+    _write_files(junit_xml, sarif_file, lambda: pytest_junit(report), lambda: pytest_sarif(report))
     if output_format == "json":
         print_pytest_json(report, sys.stdout)
+    elif output_format == "sarif":
+        write_json(pytest_sarif(report), sys.stdout)
     else:
         print_pytest_text(report, sys.stdout, color=sys.stdout.isatty(), max_differences=max_differences)
     sys.exit(report.exit_code)
+
+
+def _write_files(junit_xml: Optional[str], sarif_file: Optional[str], junit, sarif) -> None:
+    """``--junit-xml`` / ``--sarif-file``: the report also written to these files."""
+    if junit_xml:
+        with open(junit_xml, "w", encoding="utf-8") as fh:
+            fh.write(junit())
+    if sarif_file:
+        with open(sarif_file, "w", encoding="utf-8") as fh:
+            write_json(sarif(), fh)

@@ -22,6 +22,7 @@ line too, so a pre-commit hook (which passes file names) honours it.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -206,3 +207,48 @@ def load_settings(
     settings.ignore += list(ignore)
     settings.exclude += list(exclude)
     return settings
+
+
+DEFAULT_LINE_LENGTH = 88  # black's and ruff's default
+
+
+def line_length(path: str) -> int:
+    """The line length the project of the file ``path`` formats to, for the lines a rule writes:
+    in the nearest folder at or above the file's that holds one, ``line-length`` of ruff.toml or
+    .ruff.toml, or of ``[tool.ruff]`` / ``[tool.black]`` in pyproject.toml (the smaller when both
+    are set); else 88 (also for text that is no file: ``<string>``, standard input)."""
+    if not os.path.isfile(path):
+        return DEFAULT_LINE_LENGTH
+    return _line_length_in(os.path.dirname(os.path.abspath(path)))
+
+
+@functools.lru_cache(maxsize=256)
+def _line_length_in(folder: str) -> int:
+    found = _line_lengths(folder)
+    if found:
+        return min(found)
+    parent = os.path.dirname(folder)
+    return DEFAULT_LINE_LENGTH if parent == folder else _line_length_in(parent)
+
+
+def _line_lengths(folder: str) -> List[int]:
+    """The line lengths the formatter settings of ``folder`` give (none when it has none)."""
+    found = []
+    for name, tables in (("ruff.toml", ((),)), (".ruff.toml", ((),)),
+                         ("pyproject.toml", (("tool", "ruff"), ("tool", "black")))):
+        candidate = os.path.join(folder, name)
+        if not os.path.isfile(candidate):
+            continue
+        try:
+            with open(candidate, "rb") as f:
+                data = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        for keys in tables:
+            table: Any = data
+            for k in keys:
+                table = table.get(k, {}) if isinstance(table, dict) else {}
+            value = table.get("line-length") if isinstance(table, dict) else None
+            if type(value) is int and value > 0:
+                found.append(value)
+    return found

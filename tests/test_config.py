@@ -89,3 +89,18 @@ def test_select_all_with_ignore(tmp_path):
     assert result.returncode == 1
     assert result.stdout.splitlines()[0] == "would rewrite e.py"
     assert "m.py" not in result.stdout
+
+
+def test_line_length_from_the_nearest_formatter_settings(tmp_path):
+    from lightmigrate.config import line_length
+
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "ruff.toml").write_text("[lint]\nselect = ['E']\n")  # no line-length: look further up
+    (tmp_path / "a" / "b" / "x.py").write_text("")
+    assert line_length(str(tmp_path / "a" / "b" / "x.py")) == 100
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / ".ruff.toml").write_text("line-length = 79\n")
+    (tmp_path / "c" / "y.py").write_text("")
+    assert line_length(str(tmp_path / "c" / "y.py")) == 79
+    assert line_length(str(tmp_path / "missing.py")) == 88

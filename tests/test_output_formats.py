@@ -148,3 +148,90 @@ def test_verify_reads_the_configuration(tmp_path, schema):
     jsonschema.validate(log, schema)
     assert result.returncode in (1, 2), result.stdout
     assert {r["ruleId"] for r in log["runs"][0]["results"]} & {"verify/mismatch", "verify/error"}
+
+
+def pytest_report(tmp_path):
+    """A `verify --pytest` report made by hand: one test of each verdict that counts."""
+    from lightmigrate.verify.compare import Difference
+    from lightmigrate.verify.pytest_mode import PytestReport, Side, TestOutcome
+
+    tests = [
+        TestOutcome("tests/test_a.py::test_same", "passed on both", "passed", "passed", runs=(1, 1), line=3),
+        TestOutcome("tests/test_a.py::test_step_end", "behaviour differs", "passed", "passed", runs=(1, 1), line=7,
+                    differences=[Difference("fit#1/hooks/dead/M.training_step_end", True, None, "dead after migration")]),
+        TestOutcome("tests/test_b.py::TestX::test_epoch_end", "regressed", "passed", "failed", line=12,
+                    error="NotImplementedError: Support for `training_epoch_end` has been removed in v2.0.0"),
+        TestOutcome("tests/test_b.py::test_broken", "failed on both", "failed", "failed", error="AssertionError"),
+        TestOutcome("tests/test_b.py::test_old", "fixed", "failed", "passed", error="ValueError: old"),
+    ]
+    return PytestReport(Side("before", "/envs/before/bin/python", 0, {"pytorch_lightning": "1.9.5"}),
+                        Side("after", "/envs/after/bin/python", 1, {"lightning": "2.6.6"}), tests, seconds=4.2,
+                        project=str(tmp_path))
+
+
+def test_verify_pytest_sarif_locates_regressions_and_differences_at_their_tests(tmp_path, schema, monkeypatch):
+    from lightmigrate.output.formats import pytest_sarif
+
+    monkeypatch.chdir(tmp_path)
+    log = pytest_sarif(pytest_report(tmp_path))
+    jsonschema.validate(log, schema)
+    results = log["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["verify/mismatch", "verify/regressed"]
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert [rules[r["ruleIndex"]]["id"] for r in results] == ["verify/mismatch", "verify/regressed"]
+    where = [r["locations"][0]["physicalLocation"] for r in results]
+    assert [(w["artifactLocation"]["uri"], w["region"]["startLine"]) for w in where] == [
+        ("tests/test_a.py", 7), ("tests/test_b.py", 12)]
+    assert "fit#1/hooks/dead/M.training_step_end" in results[0]["message"]["text"]
+    assert results[1]["message"]["text"].startswith("tests/test_b.py::TestX::test_epoch_end: passed before "
+                                                    "migration, failed after: NotImplementedError")
+    assert log["runs"][0]["properties"]["summary"]["regressed"] == 1
+
+
+def test_verify_pytest_junit_has_a_case_per_test(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from lightmigrate.output.junit import pytest_junit
+
+    root = ET.fromstring(pytest_junit(pytest_report(tmp_path)))
+    suite = root.find("testsuite")
+    assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == {
+        "tests": "5", "failures": "2", "errors": "0", "skipped": "1"}
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.findall("testcase")}
+    assert list(cases) == [("tests.test_a", "test_same"), ("tests.test_a", "test_step_end"),
+                           ("tests.test_b.TestX", "test_epoch_end"), ("tests.test_b", "test_broken"),
+                           ("tests.test_b", "test_old")]
+    assert len(cases[("tests.test_a", "test_same")]) == 0  # passed
+    differs = cases[("tests.test_a", "test_step_end")].find("failure")
+    assert differs.get("message") == "behaviour differs after migration"
+    assert "fit#1/hooks/dead/M.training_step_end" in differs.text
+    regressed = cases[("tests.test_b.TestX", "test_epoch_end")]
+    assert regressed.get("file") == "tests/test_b.py" and regressed.get("line") == "12"
+    assert regressed.find("failure").get("message").startswith("regressed after migration (failed): NotImpl")
+    assert cases[("tests.test_b", "test_broken")].find("skipped").get("message") == \
+        "failed before and after migration: AssertionError"
+    assert "fixed" in cases[("tests.test_b", "test_old")].find("system-out").text
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["before"] == "Lightning 1.9.5 (/envs/before/bin/python)"
+
+
+def test_verify_junit_of_cases_and_of_a_side_that_could_not_run(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from lightmigrate.output.junit import pytest_junit, verify_junit
+    from lightmigrate.verify.compare import Difference
+    from lightmigrate.verify.session import CaseResult, VerifyReport
+
+    report = VerifyReport("the v1 shim", [
+        CaseResult("ok", "ok.py", "match"),
+        CaseResult("drift", "drift.py", "mismatch", differences=[Difference("case/metrics", 1, 2, "differs")]),
+        CaseResult("bad", "bad.py", "error", error="boom\nmore"),
+    ])
+    suite = ET.fromstring(verify_junit(report)).find("testsuite")
+    assert [(c.get("name"), [e.tag for e in c]) for c in suite.findall("testcase")] == [
+        ("ok", []), ("drift", ["failure"]), ("bad", ["error"])]
+    assert suite.find("testcase/error").get("message") == "boom"
+    broken = pytest_report(tmp_path)
+    broken.tests, broken.problems = [], ["the original code's tests could not run (x: no tests were collected)"]
+    suite = ET.fromstring(pytest_junit(broken)).find("testsuite")
+    assert suite.get("errors") == "1" and suite.find("testcase").get("name") == "environment"

@@ -552,6 +552,9 @@ class ProjectIndex:
         # must parse that file, it takes the tree the rules read (and they, the one it made).
         self.current = None
         self._lazy_search: Dict[str, str] = {}  # path -> its ``search_text`` (non-ASCII, once asked)
+        # the words ``classes(mentioning=...)`` loaded every lazily indexed file holding (a file
+        # made lazy afterwards clears it)
+        self._mentioned: Set[str] = set()
         self._lazy_names: Dict[str, List[str]] = {}
         self._lazy_bases: Dict[str, Optional[FrozenSet[str]]] = {}  # path -> ``header_base_names``
         # Caches, dropped whenever a class is added: every class parsed so far, in index order;
@@ -582,8 +585,9 @@ class ProjectIndex:
         a caller that looks only for classes whose definition holds the word."""
         if mentioning is None:
             self._load(list(self._lazy))
-        else:
+        elif mentioning not in self._mentioned:
             self._load([p for p, text in self._lazy.items() if mentioning in self._searched(p, text)])
+            self._mentioned.add(mentioning)
         return self._loaded()
 
     def _searched(self, path: str, text: str) -> str:
@@ -787,6 +791,7 @@ class ProjectIndex:
         if not entry.kept:
             return
         self._kinds, self._hierarchies, self._linked = {}, {}, {}
+        self._mentioned.clear()
         self._lazy[path] = text
         self._lazy_bases[path] = entry.bases
         for name in entry.names:

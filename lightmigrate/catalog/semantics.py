@@ -185,9 +185,13 @@ FACTS: Tuple[Fact, ...] = (
        gap="user callbacks' on_train_epoch_end now run before the body (ModelCheckpoint/EarlyStopping still after); "
            "a NOTE, not a rewrite"),
     _f("B2.5", "B.2", "ModelCheckpoint/EarlyStopping saw metrics logged in training_epoch_end",
-       "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"], reason=NO_RECORDER),
+       "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"], ["checkpoint_early_stopping_epoch_end.py"],
+       seen_to_fail=("checkpoint_early_stopping_epoch_end.py mismatches (ModelCheckpoint(train_mean) best score 3.595 "
+                     "vs 0.530, train_mean) when the migrated training buffer is not reset every epoch")),
     _f("B2.6", "B.2", "metrics logged in the module's on_train_epoch_end were not seen by ModelCheckpoint/EarlyStopping",
-       "partial", ["LM309"], [f"{LM309}:_notes"], reason=NO_RECORDER,
+       "partial", ["LM309"], [f"{LM309}:_notes"],
+       reason=NO_CASE + " a pending/ case (it would mismatch: 1.9.5 checked before the module's hook, 2.x after; "
+                        "ModelCheckpoint/EarlyStopping results are recorded since issue 26)",
        gap="2.x runs those callbacks after the module's hook: LM309 reports a NOTE (C11), nothing is rewritten"),
     _f("B2.7", "B.2", "the module's on_train_epoch_end runs after the training_epoch_end body",
        "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top", f"{LM001}:_ClassMigration._merge_safe"],
@@ -208,6 +212,12 @@ FACTS: Tuple[Fact, ...] = (
     _f("B2.13", "B.2", "a mid-epoch validation (val_check_interval) hands the hook only that run's outputs",
        "kept", ["LM001"], [_RESET], ["val_check_interval_half.py"],
        seen_to_fail='val_check_interval_half.py mismatches (val_batches 3 vs 5) when LM001 does not reset the buffer per run'),
+    _f("B2.14", "B.2", "ModelCheckpoint/EarlyStopping saw the val metrics logged in validation_epoch_end of the same "
+       "epoch (with validation every epoch they check at the training epoch end, else in on_validation_end)",
+       "kept", ["LM001"], [_RESET, _BUFFERS], ["checkpoint_early_stopping_epoch_end.py"],
+       seen_to_fail=("checkpoint_early_stopping_epoch_end.py mismatches (best checkpoint epoch 7 step 32 vs epoch 3 "
+                     "step 16, stopped_epoch 9 vs 5, val_loss) when the migrated validation buffer is not reset at "
+                     "each validation start")),
     # ---- B.3 step_end hooks ---------------------------------------------------------------------
     _f("B3.1", "B.3", "training_step_end runs inside the optimizer closure, after training_step, before zero_grad and backward",
        "kept", ["LM003"], [_INLINE], ["step_end_changes_loss.py", "step_end_in_base_class.py"]),

@@ -74,6 +74,9 @@ LEGACY_ACCELERATOR_STRATEGIES = frozenset(
 )
 PRECISION = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true", 64: "64-true",
              "64": "64-true", "bf16": "bf16-mixed"}
+# T9: the ``precision=`` values 2.x warns about ("supported for historical reasons"); it takes 32,
+# 64, "32" and "64" as they are, without a warning (checked on 2.6.6), so those stay.
+PRECISION_ARG = {k: v for k, v in PRECISION.items() if k in (16, "16", "bf16")}
 # Trainer arguments removed before 1.9 (1.9.5 rejected them already): what replaced them.
 NOT_ARGUMENTS = {
     "early_stop_callback": "pass an EarlyStopping(monitor=...) callback in `callbacks`",
@@ -99,6 +102,7 @@ class Value:
     code: str = ""
     simple: bool = False  # a name, attribute or subscript: safe to evaluate twice
     node: Any = None  # the caller's own expression node, reused when the value is unchanged
+    kind: str = ""  # what the file says the value is (rules.shared.value_kinds): "" when unknown
 
 
 @dataclass
@@ -121,7 +125,8 @@ class Mapped:
     has_strategy: bool = False
     fixed: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
-    locals: List[Tuple[str, str]] = field(default_factory=list)  # (name, expression) to bind before the statement
+    # (name, expression, comment) to bind before the statement
+    locals: List[Tuple[str, str, str]] = field(default_factory=list)
 
 
 def lit(value: Any) -> Value:
@@ -307,8 +312,8 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
     prec = b.get("precision")
     if prec is not None:
         v = prec.value.literal
-        if not isinstance(v, bool) and v in PRECISION and type(v) in (int, str):
-            b.set_value("precision", b.s(PRECISION[v]))
+        if not isinstance(v, bool) and v in PRECISION_ARG and type(v) in (int, str):
+            b.set_value("precision", b.s(PRECISION_ARG[v]))
         elif v is NOT_LITERAL:
             pass  # 2.x still accepts 16/32/64/"bf16" (with a warning), so an unknown value still runs
     # --- T8, T16, T17
@@ -425,6 +430,10 @@ def _or_operand(text: str, default: str) -> Optional[str]:
 _NEVER_NONE_CALLS = frozenset({"int", "str", "len", "list", "tuple", "range", "max", "min", "sum", "abs", "round",
                                "find_usable_cuda_devices"})
 
+# Attributes of a Trainer (``trainer.x``, ``self.trainer.x``) that are never None (what LM101
+# writes for 1.9's ``trainer.gpus``); a config's ``cfg.num_devices`` may well be.
+_NEVER_NONE_ATTRS = frozenset({"device_ids", "num_devices"})
+
 
 def _may_be_none(node) -> bool:
     """Whether the expression ``node`` may evaluate to None: a name, attribute, item, call or
@@ -435,6 +444,10 @@ def _may_be_none(node) -> bool:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         return name not in _NEVER_NONE_CALLS and not name[:1].isupper()  # a class makes an object
+    if isinstance(node, ast.Attribute) and node.attr in _NEVER_NONE_ATTRS and (
+            (isinstance(node.value, ast.Name) and node.value.id == "trainer")
+            or (isinstance(node.value, ast.Attribute) and node.value.attr == "trainer")):
+        return False
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Await)):
         return True
     if isinstance(node, ast.Constant):
@@ -444,6 +457,96 @@ def _may_be_none(node) -> bool:
                    for b in (node.body, node.orelse))
     if isinstance(node, ast.BoolOp):
         return isinstance(node.op, ast.And) or _may_be_none(node.values[-1])
+    return False
+
+
+# What the file says a ``gpus=`` value is (``Value.kind``, found by rules.shared.value_kinds):
+# an int or None (``add_argument("--gpus", type=int)``, ``gpus: Optional[int]``), or any value
+# that selects GPUs in 1.9 exactly when it is truthy (1.9's own ``--gpus`` parser: None, an int,
+# or a str holding a comma)
+KIND_INT = "int"
+KIND_STR = "str"  # a str or None (``add_argument("--gpus", type=str)``, ``gpus: Optional[str]``)
+KIND_TRAINER_GPUS = "trainer.gpus"  # 1.9's ``trainer.gpus`` of a Lightning Trainer
+
+
+def _old_devices(b: _Builder, devices: Optional[Entry]) -> str:
+    """What ``devices=`` meant next to a ``gpus=`` 1.9 ignored (no GPU): its value, with None as
+    2.x's "auto" (the default 1.9 took then)."""
+    auto = py_repr("auto", b.quote)
+    if devices is None or devices.value.literal is None:
+        return auto
+    if devices.value.literal is not NOT_LITERAL:
+        return devices.value.code
+    operand = _or_operand(devices.value.code, "auto")
+    return f"{operand} or {auto}" if operand is not None else devices.value.code
+
+
+def _after_or(text: str) -> str:
+    """``text`` as the right operand of ``or`` (parenthesized when it binds less tightly)."""
+    import ast
+
+    try:
+        node = ast.parse(f"(\n{text}\n)", mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    return f"({text})" if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) else text
+
+
+def _gpus_conditional(b: _Builder, e: Entry, acc: Optional[Entry], devices: Optional[Entry], gpu: str,
+                      falsy: str) -> None:
+    """``gpus=<value>`` of unknown type: GPUs when ``gpu`` (the test of 1.9's parser) holds, else the
+    CPU, the test written once (a local before the statement, when the caller has a name for it)."""
+    old = _old_devices(b, devices)
+    if " or " in old:
+        old = f"({old})"
+    local = b.local() if getattr(b, "local", None) else None
+    if local:
+        # written once: ``use_gpus = args.gpus not in (...)`` before the statement
+        b.out.locals.append((local, gpu, f"# 1.9 read gpus={falsy} as no GPU"))
+        gpu = local
+    new = []
+    if acc is None:
+        new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {gpu} else {py_repr('cpu', b.quote)}")))
+    new.append(Entry("devices", code(f"{e.value.code} if {gpu} else {old}")))
+    b.drop("devices")
+    b.replace("gpus", new)
+    b.out.multi_device = True
+    b.out.fixed.append(f"`gpus={e.value.code}` became accelerator/devices")
+
+
+def _gpus_by_kind(b: _Builder, e: Entry, acc: Optional[Entry], devices: Optional[Entry]) -> bool:
+    """``gpus=<value>`` whose type the file gives (``e.value.kind``): the short form exactly right
+    for that type. False when the kind gives none (the caller writes the general form)."""
+    kind, value = e.value.kind, e.value.code
+    if kind == KIND_TRAINER_GPUS and acc is None:
+        # 1.9's trainer.gpus was the gpus= that trainer got, else its devices flag (the device
+        # count "auto" resolved to): never None, 0 or "0", so this Trainer took GPUs, the ones
+        # that trainer used (its device indices: also for gpus=[1, 3] or "-1").
+        receiver = value[: -len(".gpus")]
+        b.drop("devices")  # 1.9 ignored devices= next to a device flag
+        b.replace("gpus", [Entry("accelerator", b.s("gpu")), Entry("devices", code(f"{receiver}.device_ids"))])
+        b.out.multi_device = True
+        b.out.fixed.append(f"`gpus={value}` became accelerator=\"gpu\", devices={receiver}.device_ids")
+        return True
+    if not e.value.simple or (acc is not None and acc.value.literal is NOT_LITERAL):
+        return False
+    if kind == KIND_INT:
+        # an int or None: 1.9 took the CPU for None and 0 (the falsy ones), GPUs for any other
+        # (2 -> two, -1 -> all; 2.x reads devices=2 / -1 alike)
+        new = []
+        if acc is None:
+            new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {value} else {py_repr('cpu', b.quote)}")))
+        new.append(Entry("devices", code(f"{value} or {_after_or(_old_devices(b, devices))}")))
+        b.drop("devices")
+        b.replace("gpus", new)
+        b.out.multi_device = True
+        b.out.fixed.append(f"`gpus={value}` became accelerator/devices")
+        return True
+    if kind == KIND_STR:
+        # a str or None: 1.9 took the CPU for None, "" and "0"
+        _gpus_conditional(b, e, acc, devices, f"{value} not in (None, {py_repr('', b.quote)}, {py_repr('0', b.quote)})",
+                          'None, "" and "0"')
+        return True
     return False
 
 
@@ -475,27 +578,13 @@ def _map_devices(b: _Builder) -> None:
     v = e.value.literal
     accelerator = {"gpus": "gpu", "tpu_cores": "tpu", "ipus": "ipu", "num_processes": "cpu"}[name]
     if v is NOT_LITERAL:
+        if name == "gpus" and auto is None and _gpus_by_kind(b, e, acc, devices):
+            return
         if name == "gpus" and e.value.simple and auto is None and (acc is None or acc.value.literal is not NOT_LITERAL):
             # 1.9's device parser read None, 0, "0" and [] as "no GPU": the CPU (and devices kept its
             # own value); any other value (2, -1, "0,1", [0]) selected GPUs.
-            old_devices = py_repr("auto", b.quote)
-            if devices is not None and devices.value.literal is not None:
-                operand = _or_operand(devices.value.code, "auto") if devices.value.literal is NOT_LITERAL else None
-                old_devices = f"({operand} or {old_devices})" if operand is not None else devices.value.code
-            gpu = f"{e.value.code} not in (None, 0, {py_repr('0', b.quote)}, [])"
-            name = b.local() if getattr(b, "local", None) else None
-            if name:
-                # written once: ``use_gpus = args.gpus not in (...)`` before the statement
-                b.out.locals.append((name, gpu))
-                gpu = name
-            new = []
-            if acc is None:
-                new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {gpu} else {py_repr('cpu', b.quote)}")))
-            new.append(Entry("devices", code(f"{e.value.code} if {gpu} else {old_devices}")))
-            b.drop("devices")
-            b.replace("gpus", new)
-            b.out.multi_device = True
-            b.out.fixed.append(f"`gpus={e.value.code}` became accelerator/devices")
+            _gpus_conditional(b, e, acc, devices, f"{e.value.code} not in (None, 0, {py_repr('0', b.quote)}, [])",
+                              'None, 0, "0" and []')
         else:
             b.mark(f"T1-T4: `{name}={e.value.code}` was removed; use accelerator=\"{accelerator}\", devices=... "
                    "(with 1.9's meaning: 0 or None meant no such device)")

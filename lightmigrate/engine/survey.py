@@ -103,9 +103,21 @@ Matched = Optional[FrozenSet[str]]
 Prefiltered = Tuple[Matched, FrozenSet[str]]
 
 
+# the rules last searched for and their ``TextTriggers`` (a process searches several spans)
+_last_triggers: list = [(), None]
+
+
+def _triggers(rules: Sequence[Rule]) -> TextTriggers:
+    known, triggers = _last_triggers
+    if triggers is None or len(known) != len(rules) or any(a is not b for a, b in zip(known, rules)):
+        triggers = TextTriggers(rules, TEXT_PROBES)
+        _last_triggers[:] = [tuple(rules), triggers]
+    return triggers
+
+
 def _prefilter_span(span: Tuple[int, int], items: Sequence[Tuple[str, Tuple[str, ...]]],
                     rules: Sequence[Rule]) -> List[Prefiltered]:
-    triggers = TextTriggers(rules, TEXT_PROBES)
+    triggers = _triggers(rules)
     out: List[Prefiltered] = []
     for i in range(*span):
         text, codes = items[i]

@@ -244,6 +244,9 @@ VERIFY_RULES = [
     {"id": "verify/dead-hook", "name": "dead-hook",
      "shortDescription": {"text": "A hook-like method that Lightning 2.x never calls."},
      "helpUri": INFO_URI},
+    {"id": "verify/regressed", "name": "test-regressed",
+     "shortDescription": {"text": "A test that passed on Lightning 1.x fails after migration."},
+     "helpUri": INFO_URI},
 ]
 
 
@@ -271,4 +274,29 @@ def verify_sarif(report) -> Dict[str, Any]:
     notifications = [{"level": "error", "message": {"text": p}} for p in report.problems]
     log = sarif_log([], results, notifications, VERIFY_RULES)
     log["runs"][0]["properties"] = {"reference": report.reference}
+    return log
+
+
+def pytest_sarif(report) -> Dict[str, Any]:
+    """SARIF for ``verify --pytest``: one result per test that regressed or behaves
+    differently, located at the test; a side that could not run is a notification."""
+    from lightmigrate.verify.compare import format_differences
+
+    results = []
+    for test in report.tests:
+        path = os.path.join(report.project or ".", test.nodeid.split("::")[0])
+        if test.verdict == "behaviour differs":
+            text = format_differences(test.differences[:5]) or "the Trainer runs differ"
+            results.append({"ruleId": "verify/mismatch", "ruleIndex": 0, "level": "error",
+                            "message": {"text": f"{test.nodeid}: behaviour differs after migration\n{text}"},
+                            "locations": [_location(path, test.line or 0)]})
+        elif test.verdict == "regressed":
+            results.append({"ruleId": "verify/regressed", "ruleIndex": 3, "level": "error",
+                            "message": {"text": f"{test.nodeid}: passed before migration, {test.after} after: "
+                                                f"{test.error or ''}".rstrip(": ")},
+                            "locations": [_location(path, test.line or 0)]})
+    notifications = [{"level": "error", "message": {"text": p}} for p in report.problems]
+    log = sarif_log([], results, notifications, VERIFY_RULES)
+    log["runs"][0]["properties"] = {"mode": "pytest", "before": report.before.versions,
+                                    "after": report.after.versions, "summary": report.counts()}
     return log

@@ -1,11 +1,12 @@
-"""The progress bar of ``lightmigrate rewrite``: on stderr, only on a terminal, never under CI."""
+"""Progress on stderr: the bar of ``lightmigrate rewrite`` (only on a terminal, never under CI) and
+the steps of building environments (``verify --pytest``)."""
 
 from __future__ import annotations
 
 import os
 import sys
 from contextlib import contextmanager
-from typing import IO, Dict, Iterator, Optional
+from typing import IO, Callable, Dict, Iterator, Optional
 
 from lightmigrate.engine.parallel import Progress as ProgressCallback
 
@@ -48,3 +49,33 @@ def progress_bar(enabled: bool, stream: Optional[IO] = None) -> Iterator[Optiona
             bar.update(tasks[stage], completed=done)  # type: ignore[arg-type]
 
         yield update
+
+
+@contextmanager
+def step_status(stream: Optional[IO] = None) -> Iterator[Callable[[str, bool], None]]:
+    """A ``say(text, detail)`` callback for a long job made of steps (building environments):
+    a step (``detail`` False) is printed as a line on stderr; a detail (a line of an installer's
+    output) is shown next to a spinner on a terminal outside CI, and dropped elsewhere."""
+    stream = sys.stderr if stream is None else stream
+    if not wants_progress(stream):
+        def say(text: str, detail: bool) -> None:
+            if not detail:
+                print(f"lightmigrate: {text}", file=stream, flush=True)
+
+        yield say
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(file=stream, force_terminal=True)
+    current = [""]
+    with console.status("") as status:
+        def say(text: str, detail: bool) -> None:
+            if detail:
+                status.update(escape(f"{current[0]}  {text[:100]}"))
+                return
+            current[0] = text if len(text) <= 60 else text[:57] + "..."
+            console.print(escape(text), highlight=False)
+            status.update(escape(current[0]))
+
+        yield say

@@ -139,7 +139,7 @@ def _reset(stage: Stage, s: str, buf: str, local: str) -> List[Statement]:
     return parse_statements(
         f"""
         {local} = {s}.trainer.{stage.loaders}
-        {s}.{buf} = [[] for _ in ({local} if isinstance({local}, (list, tuple)) else [{local}])]
+        {s}.{buf} = [[] for _ in {local}] if isinstance({local}, (list, tuple)) else [[]]
         """
     )
 
@@ -790,7 +790,7 @@ import pytorch_lightning as pl
 class Model(pl.LightningModule):
     def on_validation_epoch_start(self):
         loaders = self.trainer.val_dataloaders
-        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.validation_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
 
     def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
         if outputs is not None:
@@ -873,7 +873,7 @@ class Printer(pl.Callback):
 class Model(pl.LightningModule):
     def on_validation_epoch_start(self):
         loaders = self.trainer.val_dataloaders
-        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.validation_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
 
     def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
         if outputs is not None:

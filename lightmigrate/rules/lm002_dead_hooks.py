@@ -17,6 +17,7 @@ from typing import FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate import MARKER_PREFIX
+from lightmigrate.analysis.ast_nodes import ast_nodes
 from lightmigrate.cst.helpers import add_marker
 from lightmigrate.catalog.hooks import IGNORED_SINCE_1_6, hook_table, likely_misspelling, removed_table
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
@@ -40,9 +41,9 @@ def _self_calls(cls: ast.ClassDef) -> Set[str]:
         names = positional_names(func)
         if not names:
             continue
-        for call in ast.walk(func):
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(
-                    call.func.value, ast.Name) and call.func.value.id == names[0]:
+        for call in ast_nodes(func):
+            if type(call) is ast.Call and type(call.func) is ast.Attribute and type(
+                    call.func.value) is ast.Name and call.func.value.id == names[0]:
                 found.add(call.func.attr)
     return found
 

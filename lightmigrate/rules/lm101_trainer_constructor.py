@@ -13,6 +13,15 @@ Trainer arguments agree on one mode), the tuner flags of a Trainer whose ``tune(
 accelerator default, T22: ``ddp_spawn`` becomes ``ddp``) are one NOTE per ``Trainer(...)`` call.
 The argument mapping itself lives in :mod:`lightmigrate.catalog.trainer_args`.
 
+What a careful human writes (issue 23): ``gpus=<value>`` whose type the file gives (an argparse
+option with ``type=int``/``str``, a parameter annotated ``Optional[int]``) gets the form exactly
+right for that type (``accelerator="gpu" if args.gpus else "cpu", devices=args.gpus or "auto"``
+for an int or None); of another value, 1.9's test is written once in a local above the statement;
+``gpus=trainer.gpus`` (the attribute 1.8 removed) becomes ``accelerator="gpu",
+devices=trainer.device_ids``; values 2.x takes as they are (``precision=32``) stay; a ``**{}``
+left empty goes; a rewritten call longer than the project's line length (black's or ruff's
+``line-length``, else 88) gets one argument per line.
+
 Across the project (issue 25): a project Trainer subclass (``class Trainer(pl.Trainer)``, found
 through the class index and any import path) has its ``super().__init__(...)`` forwarding
 migrated (its own parameters keep their 1.x names for its callers) and the calls of it migrated
@@ -76,6 +85,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     statements,
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
+from lightmigrate.rules.shared.value_kinds import ValueKinds, trainer_gpus_argument
 from lightmigrate.rules.shared.trainer_subclass import Plan, SubclassNames, from_module, plan_for
 from lightmigrate.rules.shared.trainer_dicts import (
     Builders,
@@ -94,6 +104,7 @@ from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.analysis.cli_options import options_in
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.cst.wrap import statement_value, wrap_statement
 
 CODE = "LM101"
 TRAINER_BASES = frozenset({"Trainer"})  # a class with a base of this name may be a project Trainer subclass
@@ -179,6 +190,8 @@ class _Facts(NodeVisitor):
         self.train_loaders: List[ast.FunctionDef] = []  # train_dataloader methods
         self.argparse_options: List[str] = []  # parser.add_argument("--gpus", ...) of changed Trainer args
         self.argparse_trainer = False  # Trainer.add_argparse_args(parser) in the file
+        self.call_scopes: Dict[int, Optional[ast.AST]] = {}  # id of a Lightning Trainer call -> its function
+        self.dropped: Set[int] = set()  # ids of ``**name`` values whose emptied dict goes (_emptied_names)
 
     def _function(self, node) -> None:
         self.scope.append((node.lineno, node.col_offset))
@@ -251,6 +264,7 @@ class _Facts(NodeVisitor):
         if target == "lightning" or (isinstance(target, Plan) and target.reaches):
             if target == "lightning":
                 self.trainer_calls.append(node)
+                self.call_scopes[id(node)] = self.scope_nodes[-1] if self.scope_nodes else None
             super_init = self._super_init(func) is not None
             for k in node.keywords:
                 if k.arg is None:
@@ -426,7 +440,11 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
     text = facts.text
     entries: List[tam.Entry] = []
     pos = 0
+    empty = False
     for arg in call_args(call):
+        if arg.star == "**" and (_empties(arg.value, facts) or id(arg.value) in facts.dropped):
+            empty = True  # ``**{}`` (or a literal dict the mapping empties): the fix drops it
+            continue
         if plan is not None and (arg.keyword in plan.own or (arg.keyword is None and not arg.star
                                                              and plan.positional_own)):
             entries.append(tam.Entry(OWN, _ast_value(arg.value, text)))
@@ -449,7 +467,7 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
         if any(e.name is None and (e.value.code.startswith("vars(") or e.value.code.endswith(".__dict__"))
                for e in entries):
             return True  # T-meth3 marker
-    if handled:
+    if handled or empty:
         return True
     mapped = tam.map_arguments(entries, '"', facts.has_tune if has_tune is None else has_tune, handled,
                                tuned=tuned, combined=combined, known=ALL_ARGS if plan is None else None)
@@ -459,6 +477,63 @@ def _call_acts(call: ast.Call, facts: _Facts, handled: bool, tuned: bool = False
     if not spread and (not mapped.has_accelerator or (mapped.multi_device and not mapped.has_strategy)):
         return True  # B-1 / T22 note
     return _effect(mapped, entries)
+
+
+def _empties(value: ast.expr, facts: _Facts) -> bool:
+    """Whether ``**value`` spreads a dict literal that is empty, or that the mapping leaves empty
+    (``**{"gpus": None}``): nothing a careful human would write."""
+    if not isinstance(value, ast.Dict):
+        return False
+    if not value.keys:
+        return True
+    if not facts.keys_ok(value):
+        return False
+    text = facts.text
+    entries = [tam.Entry(ast_literal(k, text), _ast_value(v, text)) for k, v in zip(value.keys, value.values)]
+    mapped = tam.map_arguments(entries, '"', facts.has_tune, False)
+    return not mapped.entries and not mapped.callbacks and not mapped.markers
+
+
+def _emptied_names(call: ast.Call, facts: _Facts, function: Optional[ast.AST],
+                   lines: List[str]) -> List[Site]:
+    """``name = {...}`` then ``Trainer(**name)`` in one function, where that dict is (or the mapping
+    leaves it) empty and the spread is the name's only use: a "drop-dict" site at the assignment
+    (the statement goes) and a "drop-spread" site at the spread (it goes). Not when the
+    assignment has a comment (it would be lost) or the function binds the name otherwise."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    out: List[Site] = []
+    for k in call.keywords:
+        if k.arg is not None or not isinstance(k.value, ast.Name):
+            continue
+        name = k.value.id
+        stmts = [st for st in function.body if isinstance(st, ast.Assign) and len(st.targets) == 1
+                 and isinstance(st.targets[0], ast.Name) and st.targets[0].id == name]
+        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name]
+        if len(stmts) != 1 or len(uses) != 2 or any(p.arg == name for p in ast.walk(function.args)
+                                                    if isinstance(p, ast.arg)):
+            continue
+        assign = stmts[0]
+        if not (isinstance(assign.value, ast.Dict) and _empties(assign.value, facts)) or assign.lineno > call.lineno:
+            continue
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(function)):
+            continue
+        above = lines[assign.lineno - 2].strip() if assign.lineno >= 2 else ""
+        if above.startswith("#") or "#" in "".join(lines[assign.lineno - 1:assign.end_lineno or assign.lineno]):
+            continue
+        out.append(Site(assign.lineno, assign.col_offset, name, "drop-dict"))
+        out.append(Site(k.value.lineno, k.value.col_offset, name, "drop-spread"))
+    return out
+
+
+def _kind_sites(call: ast.Call, kinds: ValueKinds, function: Optional[ast.AST]) -> List[Site]:
+    """A "kind" site at the ``gpus=`` value of this Trainer call whose type the file gives
+    (data: its kind, see rules.shared.value_kinds): the fix writes the short form for it."""
+    k = _keyword(call, "gpus")
+    if k is not None and trainer_gpus_argument(call) is k.value:
+        return [Site(k.value.lineno, k.value.col_offset, "gpus", "kind", tam.KIND_TRAINER_GPUS)]
+    kind = kinds.kind(k.value, function) if k is not None else ""
+    return [Site(k.value.lineno, k.value.col_offset, "gpus", "kind", kind)] if kind else []
 
 
 def _dict_acts(d: ast.Dict, facts: _Facts, has_tune: Optional[bool] = None, own: Tuple[str, ...] = (),
@@ -897,6 +972,9 @@ class _Transformer(PrunedTransformer):
         self.updates = {(s.line, s.col, s.target) for s in sites if s.action == "dictcall" and s.target == "update"}
         self.returns = {(s.line, s.col): s.data for s in sites if s.action == "combine"}
         self.none_defaults = {(s.line, s.col): s.data for s in sites if s.action == "none-defaults"}
+        self.kinds = {(s.line, s.col): s.data for s in sites if s.action == "kind"}
+        self.drop_dicts = {(s.line, s.col) for s in sites if s.action == "drop-dict"}
+        self.drop_spreads = {(s.line, s.col) for s in sites if s.action == "drop-spread"}
         trainers = {s.data[:2]: s.data[2] for s in sites if s.action == "ckpt"}
         self.resume_values: Dict[Tuple[int, int], cst.BaseExpression] = {}
         if trainers:
@@ -908,7 +986,10 @@ class _Transformer(PrunedTransformer):
         self.pending: List[List[str]] = [[]]
         # Locals the mapping binds before a statement (``use_gpus = ...``, see _BindLocals): the
         # (name, expression) pairs, and the names the module already uses.
-        self.bound: List[Tuple[str, str]] = []
+        self.bound: List[Tuple[str, str, str]] = []  # (name, expression, comment)
+        # the calls and dict displays the rule rewrote (by id), to wrap when too long
+        self.rewritten: Dict[int, cst.BaseExpression] = {}
+        self._line_length: Optional[int] = None
         self._taken: Optional[Set[str]] = None
 
     def _local_name(self, base: str = "use_gpus") -> str:
@@ -922,7 +1003,7 @@ class _Transformer(PrunedTransformer):
         if mapped.locals:
             self.bound.extend(mapped.locals)
             assert self._taken is not None
-            self._taken.update(name for name, _ in mapped.locals)
+            self._taken.update(name for name, _, _ in mapped.locals)
 
     @property
     def root(self) -> str:
@@ -950,6 +1031,7 @@ class _Transformer(PrunedTransformer):
         return self._push(node)
 
     def leave_SimpleStatementLine(self, original, updated):
+        updated = self._wrap(original, updated)
         out = self._leave_line(original, updated)
         data = self.none_defaults.get(self.locate(original.body[0])) if self.none_defaults and len(original.body) == 1 \
             else None
@@ -966,9 +1048,27 @@ class _Transformer(PrunedTransformer):
                         Kind.FIXED, *self.ctx.position(self.module, original))
         return cst.FlattenSentinel([*lines, out.with_changes(leading_lines=marks)])
 
+    def _wrap(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """A statement whose call (or dict) the rule rewrote, one item per line when its line would be
+        longer than the project's line length."""
+        value = statement_value(updated) if self.rewritten else None
+        if value is None or id(value) not in self.rewritten:
+            return updated
+        if self._line_length is None:
+            from lightmigrate.config import line_length
+            self._line_length = line_length(self.ctx.path)
+        indent = self.ctx.position(self.module, original)[1] - 1
+        return wrap_statement(updated, max(indent, 0), self._line_length, self.module.default_indent)
+
     def _leave_line(self, original, updated):
         site = None
         first = original.body[0] if len(original.body) == 1 else None
+        if (self.drop_dicts and isinstance(first, cst.Assign) and isinstance(first.value, cst.Dict)
+                and self.locate(first) in self.drop_dicts):
+            whys = self.pending.pop()
+            if whys:  # (markers inside it: the statement stays, with them)
+                return add_markers(updated, CODE, whys)
+            return cst.RemoveFromParent()
         # (a statement is located only when its shape is that of a site: locating costs)
         if (self.argparse_adds and isinstance(first, (cst.Assign, cst.Expr)) and isinstance(first.value, cst.Call)
                 and cst_last_name(first.value.func) == "add_argparse_args"):
@@ -1011,12 +1111,14 @@ class _Transformer(PrunedTransformer):
                         Kind.NOTE, *self.ctx.position(self.module, updated))
         return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
 
-    def _from_argparse(self, original: cst.Call, updated: cst.Call, names: Tuple[str, ...], has_tune: bool):
+    def _from_argparse(self, original: cst.Call, updated: cst.Call, names: Tuple[str, ...], has_tune: bool,
+                       gpus: str = ""):
         """``Trainer.from_argparse_args(args, **kw)`` -> ``Trainer(name=args.name, ..., **kw)``
         for the Trainer options of the file, mapped to 2.x as LM101 maps any call (T-meth3)."""
         namespace = code_of(updated.args[0].value)
         given = {a.keyword.value for a in updated.args[1:] if a.keyword is not None}
-        entries = [tam.Entry(n, tam.Value(code=f"{namespace}.{n}", simple=True), changed=True)
+        entries = [tam.Entry(n, tam.Value(code=f"{namespace}.{n}", simple=True, kind=gpus if n == "gpus" else ""),
+                             changed=True)
                    for n in names if n not in given]
         for a in updated.args[1:]:
             v = _value(a.value)
@@ -1109,6 +1211,12 @@ class _Transformer(PrunedTransformer):
 
     # --- calls
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        out = self._leave_call(original, updated)
+        if out is not updated and isinstance(out, cst.Call):
+            self.rewritten[id(out)] = out
+        return out
+
+    def _leave_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         site = self._site(original)
         if site is None:
             return updated
@@ -1179,7 +1287,14 @@ class _Transformer(PrunedTransformer):
             self._mark([f"T-args: {unknown_spread_reason(spread)} ({tam.GUIDE})"])
         entries: List[tam.Entry] = []
         pos = 0
-        for arg in updated.args:
+        kept = []  # the arguments left once the empty ``**{}`` spreads are gone
+        for arg, before in zip(updated.args, original.args):
+            if arg.star == "**" and isinstance(arg.value, cst.Dict) and not arg.value.elements:
+                continue  # ``**{}`` adds nothing (LM302 or the dict mapping may have emptied it)
+            if arg.star == "**" and self.drop_spreads and isinstance(arg.value, cst.Name) \
+                    and self.locate(before.value) in self.drop_spreads:
+                continue  # ``**name`` of an emptied dict whose statement goes (_emptied_names)
+            kept.append(arg)
             if own is not None and ((arg.keyword is not None and arg.keyword.value in own)
                                     or (arg.keyword is None and not arg.star and positional_own) or arg.star == "*"):
                 entries.append(tam.Entry(OWN, _value(arg.value), origin=arg))
@@ -1200,6 +1315,8 @@ class _Transformer(PrunedTransformer):
             else:
                 v = _value(arg.value)
                 v.node = arg.value
+                if self.kinds and arg.keyword.value == "gpus":
+                    v.kind = self.kinds.get(self.locate(before.value), "")
                 entries.append(tam.Entry(arg.keyword.value, v, origin=arg))
         for e in entries:
             if e.name is None and (e.value.code.startswith("vars(") or e.value.code.endswith(".__dict__")):
@@ -1223,7 +1340,8 @@ class _Transformer(PrunedTransformer):
         self._finish(mapped, original, is_call=own is None)
         if new_args is None:
             return updated
-        if handled or any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks:
+        if (handled or any(e.changed for e in mapped.entries) or len(mapped.entries) != len(entries) or mapped.callbacks
+                or len(kept) != len(updated.args)):
             return updated.with_changes(args=_fix_commas(new_args, updated.args) if new_args else [])
         return updated
 
@@ -1295,6 +1413,9 @@ class _Transformer(PrunedTransformer):
                 v = _value(el.value)
                 v.node = el.value
                 key = literal(el.key)
+                if self.kinds and key == "gpus":
+                    before = next(b for b in original.elements if getattr(b, "key", None) is not None and literal(b.key) == "gpus")
+                    v.kind = self.kinds.get(self.locate(before.value), "")
                 entries.append(tam.Entry(OWN if key in own else key, v, origin=el))
         quote = _quote_of([*(e.key for e in updated.elements if isinstance(e, cst.DictElement)),
                            *(e.value for e in updated.elements)])
@@ -1331,7 +1452,9 @@ class _Transformer(PrunedTransformer):
             out.append(cst.DictElement(key=key, value=_callbacks_value(None, mapped.callbacks),
                                        whitespace_before_colon=cst.SimpleWhitespace(""),
                                        whitespace_after_colon=cst.SimpleWhitespace(" "), comma=template.comma))
-        return updated.with_changes(elements=_fix_commas(out, updated.elements) if out else [])
+        new = updated.with_changes(elements=_fix_commas(out, updated.elements) if out else [])
+        self.rewritten[id(new)] = new
+        return new
 
 
 class _BindLocals(PrunedTransformer):
@@ -1342,8 +1465,9 @@ class _BindLocals(PrunedTransformer):
     by its expression, inline. The comments above the statement move above the new line; the
     markers stay with the statement."""
 
-    def __init__(self, bound: Sequence[Tuple[str, str]]) -> None:
-        self.exprs = dict(bound)
+    def __init__(self, bound: Sequence[Tuple[str, str, str]]) -> None:
+        self.exprs = {name: expr for name, expr, _ in bound}
+        self.comments = {name: comment for name, _, comment in bound}
         self.lines: List[Optional[List[str]]] = []  # per statement around: None, or the names to bind
         self.depths: List[int] = []  # the lambda/comprehension depth at each statement around
         self.scopes: List[str] = []
@@ -1366,7 +1490,7 @@ class _BindLocals(PrunedTransformer):
             return updated
         marks = [l for l in updated.leading_lines if l.comment is not None and MARKER_PREFIX in l.comment.value]
         rest = [l for l in updated.leading_lines if l not in marks]
-        new = [cst.parse_statement(f"{n} = {self.exprs[n]}  # 1.9 read gpus=None, 0, \"0\" and [] as no GPU\n")
+        new = [cst.parse_statement(f"{n} = {self.exprs[n]}  {self.comments[n]}\n")
                for n in dict.fromkeys(names)]
         new[0] = new[0].with_changes(leading_lines=rest)
         return cst.FlattenSentinel([*new, updated.with_changes(leading_lines=marks)])
@@ -1511,9 +1635,45 @@ class TrainerConstructorRule(Rule):
             "resume-moves-to-fit",
         ),
         Example(
+            "import argparse\n\nimport pytorch_lightning as pl\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--gpus', type=int, default=None)\nargs = parser.parse_args()\n"
+            "trainer = pl.Trainer(gpus=args.gpus, max_epochs=20)\n",
+            "import argparse\n\nimport pytorch_lightning as pl\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--gpus', type=int, default=None)\nargs = parser.parse_args()\n"
+            "trainer = pl.Trainer(\n"
+            "    accelerator=\"gpu\" if args.gpus else \"cpu\",\n"
+            "    devices=args.gpus or \"auto\",\n"
+            "    max_epochs=20,\n"
+            ")\n",
+            "gpus-of-an-int-option-wrapped-to-the-line-length",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\n\ndef fresh(trainer):\n    return pl.Trainer(gpus=trainer.gpus)\n",
+            "import pytorch_lightning as pl\n\n\ndef fresh(trainer):\n"
+            "    return pl.Trainer(accelerator=\"gpu\", devices=trainer.device_ids)\n",
+            "gpus-of-another-trainer",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\n\ndef build(gpus: Optional[int] = None):\n"
+            "    return pl.Trainer(gpus=gpus)\n",
+            "import pytorch_lightning as pl\n\n\ndef build(gpus: Optional[int] = None):\n"
+            "    return pl.Trainer(accelerator=\"gpu\" if gpus else \"cpu\", devices=gpus or \"auto\")\n",
+            "gpus-of-an-annotated-parameter",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(**{\"gpus\": None, \"auto_select_gpus\": False})\n",
+            "import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\n",
+            "emptied-dict-spread",
+        ),
+        Example(
             "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accelerator=\"cpu\", max_epochs=3)\n",
             None,
             "already-2x",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accelerator=\"cpu\", precision=32)\n",
+            None,
+            "precision-2x-takes-as-it-is",
         ),
         Example(
             "from transformers import Trainer\n\ntrainer = Trainer(model=model, gpus=2)\n",
@@ -1559,12 +1719,22 @@ class TrainerConstructorRule(Rule):
         argparse = (("add_argparse_args",) if facts.argparse_trainer
                     else tuple(dict.fromkeys(facts.argparse_options)))
         sites: List[Site] = []
+        kinds = ValueKinds(source.nodes)
+        lines: List[str] = []
+        for call in facts.trainer_calls:
+            if any(k.arg is None and isinstance(k.value, ast.Name) for k in call.keywords):
+                lines = lines or source.text.splitlines()
+                dropped = _emptied_names(call, facts, facts.call_scopes.get(id(call)), lines)
+                sites += dropped
+                facts.dropped.update(id(k.value) for k in call.keywords if k.arg is None and any(
+                    s.action == "drop-spread" and (s.line, s.col) == _place(k.value) for s in dropped))
         for call in facts.trainer_calls:
             handled = _place(call) in moved
             tuned = facts.tuned(call)
             if _call_acts(call, facts, handled, tuned, combined):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
                                   (facts.has_tune, handled, argparse, tuned, combined)))
+                sites += _kind_sites(call, kinds, facts.call_scopes.get(id(call)))
         for call, plan in facts.sub_calls:
             if _call_acts(call, facts, False, combined=combined, plan=plan):
                 sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
@@ -1580,8 +1750,11 @@ class TrainerConstructorRule(Rule):
                 sites.append(Site(stmt.lineno, stmt.col_offset, "add_argparse_args", "argparse-add",
                                   (parser, tuple(n for n in names if n not in declared))))
             for call in from_calls:
+                # --gpus as 1.9 parsed it (None, an int or a str with a comma) gives GPUs exactly
+                # when it is truthy, as an int does; as the file declares it, as it says
+                gpus = kinds.options().get("gpus", "") if "gpus" in declared else tam.KIND_INT
                 sites.append(Site(call.lineno, call.col_offset, "from_argparse_args", "argparse-from",
-                                  (names, facts.has_tune)))
+                                  (names, facts.has_tune, gpus)))
             handled_calls = {id(s.value) for s, _ in add_stmts} | {id(c) for c in from_calls}
             facts.other_calls = [(c, a) for c, a in facts.other_calls if id(c) not in handled_calls]
         if not imports.any():  # only the project's Trainer subclasses and dicts concern such a file
@@ -1606,6 +1779,11 @@ class TrainerConstructorRule(Rule):
         for d, data in dicts.values():
             if _dict_acts(d, facts, *_split_data(data)):
                 sites.append(Site(d.lineno, d.col_offset, "dict", "dict", data))
+                gpus = next((v for k, v in zip(d.keys, d.values)
+                             if k is not None and ast_literal(k, facts.text) == "gpus"), None)
+                kind = kinds.kind(gpus, None) if gpus is not None else ""
+                if kind:
+                    sites.append(Site(gpus.lineno, gpus.col_offset, "gpus", "kind", kind))
         for call, data in flows.calls.values():
             has_tune, own, _ = _split_data(data)
             if _call_acts(call, facts, False, plan=Plan(frozenset(own), True, True), has_tune=has_tune):

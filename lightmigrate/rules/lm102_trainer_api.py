@@ -6,8 +6,12 @@ meaning, else marked with the reason:
 
 Rewritten
 - ``trainer.train_dataloader.loaders`` -> ``trainer.train_dataloader`` (T-prop1);
-- ``trainer.val_dataloaders`` / ``test_dataloaders`` were always lists in 1.9: reads are wrapped so
-  they still are (T-prop2);
+- ``trainer.val_dataloaders`` / ``test_dataloaders`` were always lists in 1.9: a statement that
+  indexes, measures or iterates them reads them first into a local made a list
+  (``test_loaders = trainer.test_dataloaders`` and ``if not isinstance(test_loaders, (list,
+  tuple)): test_loaders = [test_loaders]``), which later lines of the block reuse while nothing
+  between can run the Trainer; where a read cannot move before its statement (a lambda, one
+  branch of a condition, a ``while`` test) it is wrapped in place (T-prop2);
 - ``trainer.data_parallel`` and ``trainer.prediction_writer_callbacks`` get their 2.x spelling
   (T-prop4, T-prop5); a read of ``trainer.amp_backend`` becomes ``("native" if trainer.precision in
   ("16-mixed", "bf16-mixed") else None)``, what 1.9.5 answered with apex gone, and
@@ -59,9 +63,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.analysis.ast_nodes import NodeVisitor
-from lightmigrate.cst.helpers import add_markers, ensure_import, lightning_root, code_of
+from lightmigrate.cst.helpers import add_markers, code_of, ensure_import, fresh_name, lightning_root, parse_statements
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared.trainer_object import ast_not_lightning
+from lightmigrate.rules.shared.value_kinds import trainer_gpus_argument
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.catalog.trainer_args import GUIDE, PRECISION
 from lightmigrate.rules.shared.trainer_calls import (
@@ -80,6 +85,8 @@ from lightmigrate.rules.shared.trainer_calls import (
     statements,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer
+from lightmigrate.rules.shared.hoist import hoist_statement, pure_call
+from lightmigrate.rules.shared.method_sites import identifiers, parents
 from lightmigrate.rules.shared.trainer_dicts import fresh_opaque, opaque_how, self_attribute_origin
 
 CODE = "LM102"
@@ -221,6 +228,114 @@ def _alone_statements(tree: ast.AST, text: Text) -> Set[Place]:
     return out
 
 
+def _wrap_sites(reads: List[ast.Attribute], assigned: Dict[int, ast.Assign], tree: ast.Module,
+                text: Text) -> List[Site]:
+    """The "wrap" sites of the loaders reads (T-prop2: 1.9 always gave a list). Their data says
+    how: ("after", line, col, name) for ``name = trainer.val_dataloaders`` alone on its line (an
+    ``if not isinstance(...)`` follows it); ("local", line, col, name, read) for a read the
+    statement at (line, col) evaluates once and first (``hoist.hoist_statement``): the statement
+    gets ``name = <read>`` and that ``if`` before it, and reads ``name``; ("reuse", line, col,
+    name) for a later read of the same loaders in the same block, with nothing between that may
+    change them (``_quiet``); None: the read is wrapped where it is,
+    ``(x if isinstance(x, (list, tuple)) else [x])``."""
+    up = parents(tree)
+    taken: Dict[int, set] = {}  # per scope (function or module): the names it writes or reads
+    # (block, read) -> (local, index of the statement that reads it into the local)
+    current: Dict[Tuple[int, str, str], Tuple[str, int]] = {}
+    sites = []
+    for node in sorted(reads, key=lambda n: (n.lineno, n.col_offset)):
+        data: Any = None
+        stmt = assigned.get(id(node))
+        read = text.segment(node)
+        if stmt is not None:
+            data = ("after", stmt.lineno, stmt.col_offset, stmt.targets[0].id)  # type: ignore[attr-defined]
+        else:
+            place = _block_place(node, up)
+            if place is not None:
+                block, index = place
+                known = current.get((id(block[0]), block[1], read))
+                body = getattr(block[0], block[1])
+                if known is not None and all(_quiet(st, node, up) for st in body[known[1]:index]) and \
+                        _quiet_before(body[index], node, up):
+                    data = ("reuse", node.lineno, node.col_offset, known[0])
+            hoisted = hoist_statement(node, up, text) if data is None else None
+            scope = _scope(hoisted, up) if hoisted is not None else None
+            if hoisted is not None and scope is not None:
+                names = taken.setdefault(id(scope), set(identifiers([scope])))
+                name = fresh_name(node.attr.replace("dataloaders", "loaders"), names)
+                names.add(name)
+                data = ("local", hoisted.lineno, hoisted.col_offset, name, read)
+                if place is not None and body[place[1]] is hoisted:
+                    current[(id(place[0][0]), place[0][1], read)] = (name, place[1])
+        sites.append(Site(node.lineno, node.col_offset, node.attr, "wrap", data))
+    return sites
+
+
+def _block_place(node: ast.AST, up: Dict[ast.AST, ast.AST]):
+    """((the node holding the block, its field), index) of the statement around ``node`` in its
+    block; None inside a lambda or a generator expression (read later; but the iterable of a
+    generator's first ``for``, read at once) or in a class body."""
+    child, parent = node, up.get(node)
+    while parent is not None and not isinstance(child, ast.stmt):
+        if isinstance(parent, ast.Lambda) or (isinstance(parent, ast.GeneratorExp) and not (
+                child is parent.generators[0] and isinstance(up.get(node), ast.comprehension)
+                and up.get(node) is child and child.iter is node)):
+            return None
+        child, parent = parent, up.get(parent)
+    if parent is None or isinstance(parent, ast.ClassDef):
+        return None
+    for field in ("body", "orelse", "finalbody"):
+        body = getattr(parent, field, None)
+        if isinstance(body, list) and child in body:
+            return (parent, field), body.index(child)
+    return None
+
+
+def _quiet(stmt: ast.stmt, read: ast.Attribute, up) -> bool:
+    """Whether ``stmt`` cannot change what the Trainer of ``read`` lists as loaders: it calls
+    nothing but builtins and list or logging methods (``hoist.pure_call``), rebinds none of the names and attributes that
+    reach the Trainer and does not suspend."""
+    root = read.value
+    chain = {"trainer"}
+    while isinstance(root, ast.Attribute):
+        chain.add(root.attr)
+        root = root.value
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr in chain:
+            return False
+        if isinstance(node, ast.Call) and not pure_call(node):
+            return False
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal, ast.Delete)):
+            return False
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == getattr(root, "id", None):
+            return False
+    return True
+
+
+def _quiet_before(stmt: ast.stmt, read: ast.Attribute, up) -> bool:
+    """Whether the part of ``stmt`` evaluated before ``read`` makes only ``hoist.pure_call`` calls."""
+    where = (read.lineno, read.col_offset)
+    around = set()
+    node = up.get(read)
+    while node is not None and node is not stmt:
+        around.add(id(node))
+        node = up.get(node)
+    return not any(isinstance(n, ast.Call) and id(n) not in around and (n.lineno, n.col_offset) < where
+                   and not pure_call(n)
+                   or isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr))
+                   and (n.lineno, n.col_offset) < where for n in ast.walk(stmt))
+
+
+def _scope(stmt: ast.stmt, up: Dict[ast.AST, ast.AST]) -> Optional[ast.AST]:
+    """The function or module whose local a name bound at ``stmt`` is (None in a class body)."""
+    node = up.get(stmt)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(node, ast.ClassDef):
+            return None
+        node = up.get(node)
+    return node
+
+
 def _is_normalised_read(node: ast.IfExp) -> bool:
     """``(x.val_dataloaders if isinstance(x.val_dataloaders, ...) else [...])``, as T-prop2 writes."""
     test = node.test
@@ -349,9 +464,12 @@ class _Finder(NodeVisitor):
         self.classes: List[ast.ClassDef] = []
         self._outside_fit: Dict[int, Dict[str, str]] = {}
         self.progress_keys: Set[int] = set()  # progress_bar_dict reads of "loss" / "v_num"
+        self.lm101_reads: Set[int] = set()  # Trainer(gpus=trainer.gpus): LM101 rewrites that read
         self.project = None  # the project's class index (set by the rule)
         self.path = ""
         self.sites: List[Site] = []
+        self.wrapped: List[ast.Attribute] = []  # the loaders reads to wrap, in the order found
+        self.assigned: Dict[int, ast.Assign] = {}  # id of a read that is all of ``name = <read>`` -> that
 
     def site(self, node: ast.AST, target: str, action: str, data: Any = None) -> None:
         self.sites.append(Site(node.lineno, node.col_offset, target, action, data))
@@ -376,7 +494,7 @@ class _Finder(NodeVisitor):
         return isinstance(node, ast.Attribute) and node.attr in LOADER_ATTRS and self.is_trainer(node.value, node)
 
     def wrap(self, node: ast.Attribute) -> None:
-        self.site(node, node.attr, "wrap")
+        self.wrapped.append(node)
 
     def _function(self, node) -> None:
         self.scopes.append(_place(node))
@@ -528,6 +646,8 @@ class _Finder(NodeVisitor):
             scope = self.functions[-1] if self.functions else self.text.text
             if f"isinstance({target}, (list, tuple))" not in scope:
                 self.wrap(node.value)
+                if isinstance(node.targets[0], ast.Name) and self.is_alone(node):
+                    self.assigned[id(node.value)] = node
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)
@@ -560,7 +680,7 @@ class _Finder(NodeVisitor):
         if attr in ("amp_backend", "using_native_amp") and isinstance(node.ctx, ast.Load):
             return attr
         if attr in MARKED:
-            return "mark"
+            return None if id(node) in self.lm101_reads else "mark"
         if attr == "data_parallel":
             return "data_parallel"
         if attr == "prediction_writer_callbacks":
@@ -606,6 +726,11 @@ class _Finder(NodeVisitor):
 
     visit_For = visit_AsyncFor = _for
 
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.generic_visit(node)
+        if self.is_loaders(node.iter):
+            self.wrap(node.iter)
+
     def visit_Compare(self, node: ast.Compare) -> None:
         self.generic_visit(node)
         left = node.left
@@ -624,8 +749,12 @@ class _Finder(NodeVisitor):
                 return
 
     def visit_Call(self, node: ast.Call) -> None:
-        self.generic_visit(node)
         func = node.func
+        if node.keywords and is_lightning_trainer(func, self.names.imports):
+            read = trainer_gpus_argument(node)
+            if read is not None:
+                self.lm101_reads.add(id(read))
+        self.generic_visit(node)
         if isinstance(func, ast.Name) and func.id in LIST_CALLS:
             for a in call_args(node):
                 if self.is_loaders(a.value):
@@ -675,6 +804,19 @@ class _Transformer(PrunedTransformer):
         self.attributes = {(s.line, s.col, s.target): s for s in sites if s.action in ATTRIBUTE_ACTIONS}
         self.setters = {(s.line, s.col, s.target): s for s in sites if s.action == "setter"}
         self.wraps = {(s.line, s.col, s.target): s for s in sites if s.action == "wrap"}
+        # statements that get statements before / after them: (line, col) -> their code
+        self.before: Dict[Tuple[int, int], List[str]] = {}
+        self.after: Dict[Tuple[int, int], List[str]] = {}
+        for s in self.wraps.values():
+            if s.data is None or s.data[0] == "reuse":
+                continue
+            how, line, col, name = s.data[:4]
+            code = f"if not isinstance({name}, (list, tuple)):\n    {name} = [{name}]\n"
+            if how == "local":
+                code = f"{name} = {s.data[4]}\n" + code
+            todo = (self.before if how == "local" else self.after).setdefault((line, col), [])
+            if code not in todo:
+                todo.append(code)
         self.comparisons = {(s.line, s.col) for s in sites if s.action == "precision"}
         self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in ("call", "tuner")}
         self.tunes = {(s.line, s.col, s.target): s for s in sites if s.action == "tune"}  # statements
@@ -731,7 +873,7 @@ class _Transformer(PrunedTransformer):
                 if site.data and self.returns:
                     self.returns[-1] = site.data
                 return cst.RemoveFromParent()
-        return self._expand_tune(original, updated)
+        return self._with_statements(original, self._expand_tune(original, updated))
 
     def visit_FunctionDef(self, node):
         self.returns.append(None)
@@ -748,7 +890,7 @@ class _Transformer(PrunedTransformer):
         return self._push(node)
 
     def leave_If(self, original, updated):
-        return self._pop(updated)
+        return self._with_statements(original, self._pop(updated))
 
     def visit_While(self, node):
         return self._push(node)
@@ -816,24 +958,53 @@ class _Transformer(PrunedTransformer):
         return (isinstance(node, cst.Attribute) and node.attr.value in LOADER_ATTRS
                 and self._find(self.wraps, node, node.attr.value) is not None)
 
-    def _as_list(self, node: cst.BaseExpression) -> cst.BaseExpression:
+    def _as_list(self, original: cst.BaseExpression, node: cst.BaseExpression, parens: bool = True) -> cst.BaseExpression:
+        """The loaders read ``original`` (``node`` updated) as 1.9's list: the local its site
+        names, the read itself (normalised after its statement), or the read wrapped in place."""
+        assert isinstance(original, cst.Attribute)
+        site = self._find(self.wraps, original, original.attr.value)
+        if site is not None and site.data is not None:
+            return node if site.data[0] == "after" else cst.Name(site.data[3])
         v = code_of(node)
-        return cst.parse_expression(f"({v} if isinstance({v}, (list, tuple)) else [{v}])")
+        code = f"{v} if isinstance({v}, (list, tuple)) else [{v}]"
+        return cst.parse_expression(f"({code})" if parens else code)
+
+    def _with_statements(self, original: cst.CSTNode, updated):
+        """``updated`` with the statements the sites put before and after it."""
+        places = [self.locate(s) for s in original.body] if isinstance(original, cst.SimpleStatementLine) \
+            else [self.locate(original)]
+        before = [code for p in places for code in self.before.get(p, ())]
+        after = [code for p in places for code in self.after.get(p, ())]
+        if not before and not after:
+            return updated
+        out = list(updated.nodes) if isinstance(updated, cst.FlattenSentinel) else \
+            [] if isinstance(updated, cst.RemovalSentinel) else [updated]
+        new_before = [st for code in before for st in parse_statements(code)]
+        if new_before and out:
+            # comments and blank lines above the statement stay above what now comes first
+            new_before[0] = new_before[0].with_changes(leading_lines=out[0].leading_lines)
+            out[0] = out[0].with_changes(leading_lines=())
+        return cst.FlattenSentinel([*new_before, *out, *(st for code in after for st in parse_statements(code))])
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
         if self._is_loaders(original.value):
-            return updated.with_changes(value=self._as_list(updated.value))
+            return updated.with_changes(value=self._as_list(original.value, updated.value))
         return updated
 
     def leave_For(self, original, updated):
         updated = self._pop(updated)
         if self._is_loaders(original.iter):
-            return updated.with_changes(iter=self._as_list(updated.iter))
+            updated = updated.with_changes(iter=self._as_list(original.iter, updated.iter))
+        return self._with_statements(original, updated)
+
+    def leave_CompFor(self, original: cst.CompFor, updated: cst.CompFor) -> cst.CompFor:
+        if self._is_loaders(original.iter):
+            return updated.with_changes(iter=self._as_list(original.iter, updated.iter))
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         if len(original.targets) == 1 and self._is_loaders(original.value):
-            return updated.with_changes(value=self._as_list(updated.value))
+            return updated.with_changes(value=self._as_list(original.value, updated.value, parens=False))
         return updated
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
@@ -875,8 +1046,8 @@ class _Transformer(PrunedTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
         if isinstance(func, cst.Name) and func.value in LIST_CALLS:
-            args = [a.with_changes(value=self._as_list(a.value)) if self._is_loaders(o.value) else a
-                    for a, o in zip(updated.args, original.args)]
+            args = [a.with_changes(value=self._as_list(o.value, a.value, parens=len(original.args) > 1))
+                    if self._is_loaders(o.value) else a for a, o in zip(updated.args, original.args)]
             return updated.with_changes(args=args)
         if not isinstance(func, cst.Attribute):
             return updated
@@ -1066,6 +1237,20 @@ class TrainerApiRule(Rule):
             "loaders-and-root-gpu",
         ),
         Example(
+            "import pytorch_lightning as pl\n\n\nclass Report(pl.Callback):\n"
+            "    def on_test_start(self, trainer, pl_module):\n"
+            "        print(f\"{len(trainer.test_dataloaders[0])} batches\")\n"
+            "        self.size = trainer.test_dataloaders[0].batch_size\n",
+            "import pytorch_lightning as pl\n\n\nclass Report(pl.Callback):\n"
+            "    def on_test_start(self, trainer, pl_module):\n"
+            "        test_loaders = trainer.test_dataloaders\n"
+            "        if not isinstance(test_loaders, (list, tuple)):\n"
+            "            test_loaders = [test_loaders]\n"
+            "        print(f\"{len(test_loaders[0])} batches\")\n"
+            "        self.size = test_loaders[0].batch_size\n",
+            "loader-lists-read-once",
+        ),
+        Example(
             "import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\nlr_finder = trainer.tuner.lr_find(model)\n",
             "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\ntrainer = pl.Trainer()\n"
             "lr_finder = Tuner(trainer).lr_find(model, update_attr=False)\n",
@@ -1101,6 +1286,8 @@ class TrainerApiRule(Rule):
         finder = _Finder(names, text, source.tree)
         finder.project, finder.path = ctx.project, source.path
         finder.visit(source.tree)
+        if finder.wrapped:
+            finder.sites += _wrap_sites(finder.wrapped, finder.assigned, source.tree, text)
         return sorted(finder.sites, key=lambda s: (s.line, s.col))
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:

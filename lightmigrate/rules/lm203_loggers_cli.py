@@ -11,7 +11,7 @@ import libcst as cst
 
 from lightmigrate.cst.walk import transform, PrunedTransformer
 from lightmigrate.analysis.ast_nodes import ast_dotted
-from lightmigrate.cst.helpers import marker_text
+from lightmigrate.cst.helpers import fresh_name, marker_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared.import_find import FileView
 from lightmigrate.rules.shared.import_rewrite import add_imports, add_marker_once, collect, dotted, drop_unused, to_relative
@@ -239,7 +239,8 @@ class LoggersCliRule(Rule):
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         info = collect(module)
         paths = {b.name: b.path for b in info.bindings.values()}
-        t = _Transformer(paths, module, ctx, frozenset((s.action, s.line) for s in sites))
+        t = _Transformer(paths, module, ctx, frozenset((s.action, s.line) for s in sites),
+                         taken=set(info.names) | set(info.bindings))
         out = transform(module, t)
         if t.new_imports:
             out = add_imports(out, t.new_imports)
@@ -413,8 +414,9 @@ class _Transformer(PrunedTransformer):
     """Carries out the sites ``only`` names: (action, line of the call or attribute)."""
 
     def __init__(self, paths: Dict[str, str], module: cst.Module, ctx: RuleContext,
-                 only: FrozenSet[Tuple[str, int]]) -> None:
+                 only: FrozenSet[Tuple[str, int]], taken: Optional[Set[str]] = None) -> None:
         self.paths = paths
+        self.taken = taken or set()  # the file's names: an import the fix adds must not shadow one
         self.module = module
         self.ctx = ctx
         self.only = only
@@ -505,7 +507,12 @@ class _Transformer(PrunedTransformer):
         for name, path in self.paths.items():
             if path == module + ".TQDMProgressBar":
                 return cst.Name(name)
-        self.new_imports.append((module, "TQDMProgressBar", None))
-        self.paths["TQDMProgressBar"] = module + ".TQDMProgressBar"
+        # a name of the file's own (``class TQDMProgressBar(ProgressBar)``) keeps its meaning: the
+        # import takes another name
+        local = "TQDMProgressBar" if "TQDMProgressBar" not in self.taken else \
+            fresh_name("LightningTQDMProgressBar", self.taken)
+        self.new_imports.append((module, "TQDMProgressBar", None if local == "TQDMProgressBar" else local))
+        self.paths[local] = module + ".TQDMProgressBar"
+        self.taken.add(local)
         self.touched.add(func.value)
-        return cst.Name("TQDMProgressBar")
+        return cst.Name(local)

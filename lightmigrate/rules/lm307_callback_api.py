@@ -66,8 +66,8 @@ from lightmigrate.rules.shared.datamodule_argparse import add_argument_code, dat
 from lightmigrate.analysis.project import import_aliases
 from lightmigrate.rules.shared.marking import StatementMarker
 from lightmigrate.rules.shared.method_sites import (
-    has_marker_above, identifiers, imports_lightning, index_source, marked_statement, methods, parents, physical_lines,
-    positional, statement_lines, writes_identifier,
+    has_marker_above, identifiers, imports_lightning, index_source, marked_statement, methods, names_variable, parents,
+    physical_lines, positional, statement_lines, writes_identifier,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer
 
@@ -172,11 +172,14 @@ class _Fix(KindTransformer):
 
 
 class _Calls(PrunedTransformer):
-    """Module-wide call and import fixes: C5, C8, C10."""
+    """Module-wide call and import fixes: C5, C8, C10. ``keep_base_name``: the file has a
+    ``ProgressBar`` of its own, so ``ProgressBarBase`` is imported as ``ProgressBar as
+    ProgressBarBase`` and its uses keep their name (only ``x.ProgressBarBase`` is renamed)."""
 
-    def __init__(self, rename_base: bool) -> None:
+    def __init__(self, rename_base: bool, keep_base_name: bool = False) -> None:
         self.fixed: List[str] = []
         self.rename_base = rename_base
+        self.keep_base_name = keep_base_name
 
     def leave_ImportFrom(self, original, updated):
         if updated.module is None or isinstance(updated.names, cst.ImportStar):
@@ -191,11 +194,20 @@ class _Calls(PrunedTransformer):
         if mod.endswith("callbacks.progress.base"):
             mod = mod[: -len("base")] + "progress_bar"
         self.fixed.append("progress bar imports")
-        return updated.with_changes(module=cst.parse_expression(mod))
+        names = updated.names
+        if self.rename_base and self.keep_base_name:
+            names = [a.with_changes(name=cst.Name("ProgressBar"), asname=a.asname or cst.AsName(
+                name=cst.Name("ProgressBarBase"))) if code_of(a.name) == "ProgressBarBase" else a for a in names]
+        return updated.with_changes(module=cst.parse_expression(mod), names=names)
 
     def leave_Name(self, original, updated):
-        if self.rename_base and updated.value == "ProgressBarBase":
+        if self.rename_base and not self.keep_base_name and updated.value == "ProgressBarBase":
             return updated.with_changes(value="ProgressBar")
+        return updated
+
+    def leave_Attribute(self, original, updated):
+        if self.rename_base and self.keep_base_name and updated.attr.value == "ProgressBarBase":
+            return updated.with_changes(attr=cst.Name("ProgressBar"))
         return updated
 
     def leave_Call(self, original, updated):
@@ -589,7 +601,8 @@ class CallbackApiRule(Rule):
         "2.x changed several Callback and DataModule APIs. Rewritten with 1.9's meaning: a callback's "
         "`on_predict_epoch_end(trainer, pl_module, outputs)` loses `outputs` (rebuilt, one list per dataloader, "
         "when the body reads it); a `BasePredictionWriter.write_on_epoch_end` that reads `predictions` gets them "
-        "wrapped in a list for a single dataloader, as 1.9 passed them; `ProgressBarBase` -> `ProgressBar`; `train/val/test/predict_batch_idx` -> the loop counters "
+        "wrapped in a list for a single dataloader, as 1.9 passed them; `ProgressBarBase` -> `ProgressBar` (imported "
+        "`as ProgressBarBase` when the file has a `ProgressBar` of its own); `train/val/test/predict_batch_idx` -> the loop counters "
         "the 1.9 properties returned; `main_progress_bar` -> `train_progress_bar`; `get_standard_metrics(trainer, "
         "pl_module)` -> `get_standard_metrics(trainer)`; `LearningRateFinder` gets `update_attr=False` (the 1.9 "
         "default); a project DataModule's `add_argparse_args(parser)` becomes the `parser.add_argument` calls 1.9.5 made "
@@ -662,6 +675,25 @@ finder = LearningRateFinder(min_lr=1e-5, update_attr=False)
 ''',
         ),
         Example(
+            title="a class of the file named `ProgressBar` keeps its base's name",
+            before='''\
+from pytorch_lightning.callbacks.progress import ProgressBarBase
+
+
+class ProgressBar(ProgressBarBase):
+    def disable(self):
+        self.enable = False
+''',
+            after='''\
+from pytorch_lightning.callbacks.progress import ProgressBar as ProgressBarBase
+
+
+class ProgressBar(ProgressBarBase):
+    def disable(self):
+        self.enable = False
+''',
+        ),
+        Example(
             title="2.x forms are left alone",
             before='''\
 from pytorch_lightning.callbacks import Callback, LearningRateFinder
@@ -704,7 +736,9 @@ finder = LearningRateFinder(update_attr=True)
             elif isinstance(node, ast.Call) and _call_fixed(node):
                 sites.append(Site(node.lineno, node.col_offset, _call_name(node), "call"))
         if base_imported and "ProgressBarBase" in text and any(writes_identifier(n, "ProgressBarBase") for n in source.nodes):
-            sites.append(Site(0, 0, "ProgressBarBase", "rename"))
+            # a class or import of the file named ``ProgressBar`` keeps the user's names
+            keep = "ProgressBar" in text and names_variable(source.nodes, "ProgressBar")
+            sites.append(Site(0, 0, "ProgressBarBase", "rename", keep))
         # The marks, on statements that have no LM307 mark yet
         found: List[FrozenSet[str]] = []
 
@@ -741,7 +775,7 @@ finder = LearningRateFinder(update_attr=True)
         # The imports, the rename and the calls: their nodes are found with the same tests as
         # find's (their positions may have moved: a predict-end fix adds lines).
         if any(s.action in ("import", "call", "rename") for s in sites):
-            calls = _Calls(any(s.action == "rename" for s in sites))
+            calls = _Calls(any(s.action == "rename" for s in sites), any(s.action == "rename" and s.data for s in sites))
             out = transform(out, calls)
             for fix in dict.fromkeys(calls.fixed):
                 ctx.report(CODE, fix, Kind.FIXED)

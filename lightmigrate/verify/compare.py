@@ -10,9 +10,12 @@ keys, same list lengths, same scalars and reprs.
 
 Sections compared per case, in this order: ``error``, ``hooks`` (the order in which Lightning
 called the model's original hooks, in 2.x names, and dead hooks: methods that ran on the
-reference but never on 2.x), ``metrics`` (same keys at the same steps,
-close values), ``epoch_end`` (per stage: same number of invocations, same sanity/epoch, same
-received value), ``global_step``, ``current_epoch``, ``returns``, ``state_dict``,
+reference but never on 2.x), ``callback_hooks`` (per user callback hook: how often it ran, its
+place among the model's hooks, and the ``outputs`` its ``on_*_batch_end`` received),
+``metrics`` (same keys at the same steps, close values), ``epoch_end`` (per stage: same number
+of invocations, same sanity/epoch, same received value), ``global_step``, ``current_epoch``,
+``monitors`` (ModelCheckpoint / EarlyStopping: best score, epoch and step of the best, kept
+and saved checkpoints, the epoch training stopped in), ``returns``, ``state_dict``,
 ``optimizers``, ``callback_metrics``.
 """
 
@@ -22,16 +25,18 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from lightmigrate.verify.hook_log import normalized_sequence
+from lightmigrate.verify.hook_log import callback_timeline, normalized_sequence
 
 MISSING = "<missing>"
 
 DEFAULT_SECTIONS: Tuple[str, ...] = (
     "hooks",
+    "callback_hooks",
     "metrics",
     "epoch_end",
     "global_step",
     "current_epoch",
+    "monitors",
     "returns",
     "state_dict",
     "optimizers",
@@ -270,6 +275,49 @@ def _compare_hooks(case: str, expected: Any, actual: Any, out: _Collector) -> No
             )
 
 
+def _compare_callback_hooks(case: str, expected: Any, actual: Any, out: _Collector, rtol: float, atol: float,
+                            check_requires_grad: bool) -> None:
+    """The user callbacks' hook calls (``hooks["callbacks"]``, see ``HookLog.record``)."""
+    e_cb, a_cb = (expected or {}).get("callbacks"), (actual or {}).get("callbacks")
+    if e_cb is None or a_cb is None:
+        return  # a record from before callbacks were logged
+    base = f"{case}/callback_hooks"
+    e_counts, a_counts = _call_counts(e_cb), _call_counts(a_cb)
+    for name in list(e_counts) + [n for n in a_counts if n not in e_counts]:
+        if e_counts.get(name, 0) != a_counts.get(name, 0):
+            out.add(f"{base}/{name}", f"ran {e_counts.get(name, 0)} time(s)", f"ran {a_counts.get(name, 0)} time(s)",
+                    "a user callback's hook ran a different number of times")
+    if e_counts == a_counts:
+        # the model's hooks take part in the order only when both sides logged their order
+        both = bool(expected.get("sequence")) and bool(actual.get("sequence"))
+        keep = expected.get("defined") or []
+        seq_e = callback_timeline(expected, keep, with_module=both)
+        seq_a = callback_timeline(actual, keep, with_module=both)
+        if seq_e != seq_a:
+            i = next((k for k, (x, y) in enumerate(zip(seq_e, seq_a)) if x != y), min(len(seq_e), len(seq_a)))
+            out.add(f"{base}[{i}]", seq_e[max(0, i - 1):i + 3], seq_a[max(0, i - 1):i + 3],
+                    f"callback hooks ran in another order among the hooks, at call {i}")
+    a_outputs = a_cb.get("outputs") or {}
+    for name, values in (e_cb.get("outputs") or {}).items():
+        if name not in a_outputs:
+            if a_counts.get(name):
+                out.add(f"{base}/{name}", values[0] if values else values, MISSING,
+                        "the migrated callback hook no longer reads its outputs")
+            continue
+        got = a_outputs[name]
+        if len(values) != len(got):
+            out.add(f"{base}/{name}", f"{len(values)} call(s) kept", f"{len(got)} call(s) kept")
+        for i, (e, a) in enumerate(zip(values, got)):
+            compare_values(e, a, f"{base}/{name}[{i}]", out, rtol, atol, check_requires_grad)
+
+
+def _call_counts(callbacks: Dict[str, Any]) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for _, name in callbacks.get("calls") or []:
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
 def _describe_call(rec: Dict[str, Any]) -> str:
     where = "sanity" if rec.get("sanity") else f"epoch {rec.get('epoch')}"
     return f"{rec.get('hook')}@{where}"
@@ -305,6 +353,12 @@ def compare_case(
         e, a = expected.get(section), actual.get(section)
         if section == "hooks":
             _compare_hooks(case, e, a, out)
+        elif section == "callback_hooks":
+            _compare_callback_hooks(case, expected.get("hooks"), actual.get("hooks"), out, rtol, atol,
+                                    check_requires_grad)
+        elif section == "monitors":
+            if e is not None and a is not None:  # (a record from before they were recorded)
+                compare_values(e, a, f"{case}/{section}", out, rtol, atol, check_requires_grad)
         elif section == "metrics":
             _compare_metrics(case, e, a, out, rtol, atol)
         elif section == "epoch_end":

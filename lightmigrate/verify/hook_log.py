@@ -1,4 +1,5 @@
-"""Which of the model's hooks ran, in what order and how often, and which never ran.
+"""Which of the model's and the user callbacks' hooks ran, in what order and how often, and
+which never ran.
 
 A profile function (``sys.setprofile``: Python calls only, cheap) watches frames of functions
 defined in the case file. A *hook call* is a call of a method of the model whose name is a
@@ -6,6 +7,11 @@ Lightning hook (1.x or 2.x) and whose caller is not the case file itself: Lightn
 shim) called it, so ``super()`` chains and helpers count once. Every case-file function call is
 also counted by qualified name, which tells the *dead hooks*: hook-like methods of the model's
 classes (removed hooks, misspellings, real hooks 2.x cannot reach) that never ran.
+
+With ``callback_base`` (the Lightning ``Callback`` class), calls of the hooks of user callbacks
+(instances of it whose methods are defined in the watched files) are recorded the same way, as
+``"<Class>.<hook>"`` with their place among the model's hook calls, and the ``outputs`` that
+a callback's ``on_*_batch_end`` body saw when it reads them (see :meth:`HookLog.record`).
 
 Import-light: runs inside the 1.9.5 interpreter too.
 """
@@ -17,20 +23,31 @@ import sys
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 from lightmigrate.catalog.hooks import (
+    CALLBACK_HOOKS_2X,
     KNOWN_HOOK_NAMES,
     IGNORED_SINCE_1_6,
+    REMOVED_CALLBACK_HOOKS,
     REMOVED_MODULE_HOOKS,
     V1_TO_V2_NAME,
     hook_like,
     likely_misspelling,
 )
+from lightmigrate.verify.recorder import encode, param_is_read
+
+CALLBACK_HOOK_NAMES = frozenset(CALLBACK_HOOKS_2X) | frozenset(REMOVED_CALLBACK_HOOKS)
+# callback hooks handed the step's ``outputs`` (after trainer, pl_module), in 1.9 and 2.x alike
+OUTPUT_HOOKS = frozenset({"on_train_batch_end", "on_validation_batch_end", "on_test_batch_end",
+                          "on_predict_batch_end"})
+# what is kept of the outputs: the first calls of each callback hook, a sample of each tensor
+OUTPUT_CALLS_KEPT = 32
+OUTPUT_VALUES_KEPT = 64
 
 
 class HookLog:
     """``case_file``: the file (or files: a project's model classes may span several) whose
     functions are watched."""
 
-    def __init__(self, case_file: Union[str, Iterable[str]], model: Any) -> None:
+    def __init__(self, case_file: Union[str, Iterable[str]], model: Any, callback_base: Optional[type] = None) -> None:
         files = [case_file] if isinstance(case_file, str) else list(case_file)
         self.file = os.path.realpath(files[0]) if files else ""
         # code objects carry the path as imported; module files are compared resolved
@@ -40,8 +57,20 @@ class HookLog:
         self.called: Dict[str, int] = {}
         self._previous: Any = None
         self._aliases: Optional[Dict[Any, List[str]]] = None
+        self.callback_base = callback_base
+        self.callback_calls: List[List[Any]] = []  # [model hook calls before it, "<Class>.<hook>"]
+        self.callback_outputs: Dict[str, List[Any]] = {}
+        self._callback_keys: Dict[int, str] = {}
+        self._reads_outputs: Dict[Any, bool] = {}
+        self._taking: Dict[Any, str] = {}  # frame of a callback's on_*_batch_end -> its entry
 
     def _profile(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "return":
+            if self._taking:
+                entry = self._taking.pop(frame, None)
+                if entry is not None:
+                    self._take_outputs(frame, entry)
+            return
         if event != "call":
             return
         code = frame.f_code
@@ -49,13 +78,52 @@ class HookLog:
             return
         qual = getattr(code, "co_qualname", code.co_name)
         self.called[qual] = self.called.get(qual, 0) + 1
-        if code.co_name not in KNOWN_HOOK_NAMES or not code.co_varnames:
+        name = code.co_name
+        module_hook = name in KNOWN_HOOK_NAMES
+        callback_hook = self.callback_base is not None and name in CALLBACK_HOOK_NAMES
+        if not (module_hook or callback_hook) or not code.co_varnames:
             return
         caller = frame.f_back
-        if caller is not None and caller.f_code.co_filename in self.files:
-            return  # the user's own code calling it (super(), delegation)
-        if frame.f_locals.get(code.co_varnames[0]) is self.model:
-            self.sequence.append(self._hook_name(code))
+        by_user = caller is not None and caller.f_code.co_filename in self.files
+        obj = frame.f_locals.get(code.co_varnames[0])
+        if obj is self.model:
+            if module_hook and not by_user:  # (not the user's own code: super(), delegation)
+                self.sequence.append(self._hook_name(code))
+        elif callback_hook and isinstance(obj, self.callback_base):  # type: ignore[arg-type]
+            # A callback's own super() chain or self-call does not count; the module's code
+            # calling it does (a migrated loop calling the callbacks' hooks as 1.9 did)
+            if not (by_user and caller.f_code.co_varnames
+                    and caller.f_locals.get(caller.f_code.co_varnames[0]) is obj):
+                self._callback_call(obj, frame, code)
+
+    def _callback_call(self, callback: Any, frame: Any, code: Any) -> None:
+        key = self._callback_keys.get(id(callback))
+        if key is None:  # the class name; a second instance of the class is "<Class>#2"
+            base = type(callback).__qualname__
+            taken = set(self._callback_keys.values())
+            key, n = base, 1
+            while key in taken:
+                n += 1
+                key = f"{base}#{n}"
+            self._callback_keys[id(callback)] = key
+        entry = f"{key}.{code.co_name}"
+        self.callback_calls.append([len(self.sequence), entry])
+        if code.co_name not in OUTPUT_HOOKS or code.co_argcount < 4:
+            return
+        reads = self._reads_outputs.get(code)
+        if reads is None:
+            reads = self._reads_outputs[code] = param_is_read(code, code.co_varnames[3])
+        if reads and len(self.callback_outputs.setdefault(entry, [])) < OUTPUT_CALLS_KEPT:
+            self._taking[frame] = entry
+
+    def _take_outputs(self, frame: Any, entry: str) -> None:
+        """What the body saw as ``outputs``: the local when the hook returns, so a line the
+        migration put in front of the body (``outputs = <1.9's value>``) counts."""
+        try:
+            value = encode(frame.f_locals.get(frame.f_code.co_varnames[3]), max_values=OUTPUT_VALUES_KEPT)
+        except Exception as exc:  # pragma: no cover - recording must never break the run
+            value = {"repr": f"<unencodable: {exc!r}>"}
+        self.callback_outputs[entry].append(value)
 
     # A function the class body binds under several hook names (``test_step = validation_step``)
     # has one code name; the hook Lightning called is the one of the running stage.
@@ -126,6 +194,10 @@ class HookLog:
             "counts": counts,
             "defined": sorted(self.defined_hooks()),
             "dead": self.dead_hooks(),
+            # the user callbacks' hook calls: ``calls`` as ``[model hook calls before it,
+            # "<Class>.<hook>"]`` in call order; ``outputs``: "<Class>.<hook>" -> what the first
+            # OUTPUT_CALLS_KEPT calls of an ``on_*_batch_end`` that reads its ``outputs`` saw
+            "callbacks": {"calls": self.callback_calls, "outputs": self.callback_outputs},
         }
 
 
@@ -158,4 +230,53 @@ def normalized_sequence(hooks: Dict[str, Any], keep: Optional[List[str]] = None)
             continue
         if not out or out[-1] != name:
             out.append(name)
+    return out
+
+
+def callback_timeline(hooks: Dict[str, Any], keep: Optional[List[str]] = None, with_module: bool = True) -> List[str]:
+    """The user callbacks' hook calls (``"<Class>.<hook>"``) interleaved with the model's, the
+    model's normalised as in :func:`normalized_sequence` (2.x names, restricted to ``keep``,
+    a repeat of the model's hook collapsed also across callbacks' calls: 1.9 called
+    ``training_step`` once per optimizer, a migrated loop once per batch). A 1.x epoch-end hook (``training_epoch_end``...) counts as
+    the 2.x ``on_*_epoch_end`` that now does its work, at the place where 2.x calls that: 1.9
+    called it before the callbacks' ``on_*_epoch_end``, 2.x calls the module's hook after them
+    (whether a callback still sees the body's results is compared on the values). Without
+    ``with_module``, the callbacks' calls alone."""
+    calls = (hooks.get("callbacks") or {}).get("calls") or []
+    sequence = (hooks.get("sequence") or []) if with_module else []
+    allowed = None if keep is None else {V1_TO_V2_NAME.get(n, n) for n in keep} - {None}
+    out: List[str] = []
+    pending: List[Optional[str]] = [None]  # a 1.x epoch-end hook waiting for the callbacks' hooks
+    last: List[Optional[str]] = [None]  # the model's hook last kept
+
+    def module(name: str) -> None:
+        if last[0] != name:
+            out.append(name)
+            last[0] = name
+
+    def flush() -> None:
+        if pending[0] is not None:
+            module(pending[0])
+            pending[0] = None
+
+    k = 0
+    for i in range(len(sequence) + 1):
+        while k < len(calls) and (i == len(sequence) or calls[k][0] <= i):
+            entry = calls[k][1]
+            if pending[0] is not None and entry.rsplit(".", 1)[-1] != pending[0]:
+                flush()
+            out.append(entry)
+            k += 1
+        if i == len(sequence):
+            break
+        name = sequence[i]
+        new = V1_TO_V2_NAME.get(name, name)
+        if new is None or (allowed is not None and new not in allowed):
+            continue
+        flush()
+        if new != name and new.endswith("_epoch_end"):
+            pending[0] = new
+        else:
+            module(new)
+    flush()
     return out

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from lightmigrate.verify.compare import DEFAULT_SECTIONS, Difference, compare_case
-from lightmigrate.verify.pytest_plugin import read_recordings
+from lightmigrate.verify.recordings import read_recordings
 from lightmigrate.verify.session import VerifyError
 
 # what a test's Trainer runs are compared on (the epoch-end tracer does not run under pytest)
@@ -83,6 +83,7 @@ class TestOutcome:
     error: Optional[str] = None  # the first error line that explains the verdict
     differences: List[Difference] = field(default_factory=list)
     runs: Tuple[int, int] = (0, 0)  # Trainer runs recorded before / after
+    line: Optional[int] = None  # where the test is defined in its file
 
 
 @dataclass
@@ -103,6 +104,7 @@ class PytestReport:
     problems: List[str] = field(default_factory=list)  # a side that could not run
     notes: List[str] = field(default_factory=list)  # migration problems, borrowed pytest
     seconds: float = 0.0
+    project: str = ""  # the folder the test ids are relative to
 
     @property
     def exit_code(self) -> int:
@@ -170,7 +172,8 @@ def compare_tests(before: Dict[str, Any], after: Dict[str, Any], rtol: float = 1
     for nodeid in names:
         b, a = _lookup(before, nodeid), _lookup(after, nodeid)
         bo, ao = b.get("outcome") or "missing", a.get("outcome") or "missing"
-        result = TestOutcome(nodeid, "", bo, ao, runs=(len(b.get("runs") or []), len(a.get("runs") or [])))
+        result = TestOutcome(nodeid, "", bo, ao, runs=(len(b.get("runs") or []), len(a.get("runs") or [])),
+                             line=b.get("line") or a.get("line"))
         if bo == "passed" and ao == "passed":
             result.differences = compare_runs(b.get("runs") or [], a.get("runs") or [], rtol, atol, limit)
             result.verdict = "behaviour differs" if result.differences else "passed on both"
@@ -361,7 +364,8 @@ def verify_pytest(
                 docs[name] = job.result()
     problems = [p for p in (_side_problem(sides[n], docs[n]) for n in sides) if p]
     results = [] if problems else compare_tests(docs["before"] or {}, docs["after"] or {}, rtol, atol, limit)
-    return PytestReport(sides["before"], sides["after"], results, problems, notes, time.perf_counter() - started)
+    return PytestReport(sides["before"], sides["after"], results, problems, notes, time.perf_counter() - started,
+                        str(root))
 
 
 def report_to_json(report: PytestReport) -> Dict[str, Any]:

@@ -10,10 +10,12 @@ For each test (setup, call and teardown) it records:
 * ``outcome``: passed, failed, error (setup/teardown or collection failed) or skipped, and
   ``error``: the first line of the failure (or the skip reason);
 * ``runs``: one record per outermost ``Trainer.fit/validate/test/predict`` call, with the
-  runner's words (see ``runner.run_case``): ``hooks`` (the model's hooks Lightning called, as
-  :class:`~lightmigrate.verify.hook_log.HookLog` sees them over the files of the model's own
-  classes), ``metrics`` (``[step, key, value]`` rows of everything the trainer logged, also
-  when it has no logger), ``returns`` (what the call returned), ``global_step``,
+  runner's words (see ``runner.run_case``): ``hooks`` (the model's and the user callbacks'
+  hooks Lightning called, as :class:`~lightmigrate.verify.hook_log.HookLog` sees them over the
+  files of the model's and the callbacks' own classes), ``monitors`` (what ModelCheckpoint and
+  EarlyStopping ended with, :mod:`~lightmigrate.verify.monitor_log`), ``metrics``
+  (``[step, key, value]`` rows of everything the trainer logged, also when it has no logger),
+  ``returns`` (what the call returned), ``global_step``,
   ``current_epoch``, ``callback_metrics``, ``optimizers`` and ``state_dict`` (the final
   weights; a tensor of more than ``MAX_VALUES`` elements keeps an even sample of its values).
 
@@ -28,7 +30,6 @@ Runs inside the 1.x interpreter too: stdlib, pytest and this package's import-li
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import random
@@ -39,7 +40,9 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from lightmigrate.verify.hook_log import HookLog
+from lightmigrate.verify.monitor_log import CheckpointSaves, monitor_results
 from lightmigrate.verify.recorder import encode, make_logger
+from lightmigrate.verify.recordings import read_recordings, worker_path  # noqa: F401 - (part of its interface)
 
 RECORD_ENV = "LIGHTMIGRATE_RECORD"
 SEED = 1234
@@ -63,31 +66,6 @@ def pytest_configure(config: Any) -> None:
     path = config.getoption("lightmigrate_record", None) or os.environ.get(RECORD_ENV)
     if path:
         config.pluginmanager.register(Recorder(config, path), "lightmigrate-recorder")
-
-
-def worker_path(path: str, worker: Optional[str]) -> str:
-    """The file one process writes: ``path`` itself, or ``<stem>.<worker><suffix>``."""
-    if not worker:
-        return path
-    stem, suffix = os.path.splitext(path)
-    return f"{stem}.{worker}{suffix}"
-
-
-def read_recordings(path: str) -> Optional[Dict[str, Any]]:
-    """The recording at ``path`` merged with those of xdist workers (``worker_path``); None
-    when no process wrote one."""
-    stem, suffix = os.path.splitext(path)
-    files = ([path] if os.path.exists(path) else []) + sorted(glob.glob(glob.escape(stem) + ".*" + suffix))
-    if not files:
-        return None
-    merged: Dict[str, Any] = {"workers": [], "versions": None, "tests": {}}
-    for name in files:
-        with open(name, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        merged["workers"].append(doc.get("worker") or "main")
-        merged["versions"] = merged["versions"] or doc.get("versions")
-        merged["tests"].update(doc.get("tests") or {})
-    return merged
 
 
 def first_error_line(report: Any) -> Optional[str]:
@@ -116,11 +94,12 @@ def _seed_all() -> None:
         torch.manual_seed(SEED)
 
 
-def _user_files(model: Any) -> List[str]:
-    """The files of the model's own classes (not Lightning's, torch's or any installed
-    package's): where its hooks are defined."""
+def _user_files(model: Any, callbacks: Any = ()) -> List[str]:
+    """The files of the model's and the callbacks' own classes (not Lightning's, torch's or any
+    installed package's): where their hooks are defined."""
     files: List[str] = []
-    for cls in type(model).__mro__:
+    classes = [cls for obj in [model, *callbacks] for cls in type(obj).__mro__]
+    for cls in classes:
         module = sys.modules.get(cls.__module__)
         path = getattr(module, "__file__", None)
         if not path or cls.__module__.split(".")[0] in _LIBRARY_ROOTS:
@@ -197,20 +176,25 @@ class Recorder:
             model = getattr(trainer, "lightning_module", None)
         run: Dict[str, Any] = {"method": method, "error": None, "metrics": [], "returns": [],
                                "hooks": None, "global_step": None, "current_epoch": None,
-                               "callback_metrics": None, "optimizers": None, "state_dict": None}
+                               "callback_metrics": None, "optimizers": None, "state_dict": None,
+                               "monitors": None}
         logger = make_logger(root)
         connector = getattr(trainer, "_logger_connector", None)
         if connector is not None:
             connector.log_metrics = self._logging_into(trainer, connector, logger)
-        hook_log = HookLog(_user_files(model), model) if model is not None else None
+        callback_base = getattr(sys.modules.get(root + ".callbacks"), "Callback", None)
+        callbacks = list(getattr(trainer, "callbacks", None) or [])
+        hook_log = HookLog(_user_files(model, callbacks), model, callback_base) if model is not None else None
+        saves = CheckpointSaves(trainer, root)
         self.active = True
         started = time.perf_counter()
         try:
-            if hook_log is not None:
-                with hook_log:
+            with saves:
+                if hook_log is not None:
+                    with hook_log:
+                        value = original(trainer, *args, **kwargs)
+                else:
                     value = original(trainer, *args, **kwargs)
-            else:
-                value = original(trainer, *args, **kwargs)
             run["returns"] = [{"method": method, "value": encode(value, max_values=MAX_VALUES)}]
             return value
         except BaseException as exc:
@@ -222,6 +206,10 @@ class Recorder:
                 connector.__dict__.pop("log_metrics", None)
             run["seconds"] = round(time.perf_counter() - started, 4)
             self._finish_run(run, trainer, model, logger, hook_log)
+            try:
+                run["monitors"] = monitor_results(trainer, root, saves)
+            except Exception as exc:  # noqa: BLE001 - recording must never fail the test
+                run.setdefault("record_errors", []).append(repr(exc))
             if self.current is not None:
                 self.current.append(run)
 
@@ -271,7 +259,9 @@ class Recorder:
         so other plugins cannot hide it)."""
         self.patch_loaded()
         self.current = []
-        self.tests.setdefault(nodeid, {"outcome": None, "error": None, "runs": []})
+        test = self.tests.setdefault(nodeid, {"outcome": None, "error": None, "runs": []})
+        if location and isinstance(location[1], int):
+            test["line"] = location[1] + 1  # the test's line (pytest counts from 0)
         _seed_all()
 
     @pytest.hookimpl(tryfirst=True)

@@ -37,6 +37,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from lightmigrate.verify.hook_log import HookLog
 from lightmigrate.verify.hooks import STAGES, epoch_end_watch, helper_param_names
+from lightmigrate.verify.monitor_log import CheckpointSaves, monitor_results
 from lightmigrate.verify.recorder import EpochEndTracer, encode, make_logger
 
 SEED = 1234
@@ -166,11 +167,13 @@ def run_case(
         "optimizers": None,
         "callback_metrics": None,
         "hooks": None,
+        "monitors": None,
         "seconds": None,
     }
     root_dir = tempfile.mkdtemp(prefix="lightmigrate-case-")
     tracer: Optional[EpochEndTracer] = None
     hook_log: Optional[HookLog] = None
+    saves: Optional[CheckpointSaves] = None
     hook_order = True
     logger: Any = None
     trainer: Any = None
@@ -220,9 +223,10 @@ def run_case(
         # Under the shim the user's original 1.x epoch-end hooks run: trace them like side v1.
         tracer_side = "v1" if side == "v1shim" else side
         tracer = EpochEndTracer(path, tracer_side, watch=record["watch"], module_base=pl.LightningModule)
-        hook_log = HookLog(path, model)
+        hook_log = HookLog(path, model, callback_base=pl.Callback)
+        saves = CheckpointSaves(trainer, root)
         datamodule = case.get("datamodule")
-        with tracer, hook_log:
+        with tracer, hook_log, saves:
             for method in run:
                 if method == "fit":
                     kwargs: Dict[str, Any] = {"datamodule": datamodule} if datamodule is not None else {
@@ -260,6 +264,7 @@ def run_case(
                 record["current_epoch"] = int(trainer.current_epoch)
                 record["callback_metrics"] = encode(dict(trainer.callback_metrics))
                 record["optimizers"] = _optimizer_states(trainer)
+                record["monitors"] = monitor_results(trainer, root, saves)
             except Exception as exc:  # pragma: no cover
                 record.setdefault("record_errors", []).append(repr(exc))
         if side == "v1shim" and model is not None:

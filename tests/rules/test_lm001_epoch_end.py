@@ -69,7 +69,7 @@ class M(pl.LightningModule):
 class M(pl.LightningModule):
     def on_validation_epoch_start(self):
         loaders = self.trainer.val_dataloaders
-        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.validation_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
         self.started = True
 
     def on_validation_batch_end(self, out, batch, batch_idx, dataloader_idx=0):
@@ -122,7 +122,7 @@ class M(pl.LightningModule):
 class M(pl.LightningModule):
     def on_test_epoch_start(self):
         loaders = self.trainer.test_dataloaders
-        self.test_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.test_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
 
     def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
         if outputs is not None:
@@ -580,7 +580,7 @@ class Regressor(pl.LightningModule):
 
     def on_validation_epoch_start(self):
         loaders = self.trainer.val_dataloaders
-        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.validation_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
 
     def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
         if outputs is not None:
@@ -634,7 +634,7 @@ class Printer(pl.Callback):
 class Base(pl.LightningModule):
     def on_validation_epoch_start(self):
         loaders = self.trainer.val_dataloaders
-        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.validation_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
 
     def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
         if outputs is not None:
@@ -1051,7 +1051,7 @@ class M(pl.LightningModule):
 class M(pl.LightningModule):
     def on_validation_epoch_start(self):
         loaders = self.trainer.val_dataloaders
-        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.validation_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
 
     def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
         if outputs is not None:
@@ -1068,7 +1068,7 @@ class M(pl.LightningModule):
 
     def on_test_epoch_start(self):
         loaders = self.trainer.test_dataloaders
-        self.test_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.test_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
 
     def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
         if outputs is not None:
@@ -1137,7 +1137,7 @@ class M(pl.LightningModule):
 
     def on_validation_epoch_start(self):
         loaders = self.trainer.val_dataloaders
-        self.validation_step_outputs = [[] for _ in (loaders if isinstance(loaders, (list, tuple)) else [loaders])]
+        self.validation_step_outputs = [[] for _ in loaders] if isinstance(loaders, (list, tuple)) else [[]]
 
     def on_validation_epoch_end(self):
         outputs = self.validation_step_outputs

@@ -26,8 +26,11 @@ SUBCLASS = textwrap.dedent('''\
 SUBCLASS_AFTER = SUBCLASS.replace(
     "        super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, log_every_n_steps=log_every, **kwargs)",
     '        use_gpus = gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
-    '        super().__init__(use_distributed_sampler=replace_sampler_ddp, log_every_n_steps=log_every, **{"accelerator": '
-    '"gpu" if use_gpus else "cpu", "devices": gpus if use_gpus else "auto", **kwargs})')
+    '        super().__init__(\n'
+    '            use_distributed_sampler=replace_sampler_ddp,\n'
+    '            log_every_n_steps=log_every,\n'
+    '            **{"accelerator": "gpu" if use_gpus else "cpu", "devices": gpus if use_gpus else "auto", **kwargs},\n'
+    '        )')
 
 
 def project(files):
@@ -178,8 +181,10 @@ def test_a_subclass_of_an_aliased_trainer_is_the_projects_trainer():
     assert out["pkg/trainer.py"] == ALIASED.replace(
         "        super().__init__(gpus=gpus, replace_sampler_ddp=replace_sampler_ddp, **kwargs)",
         '        use_gpus = gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
-        '        super().__init__(use_distributed_sampler=replace_sampler_ddp, **{"accelerator": "gpu" if use_gpus '
-        'else "cpu", "devices": gpus if use_gpus else "auto", **kwargs})').replace(
+        '        super().__init__(\n'
+        '            use_distributed_sampler=replace_sampler_ddp,\n'
+        '            **{"accelerator": "gpu" if use_gpus else "cpu", "devices": gpus if use_gpus else "auto", **kwargs},\n'
+        '        )').replace(
         "PLT(gpus=1)", 'PLT(accelerator="gpu", devices=1)').replace(
         "MyTrainer(gpus=0, amp_level=None, precision=16)", 'MyTrainer(gpus=0, precision="16-mixed")')
     assert out["pkg/quiet.py"] == quiet.replace("auto_select_gpus=False, ", "")
@@ -366,15 +371,17 @@ SCRIPT_AFTER = SCRIPT.replace(
     '    parser.add_argument("--gpus", type=lambda x: x if "," in x else int(x), default=None)\n'
     '    parser.add_argument("--max_epochs", type=int, default=None)\n').replace(
     "pl.Trainer.from_argparse_args(args, logger=False)",
-    'pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", devices=args.gpus if '
-    'args.gpus not in (None, 0, "0", []) else "auto", max_epochs=args.max_epochs, logger=False)')
+    # (1.9's --gpus parser gives None, an int or a str with a comma: GPUs exactly when truthy; the
+    # call is longer than 88 columns: one argument per line)
+    'pl.Trainer(\n        accelerator="gpu" if args.gpus else "cpu",\n        devices=args.gpus or "auto",\n'
+    '        max_epochs=args.max_epochs,\n        logger=False,\n    )')
 
 
 def test_argparse_script_sites():
     found = sites({"train.py": SCRIPT}, "train.py")
     assert [(s.line, s.target, s.action, s.data) for s in found] == [
         (9, "add_argparse_args", "argparse-add", ("parser", ("gpus", "max_epochs"))),
-        (13, "from_argparse_args", "argparse-from", (("gpus", "max_epochs"), False))]
+        (13, "from_argparse_args", "argparse-from", (("gpus", "max_epochs"), False, "int"))]
 
 
 def test_argparse_script_declares_the_options_it_uses_and_builds_the_trainer():
@@ -400,7 +407,7 @@ def test_argparse_options_the_file_declares_itself_reach_the_trainer():
                             'parser.add_argument("--precision", type=int, default=16)')
     out = migrate({"train.py": script})["train.py"]
     assert 'add_argument("--precision", type=int, default=16)' in out and out.count("--precision") == 1
-    assert "max_epochs=args.max_epochs, precision=args.precision, logger=False)" in out
+    assert "        max_epochs=args.max_epochs,\n        precision=args.precision,\n        logger=False,\n    )" in out
 
 
 def test_argparse_with_an_option_whose_19_default_2x_reads_otherwise_keeps_its_marker():
@@ -503,11 +510,12 @@ def test_options_the_projects_tests_pass_stay_declared():
     files = {"train.py": PLAIN_SCRIPT, "tests/test_train.py": test}
     assert [(s.action, s.data) for s in sites(files, "train.py") if s.action.startswith("argparse")] == [
         ("argparse-add", ("parser", ("fast_dev_run", "max_epochs"))),
-        ("argparse-from", (("fast_dev_run", "max_epochs"), False))]
+        ("argparse-from", (("fast_dev_run", "max_epochs"), False, "int"))]
     out = migrate(files)
     assert out["tests/test_train.py"] == test
     assert '    parser.add_argument("--max_epochs", type=int, default=None)\n' in out["train.py"]
-    assert "pl.Trainer(fast_dev_run=args.fast_dev_run, max_epochs=args.max_epochs, logger=False)" in out["train.py"]
+    assert ("pl.Trainer(\n        fast_dev_run=args.fast_dev_run,\n        max_epochs=args.max_epochs,\n"
+            "        logger=False,\n    )") in out["train.py"]
 
 
 def test_options_the_projects_shell_scripts_pass_stay_declared(tmp_path):

@@ -37,8 +37,10 @@ def rw(before, after=None, **kw):
      'pl.Trainer(accelerator="gpu", devices=find_usable_cuda_devices(2))'),
     ("pl.Trainer(precision=16)", 'pl.Trainer(precision="16-mixed")'),
     ('pl.Trainer(precision="16")', 'pl.Trainer(precision="16-mixed")'),
-    ("pl.Trainer(precision=32)", 'pl.Trainer(precision="32-true")'),
-    ("pl.Trainer(precision=64)", 'pl.Trainer(precision="64-true")'),
+    # 2.x takes 32, 64, "32" and "64" as they are, without a warning (issue 23): no churn
+    ("pl.Trainer(precision=32, accelerator='cpu')", None),
+    ("pl.Trainer(precision=64, accelerator='cpu')", None),
+    ("pl.Trainer(precision='32', accelerator='cpu')", None),
     ("pl.Trainer(precision='bf16')", "pl.Trainer(precision='bf16-mixed')"),
     ('pl.Trainer(strategy="ddp")', 'pl.Trainer(strategy="ddp_find_unused_parameters_true")'),
     ('pl.Trainer(strategy="ddp_spawn")', 'pl.Trainer(strategy="ddp_spawn_find_unused_parameters_true")'),
@@ -67,7 +69,8 @@ def rw(before, after=None, **kw):
     ('pl.Trainer(accelerator="cpu", max_epochs=1)', None),
     # issue 25: values known only at run time whose None 1.9 read as the default and 2.x rejects
     ('pl.Trainer(devices=cfg.devices, accelerator=cfg.accelerator, strategy=args.strategy)',
-     'pl.Trainer(devices=cfg.devices or "auto", accelerator=cfg.accelerator or "cpu", strategy=args.strategy or "auto")'),
+     'pl.Trainer(\n    devices=cfg.devices or "auto",\n    accelerator=cfg.accelerator or "cpu",\n'
+     '    strategy=args.strategy or "auto",\n)'),
     ('pl.Trainer(devices=n if n > 0 else None, accelerator="cpu")',
      'pl.Trainer(devices=(n if n > 0 else None) or "auto", accelerator="cpu")'),
     ('pl.Trainer(devices=get_devices(), accelerator="cpu")', 'pl.Trainer(devices=get_devices() or "auto", accelerator="cpu")'),
@@ -88,7 +91,7 @@ def test_multiline_call_keeps_layout():
 def test_callbacks_added_for_schedule_and_legacy_arguments():
     rw(PL + "t = pl.Trainer(accumulate_grad_batches={0: 1, 2: 4}, callbacks=[cb], weights_summary='full')\n",
        "import pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import ModelSummary, GradientAccumulationScheduler\n\n"
-       "t = pl.Trainer(callbacks=[cb, ModelSummary(max_depth=-1), GradientAccumulationScheduler(scheduling={0: 1, 2: 4})])\n")
+       "t = pl.Trainer(\n    callbacks=[cb, ModelSummary(max_depth=-1), GradientAccumulationScheduler(scheduling={0: 1, 2: 4})],\n)\n")
 
 
 def test_callbacks_created_when_absent_and_import_root_kept():
@@ -256,9 +259,8 @@ def test_argparse_options_spread_into_the_trainer_are_marked():
            "other = pl.Trainer(gpus=args.gpus)\n")
     out, findings = run_rule(RULE, src)
     assert "# TODO(lightmigrate): LM101 T-meth3: the argparse options --gpus reach the Trainer through vars(args)" in out
-    assert ('use_gpus = args.gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
-            'other = pl.Trainer(accelerator="gpu" if use_gpus else "cpu", devices=args.gpus if use_gpus else "auto")'
-            ) in out
+    # --gpus is an int (type=int): the short form exactly right for an int
+    assert 'other = pl.Trainer(\n    accelerator="gpu" if args.gpus else "cpu",\n    devices=args.gpus or "auto",\n)' in out
     assert run_rule(RULE, out)[0] == out
 
 
@@ -296,11 +298,11 @@ def test_gpus_from_a_variable_is_tested_once():
     rw(PL + "def build(args):\n    # the trainer\n    return pl.Trainer(gpus=args.gpus, devices=args.devices)\n",
        PL + "def build(args):\n    # the trainer\n"
        '    use_gpus = args.gpus not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
-       '    return pl.Trainer(accelerator="gpu" if use_gpus else "cpu", '
-       'devices=args.gpus if use_gpus else (args.devices or "auto"))\n')
+       '    return pl.Trainer(\n        accelerator="gpu" if use_gpus else "cpu",\n'
+       '        devices=args.gpus if use_gpus else (args.devices or "auto"),\n    )\n')
     rw(PL + "use_gpus = 1\nt = pl.Trainer(gpus=n)\n",
        PL + 'use_gpus = 1\nuse_gpus_1 = n not in (None, 0, "0", [])  # 1.9 read gpus=None, 0, "0" and [] as no GPU\n'
-       't = pl.Trainer(accelerator="gpu" if use_gpus_1 else "cpu", devices=n if use_gpus_1 else "auto")\n')
+       't = pl.Trainer(\n    accelerator="gpu" if use_gpus_1 else "cpu",\n    devices=n if use_gpus_1 else "auto",\n)\n')
     rw(PL + "make = lambda: pl.Trainer(gpus=args.gpus)\n",
        PL + 'make = lambda: pl.Trainer(accelerator="gpu" if args.gpus not in (None, 0, "0", []) else "cpu", '
        'devices=args.gpus if args.gpus not in (None, 0, "0", []) else "auto")\n')

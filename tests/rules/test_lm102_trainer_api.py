@@ -15,6 +15,10 @@ RULE = TrainerApiRule()
 HEAD = "import pytorch_lightning as pl\n\n\nclass CB(pl.Callback):\n    def on_fit_start(self, trainer, pl_module):\n"
 
 
+VAL_LIST = "if not isinstance(val_loaders, (list, tuple)):\n            val_loaders = [val_loaders]\n        "
+TEST_LIST = "if not isinstance(test_loaders, (list, tuple)):\n            test_loaders = [test_loaders]\n        "
+
+
 def body(line):
     return HEAD + "        " + line + "\n"
 
@@ -27,14 +31,15 @@ def body(line):
     ("x = trainer.progress_bar_dict", "x = trainer.progress_bar_metrics"),
     ("x = trainer.tested_ckpt_path", "x = trainer.ckpt_path"),
     ("dls = trainer.val_dataloaders\n        n = len(dls) if isinstance(dls, (list, tuple)) else 1", None),
+    # T-prop2: read once into a local that is a list, as 1.9's was
     ("for dl in trainer.val_dataloaders: pass",
-     "for dl in (trainer.val_dataloaders if isinstance(trainer.val_dataloaders, (list, tuple)) else [trainer.val_dataloaders]): pass"),
+     "val_loaders = trainer.val_dataloaders\n        " + VAL_LIST + "for dl in val_loaders: pass"),
     ("dls = trainer.val_dataloaders",
-     "dls = (trainer.val_dataloaders if isinstance(trainer.val_dataloaders, (list, tuple)) else [trainer.val_dataloaders])"),
+     "dls = trainer.val_dataloaders\n        if not isinstance(dls, (list, tuple)):\n            dls = [dls]"),
     ("x = trainer.val_dataloaders[0]",
-     "x = (trainer.val_dataloaders if isinstance(trainer.val_dataloaders, (list, tuple)) else [trainer.val_dataloaders])[0]"),
+     "val_loaders = trainer.val_dataloaders\n        " + VAL_LIST + "x = val_loaders[0]"),
     ("n = len(trainer.test_dataloaders)",
-     "n = len((trainer.test_dataloaders if isinstance(trainer.test_dataloaders, (list, tuple)) else [trainer.test_dataloaders]))"),
+     "test_loaders = trainer.test_dataloaders\n        " + TEST_LIST + "n = len(test_loaders)"),
     ('ok = trainer.precision == "16"', 'ok = trainer.precision == "16-mixed"'),
     ("ok = trainer.precision != 'bf16'", "ok = trainer.precision != 'bf16-mixed'"),
     ("ok = trainer.precision in ('32', 'bf16')", "ok = trainer.precision in ('32-true', 'bf16-mixed')"),
@@ -433,6 +438,89 @@ def main(cfg, args):
     assert sites_of(RULE, src) == []
     out, _ = run_rule(RULE, src + "\n\ndef f(trainer):\n    return trainer.gpus\n")
     assert out.count("TODO(lightmigrate): LM102") == 1
+
+
+WRAPPED = "(trainer.val_dataloaders if isinstance(trainer.val_dataloaders, (list, tuple)) else [trainer.val_dataloaders])"
+
+
+def test_loaders_read_once_in_an_f_string_and_reused_by_later_lines():
+    # issue 23: one local, not the long expression in every place; the f-string stays valid on 3.8
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class CB(pl.Callback):
+    def on_test_start(self, trainer, pl_module):
+        # how many batches
+        print(f"{len(trainer.test_dataloaders[0])} batches of {trainer.test_dataloaders[0].batch_size}")
+        self.sizes.append(trainer.test_dataloaders[-1].batch_size)
+        first = trainer.test_dataloaders[0] if trainer.test_dataloaders else None
+        trainer.test(pl_module)
+        n = len(trainer.test_dataloaders)
+''', '''\
+import pytorch_lightning as pl
+
+
+class CB(pl.Callback):
+    def on_test_start(self, trainer, pl_module):
+        # how many batches
+        test_loaders = trainer.test_dataloaders
+        if not isinstance(test_loaders, (list, tuple)):
+            test_loaders = [test_loaders]
+        print(f"{len(test_loaders[0])} batches of {test_loaders[0].batch_size}")
+        self.sizes.append(test_loaders[-1].batch_size)
+        first = test_loaders[0] if trainer.test_dataloaders else None
+        trainer.test(pl_module)
+        test_loaders_1 = trainer.test_dataloaders
+        if not isinstance(test_loaders_1, (list, tuple)):
+            test_loaders_1 = [test_loaders_1]
+        n = len(test_loaders_1)
+''')
+
+
+@pytest.mark.parametrize("line, after", [
+    # read later, or only on one branch, or again at each turn: wrapped where it is
+    ("f = lambda: len(trainer.val_dataloaders)", f"f = lambda: len({WRAPPED[1:-1]})"),
+    ("x = trainer.val_dataloaders[0] if trainer.sanity_checking else None",
+     f"x = {WRAPPED}[0] if trainer.sanity_checking else None"),
+    ("while i < len(trainer.val_dataloaders): i += 1", f"while i < len({WRAPPED[1:-1]}): i += 1"),
+    ("if a: pass\n        elif trainer.val_dataloaders[0]: pass", f"if a: pass\n        elif {WRAPPED}[0]: pass"),
+    ("if a: x = trainer.val_dataloaders[0]", f"if a: x = {WRAPPED}[0]"),
+    ("x = [d for d in loaders if trainer.val_dataloaders[0] is d]",
+     f"x = [d for d in loaders if {WRAPPED}[0] is d]"),
+    # a call before the read in the same line may run the Trainer: not moved before it
+    ("x = (run(), trainer.val_dataloaders[0])", f"x = (run(), {WRAPPED}[0])"),
+    # a plain list, kept
+    ("dls = list(trainer.val_dataloaders)",
+     "val_loaders = trainer.val_dataloaders\n        " + VAL_LIST + "dls = list(val_loaders)"),
+    # the first iterable of a comprehension is read at once (and 1.9 iterated loaders, not batches)
+    ("x = [d.batch_size for d in trainer.val_dataloaders]",
+     "val_loaders = trainer.val_dataloaders\n        " + VAL_LIST + "x = [d.batch_size for d in val_loaders]"),
+    ("if len(trainer.val_dataloaders) > 1: pass",
+     "val_loaders = trainer.val_dataloaders\n        " + VAL_LIST + "if len(val_loaders) > 1: pass"),
+])
+def test_loaders_local_or_in_place(line, after):
+    check_rewrite(RULE, body(line), body(after))
+
+
+def test_loaders_local_name_is_fresh_and_class_bodies_keep_the_expression():
+    check_rewrite(RULE, body("val_loaders = 1\n        x = trainer.val_dataloaders[0]"),
+                  body("val_loaders = 1\n        val_loaders_1 = trainer.val_dataloaders\n"
+                       "        if not isinstance(val_loaders_1, (list, tuple)):\n"
+                       "            val_loaders_1 = [val_loaders_1]\n        x = val_loaders_1[0]"))
+    check_rewrite(RULE, "import pytorch_lightning as pl\n\n\nclass A:\n    n = len(trainer.val_dataloaders)\n",
+                  f"import pytorch_lightning as pl\n\n\nclass A:\n    n = len({WRAPPED[1:-1]})\n")
+
+
+def test_loaders_local_not_reused_where_a_generator_reads_later():
+    # a generator's element runs when it is consumed, maybe after the Trainer ran again; its first
+    # iterable is read at once
+    check_rewrite(RULE, body("first = trainer.val_dataloaders[0]\n"
+                             "        later = (trainer.val_dataloaders[i] for i in range(2))\n"
+                             "        sizes = sum(d.batch_size for d in trainer.val_dataloaders)"),
+                  body("val_loaders = trainer.val_dataloaders\n        " + VAL_LIST + "first = val_loaders[0]\n"
+                       f"        later = ({WRAPPED}[i] for i in range(2))\n"
+                       "        sizes = sum(d.batch_size for d in val_loaders)"))
 
 
 def test_amp_backend_and_using_native_amp_reads_get_their_2x_meaning():

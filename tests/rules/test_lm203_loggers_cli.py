@@ -226,3 +226,26 @@ def test_find_follows_the_datamodule_hierarchy_across_files():
     check_find(RULE, "class Sub(DM): ...\n", False, files, path="sub.py")
     check_find(RULE, files["other.py"], False, files, indexed=False, path="other.py")
     assert "TODO(lightmigrate): LM203" in run_rule(RULE, sub, "sub.py", files)[0]
+
+
+def test_progress_bar_call_keeps_a_class_of_the_file_named_tqdm_progress_bar():
+    # issue 23: the added import must not be shadowed by (or shadow) the file's own class
+    check_rewrite(RULE, '''\
+    from pytorch_lightning.callbacks import ProgressBar
+
+
+    class TQDMProgressBar(ProgressBar):
+        pass
+
+
+    bar = ProgressBar(refresh_rate=5)
+    ''', '''\
+    from pytorch_lightning.callbacks import ProgressBar, TQDMProgressBar as LightningTQDMProgressBar
+
+
+    class TQDMProgressBar(ProgressBar):
+        pass
+
+
+    bar = LightningTQDMProgressBar(refresh_rate=5)
+    ''')

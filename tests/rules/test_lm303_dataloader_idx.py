@@ -208,7 +208,7 @@ def test_train_batch_hooks_keep_dataloader_idx_in_a_class_the_epoch_end_rule_edi
     # issue 21, kind 5: the whole rule set on a 1.6-era class whose training_epoch_end LM001
     # migrates (merging its buffer into the existing on_train_batch_end); the file also has a
     # black-style parenthesised import of a moved module. 2.x calls the train batch hooks with
-    # (outputs,) batch, batch_idx: dataloader_idx needs its default
+    # (outputs,) batch, batch_idx: dataloader_idx, never read, goes
     src = textwrap.dedent('''\
         import pytorch_lightning as pl
         from pytorch_lightning.utilities.cli import (
@@ -232,8 +232,8 @@ def test_train_batch_hooks_keep_dataloader_idx_in_a_class_the_epoch_end_rule_edi
     index = ProjectIndex()
     index.add_source(src, "m.py")
     out = transform_text(src, ALL_RULES, path="m.py", project=index)
-    assert "def on_train_batch_start(self, batch, batch_idx, dataloader_idx=0):" in out.text
-    assert "def on_train_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):" in out.text
+    assert "def on_train_batch_start(self, batch, batch_idx):" in out.text
+    assert "def on_train_batch_end(self, outputs, batch, batch_idx):" in out.text
     # (the class defines on_train_batch_start, which may end an epoch before its first batch: the
     # old body stays as a helper that on_train_epoch_end calls after an epoch that ran a batch)
     assert "self.training_step_outputs.append(outputs)" in out.text and "def training_epoch_end" not in out.text
@@ -243,3 +243,146 @@ def test_train_batch_hooks_keep_dataloader_idx_in_a_class_the_epoch_end_rule_edi
     index = ProjectIndex()
     index.add_source(out.text, "m.py")
     assert transform_text(out.text, ALL_RULES, path="m.py", project=index).text == out.text
+
+
+def test_unread_parameters_lost_before_19_are_dropped():
+    # 1.9 and 2.x call these hooks without them: the parameter only made the call fail
+    findings = check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_end(self, outputs):
+        self.outputs = []
+
+    def on_train_batch_start(
+        self,
+        batch,
+        batch_idx,
+        dataloader_idx,
+    ):
+        print(batch_idx)
+
+
+class Cb(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module, outputs, *, extra=1):
+        print(extra)
+''', '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_end(self):
+        self.outputs = []
+
+    def on_train_batch_start(
+        self,
+        batch,
+        batch_idx,
+    ):
+        print(batch_idx)
+
+
+class Cb(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module, *, extra=1):
+        print(extra)
+''')
+    assert [(f.code, f.kind, f.line) for f in findings] == [
+        ("LM303", Kind.FIXED, 5), ("LM303", Kind.FIXED, 8), ("LM303", Kind.FIXED, 18)]
+
+
+def test_lost_parameters_that_are_read_or_passed_are_kept():
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_end(self, outputs):
+        print(outputs)
+
+
+class Cb(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module, outputs):
+        print(locals())
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx):
+        print(dataloader_idx)
+
+
+class Other(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module, outputs=None):
+        pass
+''', '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_end(self, outputs):
+        print(outputs)
+
+
+class Cb(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module, outputs):
+        print(locals())
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0):
+        print(dataloader_idx)
+
+
+class Other(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module, outputs=None):
+        pass
+''')
+
+
+def test_lost_parameter_kept_when_the_file_passes_it():
+    source = '''\
+import pytorch_lightning as pl
+
+
+class Cb(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module, outputs):
+        pass
+
+
+Cb().on_train_epoch_end(None, None, [])
+'''
+    check_rewrite(RULE, source, None)
+    # the whole rule set leaves LM002's marker on it
+    out = transform_text(source, ALL_RULES, path="model.py").text
+    assert "TODO(lightmigrate): LM002" in out and "pl_module, outputs)" in out
+
+
+def test_lost_parameter_rebound_at_the_top_is_dropped_after_the_epoch_end_rule():
+    # a 1.4-era module with training_epoch_end and on_train_epoch_end(self, outputs): LM001 puts
+    # `outputs = self.training_step_outputs` first in the hook, so the value passed is never read
+    src = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return batch.sum()
+
+            def training_epoch_end(self, outputs):
+                self.n = len(outputs)
+
+            def on_train_epoch_end(self, outputs):
+                print("end")
+        ''')
+    out = transform_text(src, ALL_RULES, path="model.py").text
+    assert "    def on_train_epoch_end(self):\n        outputs = self.training_step_outputs\n" in out
+    assert "TODO(lightmigrate)" not in out
+    assert transform_text(out, ALL_RULES, path="model.py").text == out
+
+
+def test_lost_parameter_read_before_it_is_rebound_is_kept():
+    source = '''\
+import pytorch_lightning as pl
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_end(self, outputs):
+        outputs = outputs + [1]
+'''
+    check_rewrite(RULE, source, None)

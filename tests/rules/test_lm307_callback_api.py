@@ -381,3 +381,70 @@ def test_datamodule_argparse_with_annotated_args_and_kwargs():
     check_rewrite(RULE, script, script.replace("    parser = Voc.add_argparse_args(parser)\n",
                                                '    parser.add_argument("--data_dir", type=str, default=None)\n').replace(
         "Voc.from_argparse_args(args)", "Voc(data_dir=args.data_dir)"), path="train.py", project_files={"data.py": data})
+
+
+def test_progress_bar_base_keeps_its_name_when_the_file_has_a_progress_bar():
+    # ``class ProgressBar(ProgressBar)`` would make the class its own base: the import takes an
+    # alias instead, and a dotted use is renamed as usual
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+from pytorch_lightning.callbacks import ProgressBarBase
+
+
+class ProgressBar(ProgressBarBase):
+    pass
+
+
+class Other(pl.callbacks.ProgressBarBase):
+    pass
+
+
+assert issubclass(ProgressBar, ProgressBarBase)
+''', '''\
+import pytorch_lightning as pl
+from pytorch_lightning.callbacks import ProgressBar as ProgressBarBase
+
+
+class ProgressBar(ProgressBarBase):
+    pass
+
+
+class Other(pl.callbacks.ProgressBar):
+    pass
+
+
+assert issubclass(ProgressBar, ProgressBarBase)
+''')
+
+
+@pytest.mark.parametrize("own", [
+    "from mylib import Bar as ProgressBar\n",
+    "def make(ProgressBar=None):\n    return ProgressBar\n",
+    "ProgressBar = None\n",
+])
+def test_progress_bar_base_aliased_for_any_name_progress_bar(own):
+    out, _ = run_rule(RULE, "from pytorch_lightning.callbacks.progress.base import ProgressBarBase\n" + own
+                      + "\n\nclass Bar(ProgressBarBase):\n    pass\n")
+    assert out.startswith("from pytorch_lightning.callbacks.progress.progress_bar import ProgressBar as "
+                          "ProgressBarBase\n")
+    assert "class Bar(ProgressBarBase):" in out
+
+
+@pytest.mark.parametrize("other", ["x = self.ProgressBar\n", "f(ProgressBar=1)\n", ""])
+def test_progress_bar_base_renamed_when_no_name_progress_bar(other):
+    # an attribute or a keyword of that spelling is no variable: the short form
+    out, _ = run_rule(RULE, "from pytorch_lightning.callbacks import ProgressBarBase\n" + other
+                      + "\n\nclass Bar(ProgressBarBase):\n    pass\n")
+    assert out.startswith("from pytorch_lightning.callbacks import ProgressBar\n")
+    assert "class Bar(ProgressBar):" in out
+
+
+def test_progress_bar_base_alias_runs_on_2x():
+    """The aliased output imports and subclasses Lightning 2.x's ProgressBar."""
+    import lightning.pytorch as L
+    out, _ = run_rule(RULE, "from pytorch_lightning.callbacks.progress import ProgressBarBase\n\n\n"
+                      "class ProgressBar(ProgressBarBase):\n    pass\n")
+    space: dict = {}
+    exec(compile(out.replace("pytorch_lightning", "lightning.pytorch"), "bar.py", "exec"), space)
+    assert space["ProgressBar"].__mro__[1] is L.callbacks.ProgressBar
+    assert isinstance(space["ProgressBar"](), L.callbacks.Callback)

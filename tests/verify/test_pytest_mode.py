@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import types
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,20 @@ def test_fit_and_predict():
     t.predict(model, data())
 
 
+class Watch(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        pl_module.seen = float(outputs["loss"])
+
+
+def test_callbacks_and_monitors(tmp_path):
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+
+    callbacks = [Watch(), ModelCheckpoint(monitor="loss"), EarlyStopping(monitor="loss", mode="max", patience=0)]
+    t = pl.Trainer(max_epochs=3, logger=False, enable_progress_bar=False, enable_model_summary=False,
+                   accelerator="cpu", log_every_n_steps=1, default_root_dir=tmp_path, callbacks=callbacks)
+    t.fit(Model(), data())
+
+
 def test_fails():
     raise ValueError("boom\\nsecond line")
 
@@ -239,6 +254,17 @@ def test_plugin_records_each_trainer_run_and_each_outcome(tmp_path):
     assert set(fit["state_dict"]) == {"layer.weight", "layer.bias"}
     assert predict["hooks"]["sequence"] == ["predict_step", "predict_step"]
     assert predict["returns"][0]["value"][0]["tensor"] == [2, 1]  # what predict returned
+    # a user callback's hook calls, where they ran among the model's, the outputs its body saw;
+    # what ModelCheckpoint and EarlyStopping ended with (the loss falls: max mode stops at once)
+    [fit] = tests["test_plugin_demo.py::test_callbacks_and_monitors"]["runs"]
+    calls = fit["hooks"]["callbacks"]["calls"]
+    assert calls == [[2, "Watch.on_train_batch_end"], [3, "Watch.on_train_batch_end"],
+                     [4, "Watch.on_train_batch_end"], [5, "Watch.on_train_batch_end"]]
+    seen = fit["hooks"]["callbacks"]["outputs"]["Watch.on_train_batch_end"]
+    assert len(seen) == 4 and seen[0]["loss"]["tensor"] == []
+    assert fit["monitors"]["EarlyStopping(loss)"]["stopped_epoch"] == 1
+    assert fit["monitors"]["ModelCheckpoint(loss)"]["best"] == [1, 4]
+    assert fit["monitors"]["ModelCheckpoint(loss)"]["saved"] == [[0, 2], [1, 4]]
     [lazy] = tests["test_plugin_demo.py::test_imports_lightning_in_its_body"]["runs"]
     assert (lazy["method"], lazy["global_step"], lazy["hooks"]["sequence"]) == (
         "fit", 1, ["configure_optimizers", "training_step"])
@@ -368,7 +394,8 @@ def test_behaviour_differs_and_regressions(tmp_path, oracle_python):
     # LM001 off: training_epoch_end is left alone and 2.x refuses the model
     project = make_project(tmp_path / "proj", extra=STEP_END, epoch_end=True)
     result = verify("--pytest", "tests", "--before", oracle_python, "--after", sys.executable,
-                    "--ignore", "LM003,LM001", cwd=project)
+                    "--ignore", "LM003,LM001", "--junit-xml", tmp_path / "r.xml", "--sarif-file", tmp_path / "r.sarif",
+                    cwd=project)
     assert result.returncode == 1, result.stdout + result.stderr
     out = result.stdout
     lines = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
@@ -380,12 +407,24 @@ def test_behaviour_differs_and_regressions(tmp_path, oracle_python):
     assert "tests/test_epoch_end.py::test_epoch_end_average: regressed (before: passed, after: failed)" in out
     assert "Support for `training_epoch_end` has been removed in v2.0.0" in out
     assert "3 tests: 1 passed on both, 1 behaviour differs, 1 regressed" in out
+    # the same in the files for CI: JUnit XML, SARIF located at the tests' lines
+    junit = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert {c.get("name"): [e.tag for e in c] for c in junit.findall("testcase")} == {
+        "test_training_runs": ["failure"], "test_validation_runs": [], "test_epoch_end_average": ["failure"]}
+    sarif = json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]
+    assert sorted((r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                   r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in sarif) == [
+        ("verify/mismatch", "tests/test_train.py", TESTS.splitlines().index("def test_training_runs():") + 1),
+        ("verify/regressed", "tests/test_epoch_end.py",
+         EPOCH_END_TEST.splitlines().index("def test_epoch_end_average():") + 1)]
 
 
-def test_without_interpreters_it_names_the_options(tmp_path):
+def test_without_interpreters_it_builds_them_and_a_build_that_cannot_start_exits_2(tmp_path):
+    # (the building itself: tests/verify/test_envs.py, with a fake installer)
+    (tmp_path / "requirements.txt").write_text("-c missing-constraints.txt\n")
     result = verify("--pytest", "tests", cwd=tmp_path)
-    assert result.returncode == 2
-    assert "--before PYTHON" in result.stderr and "--after PYTHON" in result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "constraints file not found" in result.stderr
 
 
 def test_large_tensors_keep_an_even_sample():

@@ -384,10 +384,13 @@ def migrate_classes(module: cst.Module, ctx: RuleContext, code: str, hooks: Froz
 # The same choices on Python's ``ast``, for the rules' ``find``
 
 
-def ast_class_defs(tree: ast.AST) -> List[ast.ClassDef]:
+def ast_class_defs(tree: ast.AST) -> Tuple[ast.ClassDef, ...]:
     """Every class statement of ``tree``, at any depth, in source order. (Classes are
     statements: only statement bodies are searched, without recursion, so deeply nested
-    expressions cost nothing.)"""
+    expressions cost nothing.) The rules ask about one file after another, several times
+    each: the last tree's answer is kept."""
+    if _last_classes[0] is tree:
+        return _last_classes[1]
     out: List[ast.ClassDef] = []
     stack: List[ast.AST] = [tree]
     while stack:
@@ -398,7 +401,8 @@ def ast_class_defs(tree: ast.AST) -> List[ast.ClassDef]:
         for name in _STATEMENT_FIELDS:
             inner.extend(getattr(node, name, ()))
         stack.extend(reversed(inner))
-    return out
+    _last_classes[:] = [tree, tuple(out)]
+    return _last_classes[1]
 
 
 def class_defs_with_ordinals(tree: ast.AST) -> List[Tuple[ast.ClassDef, int]]:
@@ -412,6 +416,9 @@ def class_defs_with_ordinals(tree: ast.AST) -> List[Tuple[ast.ClassDef, int]]:
         out.append((node, ordinal))
     return out
 
+
+# the tree ``ast_class_defs`` was last asked about, and its answer
+_last_classes: list = [None, ()]
 
 # the fields of ast nodes that hold statements (or handlers and match cases, which hold them)
 _STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")

@@ -187,3 +187,18 @@ def _written(node: ast.AST) -> Sequence[str]:
     if isinstance(node, ast.MatchClass):
         return tuple(node.kwd_attrs)
     return ()
+
+
+def names_variable(nodes: Iterable[ast.AST], name: str) -> bool:
+    """Whether one of ``nodes`` binds or reads the variable ``name`` (a name, a defined class or
+    function, a parameter, an imported name, ``global``/``nonlocal``, an ``except``/``match``
+    capture), not an attribute or keyword of that spelling: whether a new import of ``name``
+    would clash with the file's own names."""
+    for node in nodes:
+        if isinstance(node, ast.alias):
+            if (node.asname or node.name.split(".")[0]) == name:
+                return True
+        elif not isinstance(node, (ast.Attribute, ast.keyword, ast.ImportFrom, ast.MatchClass)) and \
+                name in _written(node):
+            return True
+    return False
