@@ -47,7 +47,7 @@ import os
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -70,7 +70,7 @@ from lightmigrate.cst.helpers import (
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
-from lightmigrate.analysis.project import ClassInfo, ProjectIndex
+from lightmigrate.analysis.project import ClassInfo, ProjectIndex, lightning_trainer_names
 from lightmigrate.analysis.project import CALLBACK_NAMES
 from lightmigrate.rules.shared.class_edit import (
     ClassEditor, Hierarchy, KindTransformer, ast_class_defs, hook_classes, kind_classes, migrate_classes, taken_names,
@@ -105,10 +105,13 @@ def _literal(node: cst.BaseExpression):
 # Trainer arguments in one file
 
 
-def _is_trainer_call(node: cst.Call) -> bool:
+def _is_trainer_call(node: cst.Call, aliases: FrozenSet[str] = frozenset()) -> bool:
+    """``...Trainer(...)``, or a call of a name Lightning's Trainer is imported as (``aliases``:
+    ``PLT`` for ``from pytorch_lightning import Trainer as PLT``)."""
     func = node.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name == "Trainer"
+    if isinstance(func, cst.Name):
+        return func.value == "Trainer" or func.value in aliases
+    return isinstance(func, cst.Attribute) and func.attr.value == "Trainer"
 
 
 def _dict_key(el: cst.BaseDictElement) -> Optional[str]:
@@ -133,11 +136,13 @@ def _without_commas(kept: List, original: Sequence) -> List:
 class _StripTrainerArgs(PrunedTransformer):
     """Drop the moved arguments from Trainer calls and Trainer dicts (literal values only):
     everywhere, or only inside the module-level functions or top-level classes' methods named
-    in ``scopes`` (``"test_x"``, ``"TestSuite.test_x"``)."""
+    in ``scopes`` (``"test_x"``, ``"TestSuite.test_x"``); ``aliases``: the other names Lightning's
+    Trainer is imported as."""
 
-    def __init__(self, scopes: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, scopes: Optional[Sequence[str]] = None, aliases: FrozenSet[str] = frozenset()) -> None:
         super().__init__()
         self.scopes = None if scopes is None else frozenset(scopes)
+        self.aliases = aliases
         self.path: List[str] = []  # the names of the definitions around the node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -160,7 +165,7 @@ class _StripTrainerArgs(PrunedTransformer):
         return any(".".join(self.path[:n]) in self.scopes for n in (1, 2) if len(self.path) >= n)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if not _is_trainer_call(original) or not self._here(original):
+        if not _is_trainer_call(original, self.aliases) or not self._here(original):
             return updated
         kept = [a for a in updated.args
                 if not (a.keyword is not None and a.keyword.value in MOVED_ARGS and _literal(a.value) is not NOT_LITERAL)]
@@ -204,8 +209,12 @@ _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.Fo
 class _Source:
     """A file's lines, numbered as ast numbers them (ast columns are UTF-8 byte offsets)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tree: Optional[ast.AST] = None) -> None:
         self.lines = _NEWLINE.split(text)
+        # the other names Lightning's Trainer is imported as (``from pytorch_lightning import
+        # Trainer as PLT``): calls of them make a Trainer too
+        self.trainer_aliases: FrozenSet[str] = frozenset(
+            lightning_trainer_names(tree)[0] - {"Trainer"}) if tree is not None and " as " in text else frozenset()
 
     def line(self, number: int) -> str:
         return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
@@ -266,9 +275,12 @@ def _ast_key(src: _Source, node: Optional[ast.AST]) -> Optional[str]:
     return None
 
 
-def _ast_is_trainer_call(node: ast.Call) -> bool:
+def _ast_is_trainer_call(node: ast.Call, aliases: FrozenSet[str] = frozenset()) -> bool:
+    """``_is_trainer_call`` on ast."""
     func = node.func
-    return (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") == "Trainer"
+    if isinstance(func, ast.Name):
+        return func.id == "Trainer" or func.id in aliases
+    return isinstance(func, ast.Attribute) and func.attr == "Trainer"
 
 
 def _ast_is_trainer_dict(src: _Source, node: ast.Dict) -> bool:
@@ -282,14 +294,14 @@ def _ast_is_trainer_dict(src: _Source, node: ast.Dict) -> bool:
 
 def _moved_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
     """The moved arguments ``node`` gives when it is a Trainer call or a Trainer dict, in order."""
-    if isinstance(node, ast.Call) and _ast_is_trainer_call(node):
+    if isinstance(node, ast.Call) and _ast_is_trainer_call(node, src.trainer_aliases):
         return [(kw.arg, kw.value) for kw in node.keywords if kw.arg in MOVED_ARGS]
     if isinstance(node, ast.Dict) and _ast_is_trainer_dict(src, node):
         return [(k.value, v) for k, v in zip(node.keys, node.values) if k.value in MOVED_ARGS]  # type: ignore[union-attr]
     return []
 
 
-def _trainer_functions(tree: ast.Module) -> List[Tuple[str, ast.AST]]:
+def _trainer_functions(tree: ast.Module, aliases: FrozenSet[str] = frozenset()) -> List[Tuple[str, ast.AST]]:
     """The module's functions and its classes' methods (tests, outermost only) that build a
     Trainer (``Trainer(...)``), with their names (``"test_x"``, ``"TestSuite.test_x"``)."""
     candidates: List[Tuple[str, ast.AST]] = []
@@ -300,7 +312,7 @@ def _trainer_functions(tree: ast.Module) -> List[Tuple[str, ast.AST]]:
             candidates.extend((f"{stmt.name}.{m.name}", m) for m in stmt.body
                               if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return [(name, f) for name, f in candidates
-            if any(isinstance(n, ast.Call) and _ast_is_trainer_call(n) for n in ast.walk(f))]
+            if any(isinstance(n, ast.Call) and _ast_is_trainer_call(n, aliases) for n in ast.walk(f))]
 
 
 def _raising_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
@@ -908,7 +920,7 @@ def _top_blocked(project: ProjectIndex, top: ClassInfo) -> Optional[str]:
     step = _last_def(node, "training_step")
     if step is None or "optimizer_idx" not in _positional(step):
         return "its training_step does not take optimizer_idx"
-    src = _Source(text)
+    src = _Source(text, tree)
     if _method_marked(src, node, step):
         return "its training_step is marked"
     settings, where, _ = _settings_for(project, top.path, trainer_settings(src, tree))
@@ -1507,7 +1519,7 @@ class Model(pl.LightningModule):
         callback_sites = [Site(f.lineno, f.col_offset, cls, "callback-outputs", out) for cls, f, out in reads]
         if not here and not project.trainer_settings.get(ctx.path):
             return callback_sites
-        src = _Source(source.text)
+        src = _Source(source.text, source.tree)
         settings = trainer_settings(src, source.tree)
         if here:
             return callback_sites + self._find_classes(source, ctx, src, settings)
@@ -1529,7 +1541,7 @@ class Model(pl.LightningModule):
         project = ctx.project
         settings, where, ambiguous = _settings_for(project, ctx.path, settings)
         sites = []
-        functions = _trainer_functions(source.tree)
+        functions = _trainer_functions(source.tree, src.trainer_aliases)
         whole_file = False  # some class takes the file's (or another file's) Trainer arguments
         scoped: List[str] = []  # the functions whose own Trainer trains a class defined in them
         applied: List[Dict[str, object]] = []
@@ -1561,13 +1573,14 @@ class Model(pl.LightningModule):
             if not whole_file and scoped:
                 # only the Trainers of those functions lose the arguments
                 literal = any(applied) and all(v is not NOT_LITERAL for own in applied for v in own.values())
-                after: Tuple[str, object] = ("strip", tuple(sorted(set(scoped)))) if literal else ("", None)
+                after: Tuple[str, object] = ("strip", (tuple(sorted(set(scoped))), src.trainer_aliases)) \
+                    if literal else ("", None)
             elif where:  # (the script's values that do not raise need not leave it)
                 after = ("mark-model", where) if raising_settings(settings) else ("", None)
             elif ambiguous:
                 after = ("mark-ambiguous", ambiguous)
             elif settings and all(v is not NOT_LITERAL for v in settings.values()) and not scoped:
-                after = ("strip", None)
+                after = ("strip", (None, src.trainer_aliases))
             else:
                 after = ("", None)
             sites.append(Site(0, 0, "", "after", after))
@@ -1596,7 +1609,7 @@ class Model(pl.LightningModule):
                 elif what == "mark-ambiguous":
                     module = self._mark_model_ambiguous(module, detail, ctx.path)
                 elif what == "strip":
-                    module = transform(module, _StripTrainerArgs(detail))
+                    module = transform(module, _StripTrainerArgs(*detail))
                 if _needs_torch_import(module):
                     module = module.with_changes(body=[*parse_statements("import torch"), *module.body])
         if script_lines:

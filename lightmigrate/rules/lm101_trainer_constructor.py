@@ -29,7 +29,15 @@ for the arguments that reach Lightning through its ``**kwargs``; a dict that pro
 Trainer (``Trainer(**config)``, with ``config`` built here or by another module's name or
 function: ``dict(...)``, ``config["key"] = value``, ``config.update(...)``) is migrated where it
 is set, and a ``**spread`` whose contents cannot be followed gets a marker naming what 2.x
-rejects. A script that builds its parser with ``Trainer.add_argparse_args`` and its Trainer with
+rejects. A spread of a function's own parameter (``def run(trainer_kwargs): Trainer(**trainer_kwargs)``,
+a public API) keeps that marker: the dicts the file's own calls of the function give are migrated
+where they are written, but what other callers pass is not known at that line, and no rewrite there
+keeps the 1.9 meaning short of translating the arguments at run time, which changes what the
+function accepts. A dict whose keys are a config's fields at run time, filtered by the Trainer's own
+parameters (pytorch_tabular's ``{k: v for k, v in self.config.items() if k in <Trainer
+parameters>}``), is marked too: 2.x drops the removed arguments among them without an error, which
+keys come is known only at run time, and their 2.x forms are code of other kinds (module hooks,
+Tuner calls, a ``devices`` value). A script that builds its parser with ``Trainer.add_argparse_args`` and its Trainer with
 ``Trainer.from_argparse_args`` gets explicit ``add_argument`` calls, parsed as 1.9.5 did, for the
 Trainer options it uses, and a ``Trainer(...)`` call of them. The options it uses are those its
 own code reads from the namespace, names in a string (``"--max_epochs"``) or gives to
@@ -55,7 +63,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.analysis.ast_nodes import NodeVisitor
+from lightmigrate.analysis.ast_nodes import NodeVisitor, ast_nodes
 from lightmigrate.cst.helpers import add_markers, ensure_import, fresh_name, lightning_root, code_of, module_text
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.output.findings import Kind
@@ -90,6 +98,7 @@ from lightmigrate.rules.shared.trainer_dicts import (
     opaque_how,
     returned,
     statement_of,
+    value_builders,
 )
 from lightmigrate.analysis.trainer_feeds import Feed
 from lightmigrate.analysis.cli_options import options_in
@@ -576,15 +585,19 @@ def unknown_spread_reason(spread) -> str:
         if filtered:
             return (f"the keys of `**{name}` come from {how}, kept when they are parameters of the Trainer: "
                     f"1.9 took the removed 1.x arguments among them ({REMOVED_NAMES}), 2.x leaves them out "
-                    "without an error, so what they did is silently gone: give them their 2.x form where the "
-                    "source is filled")
+                    "without an error, so what they did is silently gone. No rewrite of this line is faithful: "
+                    "which keys the source holds is known only at run time, and their 2.x forms are code of other "
+                    "kinds (module hooks for track_grad_norm, Tuner calls for auto_lr_find, a devices value for "
+                    "auto_select_gpus): give them their 2.x form where the source is filled")
         return f"the keys of `**{name}` come from {how}, which lightmigrate cannot read; {REJECTED}: migrate them there"
     _, text, function, param, kwarg = spread
     what = f"the keyword arguments `{function}()` takes (`**{param}`)" if kwarg else \
         f"`{param}`, a parameter of `{function}()`"
     return (f"`**{text}` passes on {what}, so what reaches the Trainer is what the callers of `{function}()` "
-            f"give, and callers outside this project may pass anything; {REJECTED}: migrate them where the "
-            "callers build them")
+            f"give (the dicts this file's own calls give are migrated where they are written), and callers "
+            f"outside this file may pass anything; {REJECTED}. No rewrite of this line is faithful: it cannot "
+            "tell which of those arguments come, and giving them their 2.x form here would mean translating "
+            "them at run time, a change of what the function accepts: migrate them where the callers build them")
 
 
 def _passed_parameter(scope: Optional[ast.AST], value: ast.expr) -> Optional[Tuple[str, str, bool]]:
@@ -652,6 +665,10 @@ class _Flows:
                 passed = _passed_parameter(scope, value)
                 self.unknown.setdefault(_place(call), []).append(
                     spelled if passed is None else ("param", spelled, *passed))
+                if passed is not None and not passed[2] and scope in tree.body:
+                    # the dicts this file's own calls of the function give the parameter
+                    # reach the Trainer: they are migrated where they are written
+                    self._add(_given_to(tree, scope, passed[1]), facts.has_tune, own, tree, tree.body)
             elif isinstance(value, ast.Name) and fresh_opaque(body, value.id):
                 # keys set by name around a dict of keys that cannot be read (pytorch_tabular's
                 # {k: v for k, v in self.config.items() if k in <the Trainer's parameters>})
@@ -688,6 +705,27 @@ class _Flows:
             for name in found.names:  # {**BASE, ...}, dict(BASE, ...): BASE reaches the Trainer too
                 more = builders(body, name) or builders(tree.body, name)
                 self._add(more, has_tune, own, tree, body, depth + 1)
+
+
+def _given_to(tree: ast.Module, func: ast.AST, param: str) -> Builders:
+    """The dict literals and ``dict(...)`` calls the calls of the module-level function ``func``
+    in ``tree`` give its parameter ``param`` (by keyword or by position)."""
+    a = func.args  # type: ignore[attr-defined]
+    positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+    index = positional.index(param) if param in positional else None
+    out = Builders()
+    name = func.name  # type: ignore[attr-defined]
+    for node in ast_nodes(tree):
+        if type(node) is not ast.Call or not (isinstance(node.func, ast.Name) and node.func.id == name):  # type: ignore[attr-defined]
+            continue
+        given = next((k.value for k in node.keywords if k.arg == param), None)  # type: ignore[attr-defined]
+        args = node.args  # type: ignore[attr-defined]
+        if given is None and index is not None and index < len(args) and not any(
+                isinstance(x, ast.Starred) for x in args[:index + 1]):
+            given = args[index]
+        if given is not None:
+            value_builders(given, out)
+    return out
 
 
 def text_of(facts: _Facts, node: ast.AST) -> str:

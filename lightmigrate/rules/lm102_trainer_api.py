@@ -13,7 +13,9 @@ Rewritten
   between can run the Trainer; where a read cannot move before its statement (a lambda, one
   branch of a condition, a ``while`` test) it is wrapped in place (T-prop2);
 - ``trainer.data_parallel`` and ``trainer.prediction_writer_callbacks`` get their 2.x spelling
-  (T-prop4, T-prop5); comparisons of ``trainer.precision`` with 1.9 strings use the 2.x strings (T-prop7);
+  (T-prop4, T-prop5); a read of ``trainer.amp_backend`` becomes ``("native" if trainer.precision in
+  ("16-mixed", "bf16-mixed") else None)``, what 1.9.5 answered with apex gone, and
+  ``trainer.using_native_amp`` that test (T-prop6); comparisons of ``trainer.precision`` with 1.9 strings use the 2.x strings (T-prop7);
 - ``trainer.model = m`` -> ``trainer.strategy.model = m``: all 1.9's setter did (T-prop11);
 - ``<...>.fit_loop.running_loss.append(loss)`` in a ``training_step`` (manual optimization feeding
   the LR finder) is dropped: 2.x's LR finder reads the loss the step returns, so a step that returned
@@ -31,7 +33,8 @@ Marked (no faithful rewrite; the marker says why)
 - ``trainer.tune(...)`` whose Trainer is built elsewhere, twice, or from ``**kwargs``: which tuners
   1.9 ran depended on flags the rewrite cannot read (T-meth1);
 - the LR suggestion of ``lr_find``: 2.x differentiates the loss by the learning rate, 1.9 by the
-  step, with no option for the old rule (T-meth2);
+  step, with no option for the old rule; keeping 1.9's value would take a copy of 1.9's suggestion
+  code in the project, which lightmigrate does not write (T-meth2);
 - other uses of ``running_loss`` and loop internals (``batch_loop``, ``optimizer_loop``,
   ``split_idx``...) (T-prop14); loop setters ``trainer.fit_loop = ...``, ``fit_loop.max_steps = ...``
   (T-prop12, T-prop13);
@@ -41,7 +44,7 @@ Marked (no faithful rewrite; the marker says why)
   hooks and the methods they call) in a module without ``train_dataloader``: 2.x raises there, 1.9
   returned an earlier fit's value or -1;
 - ``trainer.num_gpus``, ``gpus``, ``num_processes``, ``tpu_cores``, ``ipus``, ``lr_schedulers``,
-  ``use_amp``, ``amp_backend``, ``amp_level``, ``using_native_amp``, ``optimizer_frequencies``,
+  ``use_amp``, ``amp_backend = ...``, ``amp_level`` (apex: gone with no 2.x meaning), ``optimizer_frequencies``,
   ``tuning``, ``resume_from_checkpoint``, ``weights_save_path``, ``should_rank_save_checkpoint``,
   ``lightning_optimizers``, ``verbose_evaluate``, ``run_stage``, ``call_hook``, ``slurm_job_id``,
   ``reset_*_dataloader()`` (A.8, T-prop6-T-prop10, T-meth4): gone before or in 2.0, with a 2.x
@@ -108,8 +111,11 @@ MARKED = {
     "amp_backend": "T-prop6: `trainer.amp_backend` was removed; 2.x always uses native AMP",
     "amp_level": "T-prop6: `trainer.amp_level` was removed (apex)",
     "using_native_amp": "T-prop6: `trainer.using_native_amp` was removed; 2.x always uses native AMP",
-    "optimizer_frequencies": "T-prop8: `trainer.optimizer_frequencies` was removed (use manual optimization)",
-    "tuning": "T-prop9: `trainer.tuning` was removed",
+    "optimizer_frequencies": ("T-prop8: `trainer.optimizer_frequencies` was removed, with no 2.x counterpart: "
+                              "2.x has no optimizer frequencies (LM005 writes them into the manual-optimization "
+                              "loop); read them where the module sets them"),
+    "tuning": ("T-prop9: `trainer.tuning` was removed, with no 2.x counterpart: 2.x's Tuner runs inside a "
+               "`fit` (from a callback's on_fit_start), and no public state tells that part from the fit itself"),
     "resume_from_checkpoint": "T-prop10: `trainer.resume_from_checkpoint` was removed; trainer.ckpt_path is set only after loading",
     "weights_save_path": "A.8: `trainer.weights_save_path` was removed; use ModelCheckpoint.dirpath or trainer.default_root_dir",
     "should_rank_save_checkpoint": "A.8: `trainer.should_rank_save_checkpoint` was removed; use trainer.is_global_zero",
@@ -127,7 +133,11 @@ MARKED = {
 LR_SUGGESTION = ("T-meth1/T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning "
                  "rate (torch.gradient with the rates as spacing), 1.9 took it per step (np.gradient); 2.x has no "
                  "option for 1.9's rule, so the suggested (and, with update_attr=True, set) learning rate can "
-                 "differ: check the value")
+                 "differ. No rewrite keeps 1.9's value short of carrying a copy of 1.9's suggestion code in the "
+                 "project (and passing update_attr=False to set the rate by hand), which lightmigrate does not "
+                 "write: check the value")
+# T-prop6: what 1.9 called native AMP (its mixed-precision plugin: precision 16 or "bf16"), in 2.x
+NATIVE_AMP = 'precision in ("16-mixed", "bf16-mixed")'
 LOOP_SETTERS = ("fit_loop", "validate_loop", "test_loop", "predict_loop")
 _STEP_SETTERS = frozenset({"min_steps", "max_steps"})  # fit_loop setters 2.x removed
 LOOP_INTERNALS = ("batch_loop", "optimizer_loop", "running_loss", "split_idx", "manual_loop")
@@ -667,6 +677,8 @@ class _Finder(NodeVisitor):
             return None
         if attr in RENAMES:
             return "rename"
+        if attr in ("amp_backend", "using_native_amp") and isinstance(node.ctx, ast.Load):
+            return attr
         if attr in MARKED:
             return None if id(node) in self.lm101_reads else "mark"
         if attr == "data_parallel":
@@ -772,7 +784,8 @@ class _Finder(NodeVisitor):
             self.site(node, name, "call", tuple(effects))
 
 
-ATTRIBUTE_ACTIONS = frozenset({"internals", "loaders", "rename", "mark", "data_parallel", "writers", "model-setter",
+ATTRIBUTE_ACTIONS = frozenset({"internals", "loaders", "rename", "mark", "amp_backend", "using_native_amp",
+                               "data_parallel", "writers", "model-setter",
                                "mark-esb", "rename-mark"})
 SETTER_MARKS = {
     "loop": "T-prop12: `trainer.{attr}` can no longer be replaced; custom loops were removed",
@@ -923,6 +936,12 @@ class _Transformer(PrunedTransformer):
         elif site.action == "model-setter":
             # T-prop11: 1.9's setter only passed the model on to the strategy, which 2.x still has
             return updated.with_changes(value=cst.Attribute(updated.value, cst.Name("strategy")))
+        elif site.action == "amp_backend":
+            # T-prop6: 1.9.5 answered "native" for its native mixed-precision plugin (precision 16
+            # or "bf16"), which 2.x names by those precisions; apex is gone, so never "apex"
+            return cst.parse_expression(f'("native" if {code_of(updated.value)}.{NATIVE_AMP} else None)')
+        elif site.action == "using_native_amp":
+            return cst.parse_expression(f"({code_of(updated.value)}.{NATIVE_AMP})")
         elif site.action == "data_parallel":
             self.imports.append((f"{self.root}.strategies", "ParallelStrategy"))
             return cst.parse_expression(f"isinstance({code_of(updated.value)}.strategy, ParallelStrategy)")
@@ -1201,7 +1220,7 @@ class TrainerApiRule(Rule):
     coverage = {
         "T-meth1": Handling.REWRITTEN, "T-meth2": Handling.REWRITTEN,  # lr suggestion marked "T-meth4": Handling.MARKED,
         "T-prop1": Handling.REWRITTEN, "T-prop2": Handling.REWRITTEN, "T-prop3": Handling.NO_CHANGE,
-        "T-prop4": Handling.REWRITTEN, "T-prop5": Handling.REWRITTEN, "T-prop6": Handling.MARKED,
+        "T-prop4": Handling.REWRITTEN, "T-prop5": Handling.REWRITTEN, "T-prop6": Handling.REWRITTEN,
         "T-prop7": Handling.REWRITTEN, "T-prop8": Handling.MARKED, "T-prop9": Handling.MARKED,
         "T-prop10": Handling.MARKED, "T-prop11": Handling.REWRITTEN, "T-prop12": Handling.MARKED,
         "T-prop13": Handling.MARKED, "T-prop14": Handling.MARKED, "T-prop15": Handling.NOTED, "B-14": Handling.NOTED,

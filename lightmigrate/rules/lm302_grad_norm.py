@@ -18,7 +18,7 @@ or when the value is not a literal, the argument is marked.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence
+from typing import FrozenSet, List, Optional, Sequence
 
 import libcst as cst
 from lightmigrate.cst.matchers import m
@@ -32,6 +32,7 @@ from lightmigrate.cst.helpers import (
     positional_params,
 )
 from lightmigrate.output.findings import Kind
+from lightmigrate.analysis.project import lightning_trainer_names
 from lightmigrate.rules.shared import trainer_kwargs
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import Hierarchy, class_defs_with_ordinals, class_kind
@@ -64,10 +65,10 @@ def _literal(source: SourceFile, node: ast.AST) -> Optional[str]:
     return None
 
 
-def _is_trainer_call(node: ast.Call) -> bool:
+def _is_trainer_call(node: ast.Call, aliases: FrozenSet[str]) -> bool:
     func = node.func
     return (isinstance(func, ast.Attribute) and func.attr == "Trainer") or (
-        isinstance(func, ast.Name) and func.id == "Trainer")
+        isinstance(func, ast.Name) and (func.id == "Trainer" or func.id in aliases))
 
 
 def _trainer_dict_value(source: SourceFile, node: ast.Dict) -> Optional[ast.AST]:
@@ -87,9 +88,11 @@ def _found(source: SourceFile) -> Optional[ast.AST]:
     of a ``Trainer(...)`` call or key of a Trainer-kwargs dict, in the order libcst visits
     them (by where the call or dict starts, an enclosing one first)."""
     found = []
+    # ``from pytorch_lightning import Trainer as PLT``: ``PLT(...)`` too
+    aliases = frozenset(lightning_trainer_names(source.tree, source.nodes)[0]) if " as " in source.text else frozenset()
     for node in source.nodes:
         value = None
-        if isinstance(node, ast.Call) and _is_trainer_call(node):
+        if isinstance(node, ast.Call) and _is_trainer_call(node, aliases):
             value = next((k.value for k in node.keywords if k.arg == ARG), None)
         elif isinstance(node, ast.Dict):
             value = _trainer_dict_value(source, node)

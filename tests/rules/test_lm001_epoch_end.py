@@ -1844,3 +1844,78 @@ def test_batch_end_guard_after_other_inserted_statements_is_not_repeated():
     assert once.count("if isinstance(outputs, dict) and not outputs:") == 1
     assert once.index("self.training_step_outputs.append(outputs)") < once.index("if isinstance(outputs, dict)")
     assert transform_text(once, ALL_RULES, path="model.py").text == once
+
+
+VAL_MODEL = '''\
+import pytorch_lightning as pl
+import torch
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.val_mean = torch.stack(outputs).mean()
+'''
+
+
+@pytest.mark.parametrize("setup, read", [
+    # a module reference the callback keeps, read later
+    ("    def on_fit_start(self, trainer, pl_module):\n        self.module = pl_module\n\n", "self.module.val_mean"),
+    ("    def setup(self, trainer, pl_module, stage):\n        self.model = trainer.lightning_module\n\n",
+     "self.model.val_mean"),
+    # an attribute read by a name built at run time
+    ("", 'getattr(pl_module, "val_" + "mean")'),
+    ("", "vars(pl_module)"),
+])
+def test_callback_reads_through_kept_references_and_computed_names_call_the_run_once_method(setup, read):
+    text = VAL_MODEL + f'''
+
+class Watcher(pl.Callback):
+{setup}    def on_validation_epoch_end(self, trainer, pl_module):
+        print({read})
+'''
+    out, _ = run_rule(RULE, text)
+    assert "    def on_validation_epoch_end(self, trainer, pl_module):\n        pl_module._finish_validation_epoch()\n" in out
+    assert "def _finish_validation_epoch(self):" in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_a_body_that_sets_attributes_by_computed_names_is_read_by_the_callback():
+    text = VAL_MODEL.replace("self.val_mean = torch.stack(outputs).mean()",
+                             'for key in ("val_mean",):\n            setattr(self, key, torch.stack(outputs).mean())') + '''
+
+class Watcher(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print(pl_module.val_mean)
+'''
+    out, _ = run_rule(RULE, text)
+    assert "        pl_module._finish_validation_epoch()\n        print(pl_module.val_mean)" in out
+    assert run_rule(RULE, out)[0] == out
+
+
+@pytest.mark.parametrize("read, what", [
+    ("getattr(pl_module, self.name)", "the module's attributes"),
+    ('trainer.callback_metrics[f"val_{self.name}"]', "the metrics it logs"),
+])
+def test_a_callback_that_may_read_what_an_unlinked_epoch_end_computed_is_marked(read, what):
+    """No file names the callback with the module, and the names it reads are built at run
+    time: whether it reads what the epoch-end computed cannot be told, so it is marked."""
+    model = VAL_MODEL + '        self.log("val_mean", self.val_mean)\n'
+    watcher = f'''\
+import pytorch_lightning as pl
+
+
+class Watcher(pl.Callback):
+    def __init__(self, name):
+        self.name = name
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        print({read})
+'''
+    out, _ = run_rule(RULE, watcher, path="watcher.py", project_files={"model.py": model})
+    assert (f"# TODO(lightmigrate): LM001 this on_validation_epoch_end reads {what}, under names built at run "
+            "time, and validation_epoch_end of Model computed such values before it in 1.x") in out
+    assert "_finish_validation_epoch()\n" not in out.replace("pl_module._finish_validation_epoch() first", "")
+    assert run_rule(RULE, out, path="watcher.py", project_files={"model.py": model})[0] == out
+    # the model keeps its hook as it always did (no run-once method for an unlinked callback)
+    model_out, _ = run_rule(RULE, model, path="model.py", project_files={"watcher.py": watcher})
+    assert "_finish_validation_epoch" not in model_out

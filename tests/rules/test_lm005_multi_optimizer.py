@@ -74,6 +74,44 @@ def test_trainer_args_in_same_file_move_into_the_module():
     assert run_rule(RULE, out)[0] == out
 
 
+def test_trainer_args_of_an_aliased_trainer_move_into_the_module():
+    # ``from pytorch_lightning import Trainer as PLT``: ``PLT(...)`` makes the Trainer too
+    src = ("from pytorch_lightning import Trainer as PLT\n" + GAN
+           + '\n\ntrainer = PLT(max_epochs=2, gradient_clip_val=0.5, accumulate_grad_batches=2)\n')
+    out, _ = run_rule(RULE, src)
+    assert "trainer = PLT(max_epochs=2)\n" in out
+    assert "self.clip_gradients(optimizer, gradient_clip_val=0.5, gradient_clip_algorithm=None)" in out
+    assert "loss = loss / 2" in out and "if batch_idx % 2 == 0:" in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_aliased_trainer_in_a_test_function_keeps_its_own_arguments():
+    src = """\
+from pytorch_lightning import Trainer as PLT
+import pytorch_lightning as pl
+import torch
+
+
+def test_fit():
+    class GAN(pl.LightningModule):
+        def training_step(self, batch, batch_idx, optimizer_idx):
+            return batch.sum()
+
+        def configure_optimizers(self):
+            return [torch.optim.SGD(self.parameters(), lr=0.1), torch.optim.SGD(self.parameters(), lr=0.1)]
+
+    trainer = PLT(accumulate_grad_batches=2)
+
+
+def test_other():
+    trainer = PLT(accumulate_grad_batches=3)
+"""
+    out, _ = run_rule(RULE, src)
+    assert "trainer = PLT()\n" in out and "PLT(accumulate_grad_batches=3)" in out
+    assert "loss = loss / 2" in out
+    assert run_rule(RULE, out)[0] == out
+
+
 def test_trainer_dict_literal():
     src = GAN + '\n\ncfg = {"max_epochs": 2, "accumulate_grad_batches": 3}\n'
     out, _ = run_rule(RULE, src)
@@ -474,7 +512,7 @@ def test_find_marks_a_blocked_class_once():
 
 def test_find_says_what_happens_to_the_trainer_arguments():
     literal = find(GAN + '\n\ncfg = {"max_epochs": 2, "accumulate_grad_batches": 3}\n')
-    assert literal[0].data[2] == (("accumulate_grad_batches", 3),) and literal[-1].data == ("strip", None)
+    assert literal[0].data[2] == (("accumulate_grad_batches", 3),) and literal[-1].data == ("strip", (None, frozenset()))
     assert find(GAN)[-1].data == ("", None)
     a = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(accumulate_grad_batches=3)\n"
     b = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gradient_clip_val=0.5)\n"

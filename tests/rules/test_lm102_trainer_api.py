@@ -217,7 +217,7 @@ def test_running_loss_append_marked_with_the_reason(tail):
 
 @pytest.mark.parametrize("line,row", [
     ("trainer.reset_val_dataloader(pl_module)", "T-meth4"),
-    ("x = trainer.amp_backend", "T-prop6"),
+    ("x = trainer.amp_level", "T-prop6"),  # (apex: amp_backend and using_native_amp are rewritten)
     ("x = trainer.optimizer_frequencies", "T-prop8"),
     ("x = trainer.tuning", "T-prop9"),
     ("x = trainer.resume_from_checkpoint", "T-prop10"),
@@ -521,3 +521,27 @@ def test_loaders_local_not_reused_where_a_generator_reads_later():
                   body("val_loaders = trainer.val_dataloaders\n        " + VAL_LIST + "first = val_loaders[0]\n"
                        f"        later = ({WRAPPED}[i] for i in range(2))\n"
                        "        sizes = sum(d.batch_size for d in val_loaders)"))
+
+
+def test_amp_backend_and_using_native_amp_reads_get_their_2x_meaning():
+    # 1.9.5's amp_backend: "native" for its mixed-precision plugin (precision 16 or "bf16"), else
+    # None (apex is gone); corpus/trainer_amp_backend.py runs it on both versions
+    check_rewrite(RULE, '''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_train_start(self):
+        backend = self.trainer.amp_backend
+        native = trainer.using_native_amp
+''', '''\
+import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def on_train_start(self):
+        backend = ("native" if self.trainer.precision in ("16-mixed", "bf16-mixed") else None)
+        native = (trainer.precision in ("16-mixed", "bf16-mixed"))
+''')
+    # a config's attribute of that name is not the Trainer's
+    assert run_rule(RULE, "backend = config.amp_backend\n")[0] == "backend = config.amp_backend\n"

@@ -214,3 +214,25 @@ def test_find_rewrite_names_the_module_across_files():
 def test_find_nothing(text):
     assert _find(text) == []
     assert not _acts(text)
+
+
+@pytest.mark.parametrize("imported", ["from pytorch_lightning import Trainer as PLT",
+                                      "from lightning.pytorch import Trainer as PLT"])
+def test_an_aliased_trainer_call_is_rewritten(imported):
+    # ``PLT(track_grad_norm=2)`` makes a Lightning Trainer as ``pl.Trainer(...)`` does: the logging
+    # is written and the argument goes (it was left to LM090's marker)
+    text = imported + "\n" + MODULE + "trainer = PLT(max_epochs=1, track_grad_norm=2)\n"
+    assert [(s.action, s.data) for s in _find(text)] == [("rewrite", "2")]
+    out, _ = run_rule(RULE, text)
+    assert "trainer = PLT(max_epochs=1)\n" in out
+    assert "grad_norm(self, norm_type=2)" in out
+    assert run_rule(RULE, out)[0] == out
+    # a name imported from elsewhere is not Lightning's Trainer
+    other = text.replace(imported, "from mylib import Trainer as PLT")
+    assert _find(other) == []
+
+
+def test_an_aliased_trainer_call_with_the_argument_off_loses_it():
+    text = "from pytorch_lightning import Trainer as PLT\n" + MODULE + "trainer = PLT(track_grad_norm=-1)\n"
+    out, _ = run_rule(RULE, text)
+    assert "trainer = PLT()\n" in out

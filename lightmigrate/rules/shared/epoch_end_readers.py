@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
+from lightmigrate import MARKER_PREFIX
 from lightmigrate.analysis.project import CALLBACK_NAMES, ClassInfo, ProjectIndex
 from lightmigrate.catalog.hooks import RUN_ONCE_EPOCH_END
 from lightmigrate.rules.shared.class_edit import (
@@ -45,6 +46,11 @@ MONITORING_NAMES = frozenset({"ModelCheckpoint", "EarlyStopping", "Checkpoint"})
 # ``LOGGED + name`` for a metric named by a literal, ``ANY_LOGGED`` otherwise (which matches any).
 LOGGED = "<logged>"
 ANY_LOGGED = LOGGED + "*"
+# A callback that reads the module's attributes under names that are not literals
+# (``getattr(pl_module, name)``, ``vars(pl_module)``) reads ``ANY_ATTR``, which matches any
+# attribute a body sets; a body that sets attributes so (``setattr(self, name, value)``) sets it,
+# which matches any attribute a callback reads.
+ANY_ATTR = "<attribute>*"
 _METRICS = frozenset({"callback_metrics", "logged_metrics", "progress_bar_metrics"})
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "pop", "clear", "remove", "setdefault",
                        "copy_", "add_", "zero_", "fill_", "reset", "__setitem__"})
@@ -102,7 +108,7 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
         node = class_node(index, cb)
         methods = class_methods(node) if node is not None else {}
         func = methods.get(hook)
-        found = (_callback_reads(func, _first_param(func, 1), _first_param(func, 2), methods)
+        found = (_callback_reads(func, _first_param(func, 1), _first_param(func, 2), methods, kept=_kept(methods))
                  if func is not None else set())
         if found:
             reads[cb] = found
@@ -131,7 +137,21 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
         tops = [t for t in matched if _used_together(index, cb, t)]
         linked = bool(tops)
         if not linked:
-            tops = [t for t, m in matched.items() if _attributes(m)]
+            tops = [t for t, m in matched.items() if _attributes(m) - {ANY_ATTR}]
+            unsure = sorted((t for t, m in matched.items() if m & {ANY_ATTR, ANY_LOGGED}),
+                            key=lambda t: (t.path, t.name, t.ordinal))
+            if not tops and unsure:
+                # it may read what they compute, under names built at run time: no file names it
+                # with them, so whether it is used with them (and must run their body first) is
+                # not known
+                read = tuple(sorted(set().union(*(matched[t] for t in unsure)) & {ANY_ATTR, ANY_LOGGED}))
+                why = (f"this {hook} reads {', '.join(describe(r) for r in read)}, under names built at run time, "
+                       f"and {old} of {', '.join(t.name for t in unsure)} computed such values before it in 1.x "
+                       f"(2.x runs the module's {hook} after it); lightmigrate cannot tell whether it reads them, and "
+                       f"no file of the project uses the callback with those modules: if it does, call "
+                       f"pl_module.{name}() first in this hook")
+                readers.append(Reader(cb, hook, read, tuple(unsure), False, why))
+                continue
         tops.sort(key=lambda t: (t.path, t.name, t.ordinal))
         if not tops:
             continue
@@ -179,9 +199,18 @@ def _texts_naming(index: ProjectIndex, name: str) -> List[str]:
     found = _NAMING.setdefault(index, {}).get(key)
     if found is None:
         word = re.compile(rf"\b{re.escape(name)}\b")
-        texts = (index.text_of(path) for path in index.paths())
+        texts = (_without_markers(index.text_of(path)) for path in index.paths())
         found = _NAMING[index][key] = [t for t in texts if t and name in t and word.search(t)]
     return found
+
+
+_MARKER_LINE = re.compile(r"^[ \t]*#[ \t]*" + re.escape(MARKER_PREFIX) + r".*$", re.MULTILINE)
+
+
+def _without_markers(text: Optional[str]) -> Optional[str]:
+    """``text`` without lightmigrate's marker comments (a marker that names a module does not
+    link it with the callback it is on: a second run decides as the first did)."""
+    return _MARKER_LINE.sub("", text) if text and MARKER_PREFIX in text else text
 
 
 def _matched(reads: Set[str], sets: Set[str]) -> Set[str]:
@@ -192,6 +221,10 @@ def _matched(reads: Set[str], sets: Set[str]) -> Set[str]:
         found.add(ANY_LOGGED)
     if ANY_LOGGED in sets:
         found.update(x for x in reads if x.startswith(LOGGED))
+    if ANY_ATTR in reads and any(not x.startswith(LOGGED) for x in sets):
+        found.add(ANY_ATTR)
+    if ANY_ATTR in sets:
+        found.update(x for x in reads if not x.startswith(LOGGED))
     return found
 
 
@@ -199,6 +232,8 @@ def describe(read: str) -> str:
     """How a report names what a callback reads."""
     if read == ANY_LOGGED:
         return "the metrics it logs"
+    if read == ANY_ATTR:
+        return "the module's attributes"
     if read.startswith(LOGGED):
         return f"the metric {read[len(LOGGED):]!r} it logs"
     return read
@@ -212,7 +247,7 @@ def _others_use(index: ProjectIndex, callback: ClassInfo, families: Set[ClassInf
     """Whether a LightningModule of the project uses one of ``attrs`` (any module may log) and
     has no run-once method (a callback written for it too must not call one). ``linked``: the
     callback's families were found used with it; so must such a module be."""
-    logs = any(a.startswith(LOGGED) for a in attrs)
+    logs = any(a.startswith(LOGGED) for a in attrs) or ANY_ATTR in attrs  # (any module may have them)
     for c in index.kind_classes():
         if (not logs and not attrs & c.attributes) or c in families:
             continue
@@ -265,7 +300,8 @@ def _root_attr(node: ast.AST, s: str) -> Optional[str]:
 def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
     """The attributes the class's ``old`` sets or changes in place (``self.X = ...``,
     ``self.X[k] = ...``, ``self.X.append(...)``), also through the class's own methods it calls
-    as ``self.m(...)``; ``LOGGED`` when it logs (``self.log``, ``self.log_dict``)."""
+    as ``self.m(...)`` (``setattr(self, "X", ...)`` too; ``ANY_ATTR`` when the name is not a
+    literal); ``LOGGED`` when it logs (``self.log``, ``self.log_dict``)."""
     node = class_node(index, info)
     if node is None:
         return set()
@@ -290,6 +326,11 @@ def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
                 root = _root_attr(n, s)
                 if root is not None:
                     out.add(root)
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr"
+                  and len(n.args) >= 2 and isinstance(n.args[0], ast.Name) and n.args[0].id == s):
+                key = n.args[1]
+                literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
+                out.add(key.value if literal else ANY_ATTR)  # type: ignore[union-attr]
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
                 f = n.func
                 if isinstance(f.value, ast.Name) and f.value.id == s:
@@ -305,27 +346,68 @@ def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
     return out
 
 
+def _kept(methods: Dict[str, ast.AST]) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The attributes a callback keeps the module and the trainer in, set in any of its hooks
+    ``(self, trainer, pl_module, ...)`` (``self.module = pl_module``, ``self.model =
+    trainer.lightning_module``, ``self.trainer = trainer``): its hooks read them as those."""
+    module: Set[str] = set()
+    trainer: Set[str] = set()
+    for func in methods.values():
+        s, t, m = _first_param(func), _first_param(func, 1), _first_param(func, 2)
+        if s is None or t is None:
+            continue
+        for n in ast.walk(func):
+            if not isinstance(n, ast.Assign):
+                continue
+            value = n.value
+            is_module = (isinstance(value, ast.Name) and value.id == m) or (
+                isinstance(value, ast.Attribute) and value.attr == "lightning_module"
+                and isinstance(value.value, ast.Name) and value.value.id == t)
+            is_trainer = isinstance(value, ast.Name) and value.id == t
+            for target in n.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == s:
+                    if is_module:
+                        module.add(target.attr)
+                    elif is_trainer:
+                        trainer.add(target.attr)
+    return frozenset(module), frozenset(trainer)
+
+
+_NOTHING_KEPT: Tuple[FrozenSet[str], FrozenSet[str]] = (frozenset(), frozenset())
+
+
 def _callback_reads(func: ast.AST, trainer: Optional[str], module: Optional[str],
-                    methods: Dict[str, ast.AST], depth: int = 0) -> Set[str]:
+                    methods: Dict[str, ast.AST], depth: int = 0,
+                    kept: Tuple[FrozenSet[str], FrozenSet[str]] = _NOTHING_KEPT) -> Set[str]:
     """What a callback hook ``(self, trainer, pl_module)`` (``func``, its parameters ``trainer``
     and ``module``) reads of the module: the attributes of ``pl_module`` /
     ``trainer.lightning_module`` (also ``getattr(pl_module, "X")``), and, for
     ``trainer.callback_metrics`` (or the logged / progress-bar ones), ``LOGGED + key`` where it
     reads ``[key]`` or ``.get(key)`` with a literal key, ``ANY_LOGGED`` for any other use; also
-    what the callback's own ``methods`` it hands them to read (``self._report(trainer, pl_module)``)."""
-    if trainer is None and module is None:
+    what the callback's own ``methods`` it hands them to read (``self._report(trainer, pl_module)``).
+    ``kept``: the attributes of the callback that hold the module and the trainer (``_kept``);
+    ``ANY_ATTR`` where it reads the module's attributes by names that are not literals
+    (``getattr(pl_module, name)``, ``vars(pl_module)``, ``pl_module.__dict__``)."""
+    slf = _first_param(func)
+    kept_module, kept_trainer = kept
+    if trainer is None and module is None and not (slf and (kept_module or kept_trainer)):
         return set()
+
+    def is_self_attr(n: ast.AST, names: FrozenSet[str]) -> bool:
+        return (isinstance(n, ast.Attribute) and n.attr in names and isinstance(n.value, ast.Name)
+                and n.value.id == slf)
 
     def is_module(n: ast.AST) -> bool:
         if isinstance(n, ast.Name):
             return n.id == module
-        return (isinstance(n, ast.Attribute) and n.attr == "lightning_module" and isinstance(n.value, ast.Name)
-                and n.value.id == trainer)
+        return (isinstance(n, ast.Attribute) and n.attr == "lightning_module" and is_trainer(n.value)) or \
+            is_self_attr(n, kept_module)
 
     def is_trainer(n: ast.AST) -> bool:
         if isinstance(n, ast.Name):
             return n.id == trainer
-        return isinstance(n, ast.Attribute) and n.attr == "trainer" and is_module(n.value)
+        return isinstance(n, ast.Attribute) and (n.attr == "trainer" and is_module(n.value) or
+                                                 is_self_attr(n, kept_trainer))
 
     out: Set[str] = set()
     keyed: Set[int] = set()  # the metrics dicts read with a literal key
@@ -343,22 +425,26 @@ def _callback_reads(func: ast.AST, trainer: Optional[str], module: Optional[str]
     for n in nodes:
         if isinstance(n, ast.Attribute):
             if is_module(n.value):
-                out.add(n.attr)
+                out.add(ANY_ATTR if n.attr == "__dict__" else n.attr)
             elif n.attr in _METRICS and is_trainer(n.value) and id(n) not in keyed:
                 out.add(ANY_LOGGED)
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr")
-              and len(n.args) >= 2 and is_module(n.args[0]) and isinstance(n.args[1], ast.Constant)
-              and isinstance(n.args[1].value, str)):
-            out.add(n.args[1].value)
+              and len(n.args) >= 2 and is_module(n.args[0])):
+            key = n.args[1]
+            out.add(key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ANY_ATTR)
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars"
+              and len(n.args) == 1 and is_module(n.args[0])):
+            out.add(ANY_ATTR)
         elif (depth < 3 and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and isinstance(n.func.value, ast.Name) and n.func.value.id == _first_param(func)
               and n.func.attr in methods):
-            out |= _handed_on(n, methods[n.func.attr], is_trainer, is_module, methods, depth)
+            out |= _handed_on(n, methods[n.func.attr], is_trainer, is_module, methods, depth, kept)
     return out
 
 
 def _handed_on(call: ast.Call, callee: ast.AST, is_trainer: Callable[[ast.AST], bool],
-               is_module: Callable[[ast.AST], bool], methods: Dict[str, ast.AST], depth: int) -> Set[str]:
+               is_module: Callable[[ast.AST], bool], methods: Dict[str, ast.AST], depth: int,
+               kept: Tuple[FrozenSet[str], FrozenSet[str]] = _NOTHING_KEPT) -> Set[str]:
     """What the callback's method ``callee`` reads of the trainer and module ``call`` hands it
     (positionally or by keyword)."""
     a = callee.args  # type: ignore[attr-defined]
@@ -367,7 +453,7 @@ def _handed_on(call: ast.Call, callee: ast.AST, is_trainer: Callable[[ast.AST], 
     given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
     trainer = next((p for p, v in given if p is not None and is_trainer(v)), None)
     module = next((p for p, v in given if p is not None and is_module(v)), None)
-    return _callback_reads(callee, trainer, module, methods, depth + 1)
+    return _callback_reads(callee, trainer, module, methods, depth + 1, kept)
 
 
 def calls_run_once(func: ast.AST, name: str) -> bool:

@@ -3,7 +3,7 @@
 Rules that switch a module to manual optimization must take ``accumulate_grad_batches`` and
 ``gradient_clip_val`` away from the Trainer (2.x raises for them under manual optimization) and
 reproduce them in the module. They look in two places of the same file: ``Trainer(...)`` calls
-(``pl.Trainer``, ``Trainer``, ``lightning.Trainer``...) and dict literals whose string keys are
+(``pl.Trainer``, ``Trainer``, ``lightning.Trainer``, a name the Trainer is imported as...) and dict literals whose string keys are
 all Trainer argument names (``trainer_kwargs = {"max_epochs": 2, "accumulate_grad_batches": 2}``).
 
 API: :func:`find` (name -> value expression, first occurrence wins) and :func:`remove`.
@@ -11,7 +11,7 @@ API: :func:`find` (name -> value expression, first occurrence wins) and :func:`r
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Union
+from typing import Dict, FrozenSet, Iterable, List, Set, Union
 
 import libcst as cst
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
@@ -33,10 +33,42 @@ multiple_trainloader_mode inference_mode use_distributed_sampler barebones
 """.split())
 
 
-def _is_trainer_call(node: cst.Call) -> bool:
+def _is_trainer_call(node: cst.Call, aliases: FrozenSet[str] = frozenset()) -> bool:
     func = node.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name == "Trainer"
+    if isinstance(func, cst.Name):
+        return func.value == "Trainer" or func.value in aliases
+    return isinstance(func, cst.Attribute) and func.attr.value == "Trainer"
+
+
+def trainer_aliases(module: cst.Module) -> FrozenSet[str]:
+    """The other names the module imports Lightning's Trainer as (``PLT`` for ``from
+    pytorch_lightning import Trainer as PLT``, ``from lightning.pytorch import Trainer as T``):
+    calls of them make a Trainer too."""
+    found: Set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+                return False
+            root = _dotted(node.module).split(".")[0]
+            if root not in ("pytorch_lightning", "lightning"):
+                return False
+            for alias in node.names:
+                if (alias.asname is not None and isinstance(alias.name, cst.Name) and alias.name.value == "Trainer"
+                        and isinstance(alias.asname.name, cst.Name)):
+                    found.add(alias.asname.name.value)
+            return False
+
+    walk(module, V())
+    return frozenset(found - {"Trainer"})
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return _dotted(node.value) + "." + node.attr.value
+    return ""
 
 
 def _key(element: cst.BaseDictElement) -> Union[str, None]:
@@ -55,10 +87,11 @@ def find(module: cst.Module, names: Iterable[str]) -> Dict[str, cst.BaseExpressi
     """The values given to the Trainer arguments ``names`` in ``module``."""
     wanted = set(names)
     found: Dict[str, cst.BaseExpression] = {}
+    aliases = trainer_aliases(module)
 
     class V(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
-            if _is_trainer_call(node):
+            if _is_trainer_call(node, aliases):
                 for arg in node.args:
                     if arg.keyword is not None and arg.keyword.value in wanted:
                         found.setdefault(arg.keyword.value, arg.value)
@@ -77,10 +110,11 @@ def find(module: cst.Module, names: Iterable[str]) -> Dict[str, cst.BaseExpressi
 def remove(module: cst.Module, names: Iterable[str]) -> cst.Module:
     """``module`` without the Trainer arguments ``names`` (in calls and Trainer-kwargs dicts)."""
     drop = set(names)
+    aliases = trainer_aliases(module)
 
     class T(PrunedTransformer):
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-            if not _is_trainer_call(updated):
+            if not _is_trainer_call(updated, aliases):
                 return updated
             args = [a for a in updated.args if a.keyword is None or a.keyword.value not in drop]
             if len(args) == len(updated.args):
