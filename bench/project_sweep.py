@@ -242,10 +242,31 @@ def compare(before: SideRun, after: SideRun) -> tuple:
     return regressions, fixed
 
 
+def _baseline_stamp(project: Project, args: List[str]) -> str:
+    return json.dumps({"sdist": project.sdist, "args": args, "v1": str(sweep_env.side_pythons()[0])})
+
+
+def stamp_baseline(work: Path, project: Project, args: List[str]) -> None:
+    """Record what the baseline JUnit file of ``work`` was made from (``--reuse-baseline``)."""
+    if (work / "baseline.xml").exists():
+        (work / "baseline.stamp").write_text(_baseline_stamp(project, args))
+
+
+def reused_baseline(work: Path, project: Project, args: List[str]) -> Optional[SideRun]:
+    """The baseline outcomes of an earlier run of the same sdist, test selection and 1.x
+    interpreter (the baseline does not depend on lightmigrate's code), or None."""
+    stamp, junit = work / "baseline.stamp", work / "baseline.xml"
+    if not (stamp.exists() and junit.exists()) or stamp.read_text() != _baseline_stamp(project, args):
+        return None
+    outcomes = parse_junit(junit)
+    return SideRun(outcomes, 0.0, 0, "") if outcomes else None
+
+
 def sweep_project(project: Project, slice_name: Optional[str], timeout: int,
-                  cache: Path = CACHE, work: Optional[Path] = None) -> ProjectReport:
+                  cache: Path = CACHE, work: Optional[Path] = None, reuse_baseline: bool = False) -> ProjectReport:
     """Sweep one project; the copies and JUnit files go to ``work`` (default
-    ``cache/<name>``), the sdist and deps come from ``cache``."""
+    ``cache/<name>``), the sdist and deps come from ``cache``. ``reuse_baseline``: take the
+    baseline outcomes of an earlier run with the same sdist, tests and 1.x interpreter."""
     v1, v2 = sweep_env.side_pythons()
     args = project.pytest_args(slice_name)
     report = ProjectReport(project.name, project.sdist, args)
@@ -275,7 +296,9 @@ def sweep_project(project: Project, slice_name: Optional[str], timeout: int,
         report.migrate_errors = [(proc.stderr or proc.stdout)[-1000:]]
     report.markers = find_markers(mig_root)
 
-    before = run_tests(project, base_root, v1, deps, args, work / "baseline.xml", timeout, TORCH_LOAD_ENV)
+    before = (reused_baseline(work, project, args) if reuse_baseline else None) or \
+        run_tests(project, base_root, v1, deps, args, work / "baseline.xml", timeout, TORCH_LOAD_ENV)
+    stamp_baseline(work, project, args)
     after = run_tests(project, mig_root, v2, deps, args, work / "migrated.xml", timeout, TORCH_LOAD_ENV)
     report.seconds["baseline tests"], report.seconds["migrated tests"] = before.seconds, after.seconds
     report.baseline_passed, report.baseline_total = len(before.passed), len(before.outcomes)
@@ -358,6 +381,8 @@ def main(argv=None) -> int:
     ap.add_argument("--slice", dest="slice_name", help="a named smaller test selection, e.g. ci")
     ap.add_argument("--json", action="store_true", help="print the reports as JSON")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds for one side's test run")
+    ap.add_argument("--reuse-baseline", action="store_true",
+                    help="take the 1.9.5 outcomes of an earlier run of the same sdist and tests")
     ap.add_argument("--render", type=Path, metavar="JSON", help="print the report of an earlier --json run")
     args = ap.parse_args(argv)
     if args.render:
@@ -374,7 +399,7 @@ def main(argv=None) -> int:
         if args.slice_name and args.slice_name not in project.slices:
             continue
         print(f"sweeping {name} ({project.sdist}) ...", file=sys.stderr, flush=True)
-        reports.append(sweep_project(project, args.slice_name, args.timeout))
+        reports.append(sweep_project(project, args.slice_name, args.timeout, reuse_baseline=args.reuse_baseline))
     print(to_json(reports) if args.json else render(reports))
     return 2 if any(r.problem for r in reports) else 0
 
