@@ -95,6 +95,18 @@ def test_compare_matches_cases_whose_generated_ids_differ_between_the_runs():
     assert fixed == []
 
 
+def test_a_baseline_is_reused_only_for_the_same_sdist_and_tests(tmp_path):
+    project = sweep_env.load_projects()[CI_PROJECT]
+    args = project.pytest_args(None)
+    assert project_sweep.reused_baseline(tmp_path, project, args) is None  # nothing recorded yet
+    (tmp_path / "baseline.xml").write_text(JUNIT)
+    assert project_sweep.reused_baseline(tmp_path, project, args) is None  # no stamp: not known to match
+    project_sweep.stamp_baseline(tmp_path, project, args)
+    reused = project_sweep.reused_baseline(tmp_path, project, args)
+    assert reused is not None and reused.outcomes == project_sweep.parse_junit(tmp_path / "baseline.xml")
+    assert project_sweep.reused_baseline(tmp_path, project, [*args, "-k", "other"]) is None
+
+
 def test_markers_are_read_from_the_files(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "m.py").write_text(textwrap.dedent("""\
