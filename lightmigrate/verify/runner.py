@@ -187,9 +187,10 @@ def run_case(
         record["watch"] = _watch_for(source, side, watch)
 
         if side == "v1shim":  # 1.x module paths that 2.x moved import again under the shim
-            from lightmigrate.verify.shim_imports import install
+            from lightmigrate.verify import shim_imports, shim_trainer
 
-            install(root)
+            shim_imports.install(root)
+            shim_trainer.install(root)
         module_name = "_lightmigrate_case_%d_%s" % (index, re.sub(r"\W", "_", case_name(path)))
         _seed(pl, seed)
         spec = importlib.util.spec_from_file_location(module_name, path)

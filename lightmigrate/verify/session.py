@@ -43,6 +43,8 @@ class CaseResult:
     dead_hooks: List[Dict[str, str]] = field(default_factory=list)
     error: Optional[str] = None
     seconds: Dict[str, Optional[float]] = field(default_factory=dict)
+    # set when the v1 shim could not run the original and a real 1.x interpreter did instead
+    reference_note: Optional[str] = None
 
 
 @dataclass
@@ -205,6 +207,7 @@ class SideRuns:
     actual: Dict[str, Any]
     migrated: Dict[str, Path]
     migrate_error: Optional[str] = None
+    reference_env: Dict[str, str] = field(default_factory=dict)
 
 
 def run_sides(files: Sequence[Path], sources: Sequence[str], oracle_python: Optional[str], out: Path,
@@ -235,7 +238,38 @@ def run_sides(files: Sequence[Path], sources: Sequence[str], oracle_python: Opti
             actual = new_job.result()["cases"] if new_job is not None else {}
         except oracle.OracleError as exc:
             raise VerifyError(str(exc)) from exc
-    return SideRuns(expected, actual, migrated, migrate_error)
+    return SideRuns(expected, actual, migrated, migrate_error, ref_env)
+
+
+SHIM_CANNOT = ("the v1 shim cannot run this original ({error}); it emulates 1.9's hooks, Trainer arguments and "
+               "module attributes, but not every 1.x API")
+
+
+def fallback_oracle() -> Optional[str]:
+    """A real pytorch-lightning 1.x interpreter for the cases the v1 shim cannot run, when one
+    is at hand without ``--oracle``: ``$LIGHTMIGRATE_ORACLE_PYTHON``, else the ``.venv-pl19``
+    of a lightmigrate development checkout. None when there is none."""
+    python = oracle.default_oracle_python()
+    return os.path.abspath(python) if python.exists() else None
+
+
+def _rerun_on_oracle(files: Sequence[Path], runs: SideRuns, oracle_python: Optional[str]) -> Dict[str, str]:
+    """The originals the v1 shim could not run go to a real 1.x interpreter, when there is one.
+    Returns case name -> what verify says about that case's reference."""
+    failed = [f for f in files if (runs.expected.get(f.stem) or {}).get("error")]
+    if not failed:
+        return {}
+    notes = {f.stem: SHIM_CANNOT.format(error=runs.expected[f.stem]["error"]) for f in failed}
+    if oracle_python is None:
+        return {name: note + "; run verify with --oracle PYTHON (a pytorch-lightning 1.x environment) to "
+                "check this case against real 1.x" for name, note in notes.items()}
+    try:
+        again = oracle.run_in(oracle_python, failed, "v1", None, 900, runs.reference_env)["cases"]
+    except oracle.OracleError as exc:
+        return {name: f"{note}; the 1.x interpreter {oracle_python} failed too: {exc}" for name, note in notes.items()}
+    runs.expected.update(again)
+    return {name: f"{note}; checked against pytorch-lightning 1.x at {oracle_python} instead"
+            for name, note in notes.items()}
 
 
 def _verify_group(files: List[Path], sources: Sequence[str], oracle_python: Optional[str], rtol: float,
@@ -244,6 +278,7 @@ def _verify_group(files: List[Path], sources: Sequence[str], oracle_python: Opti
         out = Path(tmp)
         files = _build_published(files, out / "published", problems)
         runs = run_sides(files, sources, oracle_python, out, rules)
+        notes = {} if oracle_python else _rerun_on_oracle(files, runs, fallback_oracle())
     expected, actual, migrate_error = runs.expected, runs.actual, runs.migrate_error
 
     cases = []
@@ -252,9 +287,13 @@ def _verify_group(files: List[Path], sources: Sequence[str], oracle_python: Opti
         e, a = expected.get(name), actual.get(name)
         result = CaseResult(name, str(f), "match", seconds={
             "reference": (e or {}).get("seconds"), "migrated": (a or {}).get("seconds")})
+        result.reference_note = notes.get(name)
         if e is None or e.get("error"):
             result.verdict = "error"
-            result.error = "the original could not run: " + ((e or {}).get("error") or "no result")
+            if name in notes and e is not None and e.get("side") == "v1shim":  # no 1.x interpreter took over
+                result.error = notes[name]
+            else:
+                result.error = "the original could not run: " + ((e or {}).get("error") or "no result")
         elif migrate_error or a is None:
             result.verdict = "error"
             result.error = migrate_error or "the migrated copy produced no result"
@@ -284,6 +323,7 @@ def report_to_json(report: VerifyReport) -> Dict[str, Any]:
                 "path": c.path,
                 "verdict": c.verdict,
                 "error": c.error,
+                "reference_note": c.reference_note,
                 "seconds": c.seconds,
                 "dead_hooks": c.dead_hooks,
                 "differences": [

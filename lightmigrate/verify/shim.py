@@ -69,6 +69,7 @@ import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from lightmigrate.verify import shim_semantics as v1
+from lightmigrate.verify.shim_trainer import TRACK_GRAD_NORM_ATTR, grad_norm_v1, precision_v1, v1_trainer_kwargs
 
 SHIM_ATTR = "_v1shim"
 
@@ -133,6 +134,7 @@ class _State:
         self.calls: collections.Counter = collections.Counter()
         self.saved_trainer: Dict[int, Dict[str, Any]] = {}
         self.step_depth = 0  # > 0 while a shim step wrapper runs: nested calls are the user's own
+        self.track_grad_norm: Any = -1  # 1.9's Trainer(track_grad_norm=...), -1: off
 
 
 def _state(model: Any) -> _State:
@@ -317,16 +319,35 @@ def _adapter_for(base: type) -> type:
     def tbptt_split_batch(self, batch, split_size):
         return v1.tbptt_split(batch, split_size)
 
+    def log_grad_norm(self, grad_norm_dict):
+        self.log_dict(grad_norm_dict, on_step=True, on_epoch=True, prog_bar=False, logger=True)
+
+    # 1.9 called model.train() after every validation and test loop (2.x restores the modes
+    # the submodules had before, and calls no submodule's own train())
+    def on_validation_model_train(self):
+        self.trainer.model.train()
+
+    def on_test_model_train(self):
+        self.trainer.model.train()
+
+    def _get_precision(self):
+        return self.__dict__.get("_v1shim_precision", 32)
+
+    def _set_precision(self, value):
+        self.__dict__["_v1shim_precision"] = value
+
     namespace = {
         "__module__": __name__,
         "__doc__": "1.9 default hooks with 1.9 signatures, below the user's classes (v1 shim).",
         "_v1shim_generated": True,
         "truncated_bptt_steps": 0,
+        # 1.9's LightningModule.precision: 32 until a Trainer sets it (the shim callback's setup)
+        "precision": property(_get_precision, _set_precision),
     }
     for fn in (optimizer_step, optimizer_zero_grad, lr_scheduler_step, on_before_optimizer_step, backward,
                configure_gradient_clipping, toggle_optimizer, untoggle_optimizer, on_predict_epoch_end,
                training_step_end, validation_step_end, test_step_end, training_epoch_end, validation_epoch_end,
-               test_epoch_end, tbptt_split_batch):
+               test_epoch_end, tbptt_split_batch, log_grad_norm, on_validation_model_train, on_test_model_train):
         namespace[fn.__name__] = fn
     adapter = type("V1HooksAdapter", (base,), namespace)
     _ADAPTERS[base] = adapter
@@ -564,6 +585,8 @@ def _shim_class(user_cls: type) -> type:
             return sup(self).on_before_optimizer_step(optimizer, *args)
         idx = _optimizer_index(self.trainer, optimizer)
         _call_user(self, "on_before_optimizer_step", optimizer, idx)
+        if idx == 0:
+            _track_grad_norm(self)
         if _state(self).emulate:
             # 2.x does not clip in manual optimization; 1.9 clipped right here.
             trainer = self.trainer
@@ -624,6 +647,27 @@ def _shim_class(user_cls: type) -> type:
     shim_ref["cls"] = shim
     _SHIMS[user_cls] = shim
     return shim
+
+
+def _track_grad_norm(model: Any) -> None:
+    """1.9's ``Trainer(track_grad_norm=p)``: after ``on_before_optimizer_step`` of the first
+    optimizer, before clipping, the gradient norms go to ``log_grad_norm`` (logged as if from
+    ``on_before_optimizer_step``)."""
+    norm_type = _state(model).track_grad_norm
+    if norm_type == -1:  # not given to the case's Trainer: perhaps to one the user's code built
+        norm_type = getattr(model.trainer, TRACK_GRAD_NORM_ATTR, -1)
+    if norm_type == -1:
+        return
+    loggers = model.trainer.loggers
+    separator = loggers[0].group_separator if len(loggers) == 1 else "/"
+    norms = grad_norm_v1(model, norm_type, separator)
+    if norms:
+        previous = model._current_fx_name
+        model._current_fx_name = "on_before_optimizer_step"
+        try:
+            model.log_grad_norm(norms)
+        finally:
+            model._current_fx_name = previous
 
 
 def _train_batch_output(model: Any, outputs: Any) -> Tuple[List[Any], bool]:
@@ -883,7 +927,10 @@ def _callback_class(root: str) -> type:
 
         def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
             st = self._mine(pl_module)
-            if st is None or stage != "fit":
+            if st is None:
+                return
+            pl_module.precision = precision_v1(trainer.precision)  # 1.9 set it for every stage
+            if stage != "fit":
                 return
             st.saved_trainer[id(trainer)] = {
                 "accumulate_grad_batches": trainer.accumulate_grad_batches,
@@ -912,6 +959,10 @@ def _callback_class(root: str) -> type:
                 setattr(trainer, name, value)
             trainer.fit_loop.epoch_loop.__dict__.pop("_update_learning_rates", None)
             trainer._logger_connector.__dict__.pop("update_train_step_metrics", None)
+
+        def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+            if self._mine(pl_module) is not None:
+                trainer.model.train()  # 1.9 did this after the sanity check, before training
 
         def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
             st = self._mine(pl_module)
@@ -1080,6 +1131,28 @@ def _callback_translators(user_cls: type, csup: Callable) -> Dict[str, Callable]
 
         ns["on_predict_epoch_end"] = on_predict_epoch_end
 
+    fn = _user_callback_function(user_cls, "finetune_function")
+    if fn is not None and _accepts_positional(fn, 5):  # self, pl_module, epoch, optimizer, opt_idx
+
+        def finetune_function(self: Any, pl_module: Any, epoch: int, optimizer: Any, *args: Any) -> Any:
+            if args:
+                return csup(self).finetune_function(pl_module, epoch, optimizer, *args)
+            # 1.9's BaseFinetuning passed the optimizer's index too
+            idx = _optimizer_index(pl_module.trainer, optimizer)
+            return csup(self).finetune_function(pl_module, epoch, optimizer, idx)
+
+        ns["finetune_function"] = finetune_function
+
+    if _user_callback_function(user_cls, "write_on_epoch_end") is not None:
+
+        def write_on_epoch_end(self: Any, trainer: Any, pl_module: Any, predictions: Any, batch_indices: Any) -> Any:
+            if len(trainer.num_predict_batches) == 1:
+                # 1.9 nested the predictions per dataloader even with one; 2.x flattens them then
+                predictions = [predictions]
+            return csup(self).write_on_epoch_end(trainer, pl_module, predictions, batch_indices)
+
+        ns["write_on_epoch_end"] = write_on_epoch_end
+
     if _user_callback_function(user_cls, "on_train_batch_end") is not None:
 
         def on_train_batch_end(self: Any, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
@@ -1145,7 +1218,7 @@ def apply_v1_shim(model: Any, trainer_kwargs: Optional[Mapping[str, Any]] = None
 
     See the module docstring. The returned kwargs must be used to build the Trainer.
     """
-    kwargs = dict(trainer_kwargs or {})
+    kwargs, emulated = v1_trainer_kwargs(trainer_kwargs or {})
     st = model.__dict__.get(SHIM_ATTR)
     if st is None:
         user_cls = type(model)
@@ -1166,6 +1239,7 @@ def apply_v1_shim(model: Any, trainer_kwargs: Optional[Mapping[str, Any]] = None
             if key in kwargs:
                 setattr(st, {"accumulate_grad_batches": "accumulate", "gradient_clip_val": "clip_val",
                              "gradient_clip_algorithm": "clip_algo"}[key], kwargs.pop(key))
+    st.track_grad_norm = emulated["track_grad_norm"]
     callback_cls = _callback_class(root)
     callbacks = kwargs.get("callbacks")
     if callbacks is None:
