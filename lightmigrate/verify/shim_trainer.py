@@ -34,9 +34,10 @@ _REMOVED_AT_DEFAULT = {
     "move_metrics_to_cpu": (False,),
     "multiple_trainloader_mode": ("max_size_cycle",),
     "resume_from_checkpoint": (None,),
-    "auto_lr_find": (False,),
-    "auto_scale_batch_size": (False,),
 }
+# 1.9 arguments only ``Trainer.tune()`` read (fit ignored them); 2.x has no ``tune()``, so code
+# that calls it fails under the shim anyway.
+_TUNE_ONLY = ("auto_lr_find", "auto_scale_batch_size")
 # 2.x arguments that 1.9 accepted as None (its default), which 2.x rejects.
 _NONE_MEANS_DEFAULT = ("strategy", "devices", "accelerator")
 _RENAMED = {"replace_sampler_ddp": "use_distributed_sampler"}
@@ -53,7 +54,7 @@ def v1_trainer_kwargs(kwargs: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[s
     for name, value in kwargs.items():
         if name in _REMOVED_AT_DEFAULT and _is_one_of(value, _REMOVED_AT_DEFAULT[name]):
             continue
-        if name in _NONE_MEANS_DEFAULT and value is None:
+        if name in _TUNE_ONLY or name in _NONE_MEANS_DEFAULT and value is None:
             continue
         if name == "track_grad_norm":
             emulated[name] = value
