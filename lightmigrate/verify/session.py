@@ -130,8 +130,8 @@ def _migrate_tree(files: Sequence[Path], sources: Sequence[str], out: Path, rule
 
 def _build_published(files: List[Path], out: Path, problems: List[str]) -> List[Path]:
     """Published-model cases (``PUBLISHED = {...}``, see ``verify/published.py``) name a model in
-    a pinned PyPI package: install it into ``out`` and assemble a self-contained case file from
-    its original source. Other case files pass through unchanged."""
+    a pinned PyPI package: install it (once, into ``published.install_cache()``) and assemble a
+    self-contained case file from its original source. Other case files pass through unchanged."""
     from lightmigrate.verify import published
 
     result: List[Path] = []
@@ -141,7 +141,7 @@ def _build_published(files: List[Path], out: Path, problems: List[str]) -> List[
             continue
         try:
             case = published.read_case(f)
-            result.extend(published.build_all([case], out / "install", out / "built", python=sys.executable))
+            result.extend(published.build_all([case], published.install_cache(), out / "built", python=sys.executable))
         except Exception as exc:  # noqa: BLE001 - one unusable case must not stop the others
             problems.append(f"{f}: cannot build the published-model case: {exc}")
     return result
@@ -223,7 +223,8 @@ def run_groups(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Pa
                oracle_python: Optional[str], out: Path, rules: Sequence[Rule],
                checkpoint_dir: Optional[Path] = None) -> SideRuns:
     """Like :func:`run_sides` for several groups of case files, each group with its own source
-    folders (migrated together with its cases, under ``out/g<i>``), in ONE interpreter per side.
+    folders (migrated together with its cases, under ``out/g<i>``; one group: under ``out``), in
+    ONE interpreter per side.
     Both interpreters start first and import Lightning while the cases are migrated."""
     ref_cases = [{"name": names[f], "file": str(f.resolve()), "sys_path": [*srcs, str(f.parent.resolve())]}
                  for files, srcs in groups for f in files]
@@ -237,7 +238,7 @@ def run_groups(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Pa
     errors: Dict[str, str] = {}
     new_cases: List[Dict[str, Any]] = []
     for i, (files, srcs) in enumerate(groups):
-        where = out / f"g{i}"
+        where = out / f"g{i}" if len(groups) > 1 else out
         try:
             copies = _migrate_tree(files, srcs, where, rules)
         except Exception as exc:  # noqa: BLE001 - reported as an error for every case of the group

@@ -16,6 +16,10 @@ API
     parameter, buffer or submodule is added. ``accumulate_grad_batches``,
     ``gradient_clip_val`` and ``gradient_clip_algorithm`` leave the kwargs (the shim re-applies
     them after 2.x's configuration checks) and a shim callback is put first in ``callbacks``.
+    Other 1.9 Trainer arguments get their 1.9 meaning (``shim_trainer.v1_trainer_kwargs``;
+    ``track_grad_norm`` is emulated through the module's ``log_grad_norm``). The model gets 1.9's
+    ``precision`` attribute and 1.9's ``model.train()`` at the start of training and after each
+    evaluation loop.
     Applying it twice is a no-op. Use the returned kwargs for every Trainer that runs the model.
     User callbacks in ``callbacks`` (and those returned by ``configure_callbacks``) whose hooks
     have 1.9 signatures are adapted the same way (see :func:`adapt_v1_callback`).
