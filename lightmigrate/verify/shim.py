@@ -73,7 +73,14 @@ import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from lightmigrate.verify import shim_semantics as v1
-from lightmigrate.verify.shim_trainer import TRACK_GRAD_NORM_ATTR, grad_norm_v1, precision_v1, v1_trainer_kwargs
+from lightmigrate.verify.shim_trainer import (
+    TRACK_GRAD_NORM_ATTR,
+    TRAIN_MODE_ATTR,
+    combine_v1,
+    grad_norm_v1,
+    precision_v1,
+    v1_trainer_kwargs,
+)
 
 SHIM_ATTR = "_v1shim"
 
@@ -139,6 +146,7 @@ class _State:
         self.saved_trainer: Dict[int, Dict[str, Any]] = {}
         self.step_depth = 0  # > 0 while a shim step wrapper runs: nested calls are the user's own
         self.track_grad_norm: Any = -1  # 1.9's Trainer(track_grad_norm=...), -1: off
+        self.train_mode = "max_size_cycle"  # 1.9's Trainer(multiple_trainloader_mode=...)
 
 
 def _state(model: Any) -> _State:
@@ -936,6 +944,11 @@ def _callback_class(root: str) -> type:
             pl_module.precision = precision_v1(trainer.precision)  # 1.9 set it for every stage
             if stage != "fit":
                 return
+            mode = getattr(trainer, TRAIN_MODE_ATTR, st.train_mode)
+            source = trainer.fit_loop._data_source
+            if mode != "max_size_cycle" and "dataloader" not in source.__dict__:
+                get_loaders = source.dataloader
+                source.dataloader = lambda: combine_v1(get_loaders(), mode, root)
             st.saved_trainer[id(trainer)] = {
                 "accumulate_grad_batches": trainer.accumulate_grad_batches,
                 "gradient_clip_val": trainer.gradient_clip_val,
@@ -962,6 +975,7 @@ def _callback_class(root: str) -> type:
             for name, value in st.saved_trainer.pop(id(trainer), {}).items():
                 setattr(trainer, name, value)
             trainer.fit_loop.epoch_loop.__dict__.pop("_update_learning_rates", None)
+            trainer.fit_loop._data_source.__dict__.pop("dataloader", None)
             trainer._logger_connector.__dict__.pop("update_train_step_metrics", None)
 
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
@@ -1244,6 +1258,7 @@ def apply_v1_shim(model: Any, trainer_kwargs: Optional[Mapping[str, Any]] = None
                 setattr(st, {"accumulate_grad_batches": "accumulate", "gradient_clip_val": "clip_val",
                              "gradient_clip_algorithm": "clip_algo"}[key], kwargs.pop(key))
     st.track_grad_norm = emulated["track_grad_norm"]
+    st.train_mode = emulated["multiple_trainloader_mode"]
     callback_cls = _callback_class(root)
     callbacks = kwargs.get("callbacks")
     if callbacks is None:

@@ -3,10 +3,11 @@
 :func:`v1_trainer_kwargs` turns the Trainer arguments of an un-migrated 1.x case into 2.x ones
 for the runner's Trainer (CPU, one device): arguments passed at their 1.9 default (explicit
 ``None``, ``gpus=0``, ``amp_backend="native"``...) are dropped, renamed ones are renamed, and
-``precision`` takes the value that means what 1.9 ran. ``track_grad_norm`` is taken out and
-emulated by the shim (:func:`grad_norm_v1`, logged through the module's ``log_grad_norm``).
-What 1.9 meant differently on a CPU (``gpus=2``, ``multiple_trainloader_mode="min_size"``...)
-is left for 2.x to reject: verify then says the shim cannot run the case.
+``precision`` takes the value that means what 1.9 ran. ``track_grad_norm`` and
+``multiple_trainloader_mode`` are taken out and emulated by the shim (:func:`grad_norm_v1`,
+logged through the module's ``log_grad_norm``; the training loaders combined in that mode).
+What 1.9 meant differently on a CPU (``gpus=2``...) is left for 2.x to reject: verify then says
+the shim cannot run the case.
 
 Written from 1.9.5's behaviour, independently of the migration's own Trainer mapping (LM101),
 so that a mistake in the migration shows as a difference instead of being repeated here.
@@ -20,6 +21,7 @@ import importlib
 from typing import Any, Dict, Mapping, Set, Tuple
 
 TRACK_GRAD_NORM_ATTR = "_v1shim_track_grad_norm"
+TRAIN_MODE_ATTR = "_v1shim_multiple_trainloader_mode"
 _INSTALLED: Set[str] = set()
 
 # 1.9 arguments that 2.x removed, with the values at which 1.9 ignored them.
@@ -32,7 +34,6 @@ _REMOVED_AT_DEFAULT = {
     "amp_backend": ("native",),
     "amp_level": (None,),
     "move_metrics_to_cpu": (False,),
-    "multiple_trainloader_mode": ("max_size_cycle",),
     "resume_from_checkpoint": (None,),
 }
 # 1.9 arguments only ``Trainer.tune()`` read (fit ignored them); 2.x has no ``tune()``, so code
@@ -48,15 +49,15 @@ _PRECISION = {16: "bf16-mixed", "16": "bf16-mixed", "bf16": "bf16-mixed", 32: "3
 
 def v1_trainer_kwargs(kwargs: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """``(2.x Trainer kwargs, what the shim emulates itself)``; the latter holds
-    ``track_grad_norm`` (-1: off) and ``accumulate_grad_batches`` (None -> 1)."""
+    ``track_grad_norm`` (-1: off) and ``multiple_trainloader_mode`` (1.9 default "max_size_cycle")."""
     out: Dict[str, Any] = {}
-    emulated: Dict[str, Any] = {"track_grad_norm": -1}
+    emulated: Dict[str, Any] = {"track_grad_norm": -1, "multiple_trainloader_mode": "max_size_cycle"}
     for name, value in kwargs.items():
         if name in _REMOVED_AT_DEFAULT and _is_one_of(value, _REMOVED_AT_DEFAULT[name]):
             continue
         if name in _TUNE_ONLY or name in _NONE_MEANS_DEFAULT and value is None:
             continue
-        if name == "track_grad_norm":
+        if name in emulated:
             emulated[name] = value
             continue
         if name == "accumulate_grad_batches" and value is None:
@@ -116,5 +117,15 @@ def install(root: str) -> None:
         original(self, *args, **kwargs)
         if emulated["track_grad_norm"] != -1:
             setattr(self, TRACK_GRAD_NORM_ATTR, emulated["track_grad_norm"])
+        if emulated["multiple_trainloader_mode"] != "max_size_cycle":
+            setattr(self, TRAIN_MODE_ATTR, emulated["multiple_trainloader_mode"])
 
     trainer_cls.__init__ = __init__
+
+
+def combine_v1(loaders: Any, mode: str, root: str) -> Any:
+    """1.9's ``multiple_trainloader_mode``: a collection of training loaders combined in ``mode``
+    (``root``: the Lightning package, ``pytorch_lightning`` or ``lightning.pytorch``)."""
+    if mode == "max_size_cycle" or not isinstance(loaders, (list, tuple, dict)):
+        return loaders
+    return importlib.import_module(root + ".utilities.combined_loader").CombinedLoader(loaders, mode)

@@ -15,27 +15,27 @@ def test_explicit_1_9_defaults_are_dropped():
     kwargs, emulated = v1_trainer_kwargs({
         "gpus": None, "tpu_cores": 0, "strategy": None, "devices": None, "accelerator": None,
         "amp_backend": "native", "amp_level": None, "auto_select_gpus": False, "move_metrics_to_cpu": False,
-        "multiple_trainloader_mode": "max_size_cycle", "resume_from_checkpoint": None,
-        "auto_lr_find": True, "auto_scale_batch_size": "power", "max_epochs": 2,
+        "resume_from_checkpoint": None, "auto_lr_find": True, "auto_scale_batch_size": "power", "max_epochs": 2,
     })
     assert kwargs == {"max_epochs": 2}
-    assert emulated == {"track_grad_norm": -1}
+    assert emulated == {"track_grad_norm": -1, "multiple_trainloader_mode": "max_size_cycle"}
 
 
 def test_renamed_and_reinterpreted_arguments():
     kwargs, emulated = v1_trainer_kwargs({"replace_sampler_ddp": False, "accumulate_grad_batches": None,
-                                          "precision": 16, "track_grad_norm": "inf"})
+                                          "precision": 16, "track_grad_norm": "inf",
+                                          "multiple_trainloader_mode": "min_size"})
     # 1.9 ran precision=16 on a CPU as bf16 autocast
     assert kwargs == {"use_distributed_sampler": False, "accumulate_grad_batches": 1, "precision": "bf16-mixed"}
-    assert emulated == {"track_grad_norm": "inf"}
+    assert emulated == {"track_grad_norm": "inf", "multiple_trainloader_mode": "min_size"}
     assert v1_trainer_kwargs({"precision": 32})[0] == {"precision": "32-true"}
     assert v1_trainer_kwargs({"precision": "bf16"})[0] == {"precision": "bf16-mixed"}
 
 
 def test_values_with_another_1_9_meaning_are_left_for_2_x_to_reject():
-    # a GPU request, or another way of combining train loaders: the shim cannot give their meaning
-    kwargs, _ = v1_trainer_kwargs({"gpus": 2, "multiple_trainloader_mode": "min_size", "devices": 1})
-    assert kwargs == {"gpus": 2, "multiple_trainloader_mode": "min_size", "devices": 1}
+    # a GPU request: the shim cannot give it its meaning on the CPU
+    kwargs, _ = v1_trainer_kwargs({"gpus": 2, "devices": 1})
+    assert kwargs == {"gpus": 2, "devices": 1}
 
 
 def test_module_precision_takes_its_1_9_value():
