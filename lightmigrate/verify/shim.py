@@ -147,6 +147,7 @@ class _State:
         self.step_depth = 0  # > 0 while a shim step wrapper runs: nested calls are the user's own
         self.track_grad_norm: Any = -1  # 1.9's Trainer(track_grad_norm=...), -1: off
         self.train_mode = "max_size_cycle"  # 1.9's Trainer(multiple_trainloader_mode=...)
+        self.iter_fetched = 0  # batches a 1.9 ``dataloader_iter`` step fetched this epoch
 
 
 def _state(model: Any) -> _State:
@@ -524,6 +525,8 @@ def _shim_class(user_cls: type) -> type:
 
     # ---- training_step (+ training_step_end, or the emulated 1.9 optimizer loop) ----------
     if user_step is not None:
+        # 1.9: training_step(dataloader_iter, batch_idx); 2.x passes the iterator alone
+        iter_step = _positional_names(user_step)[1:3] == ["dataloader_iter", "batch_idx"]
 
         def training_step(self: Any, *args: Any, **kwargs: Any) -> Any:
             st = _state(self)
@@ -531,6 +534,8 @@ def _shim_class(user_cls: type) -> type:
                 return sup(self).training_step(*args, **kwargs)
             st.step_depth += 1
             try:
+                if iter_step and len(args) + len(kwargs) == 1:
+                    args, kwargs = _v1_dataloader_iter(self, *args, *kwargs.values()), {}
                 if st.emulate:
                     return _emulated_training_step(self, args, kwargs)
                 out = sup(self).training_step(*args, **kwargs)
@@ -659,6 +664,30 @@ def _shim_class(user_cls: type) -> type:
     shim_ref["cls"] = shim
     _SHIMS[user_cls] = shim
     return shim
+
+
+class _V1DataLoaderIter:
+    """1.9's ``dataloader_iter``: ``next()`` gives the batch alone (2.x: ``(batch, batch_idx,
+    dataloader_idx)``) and counts the batches fetched in this epoch."""
+
+    def __init__(self, state: "_State", iterator: Any) -> None:
+        self.state = state
+        self.iterator = iterator
+
+    def __iter__(self) -> "_V1DataLoaderIter":
+        return self
+
+    def __next__(self) -> Any:
+        batch, _, _ = next(self.iterator)
+        self.state.iter_fetched += 1
+        return batch
+
+
+def _v1_dataloader_iter(model: Any, iterator: Any) -> Tuple[Any, int]:
+    """The 1.9 arguments of ``training_step(dataloader_iter, batch_idx)``: the iterator, and as
+    ``batch_idx`` the number of batches fetched so far in the epoch (1.9's fetcher count)."""
+    st = _state(model)
+    return _V1DataLoaderIter(st, iterator), st.iter_fetched
 
 
 def _track_grad_norm(model: Any) -> None:
@@ -998,6 +1027,7 @@ def _callback_class(root: str) -> type:
                 return
             st.train_outputs = []
             st.train_batches = 0
+            st.iter_fetched = 0
             if isinstance(st.accumulate, dict):
                 trainer.accumulate_grad_batches = v1.accumulation_for_epoch(st.accumulate, trainer.current_epoch)
 
