@@ -5,7 +5,6 @@ Exercises (spec C2, C4): 1.9 passed the predictions to the callback as one list 
 the module, so a wrong shape shows in the final state. `BaseFinetuning` freezes the backbone and
 unfreezes it at epoch 1 for optimizer index 0, adding a param group with its own lr.
 """
-# SHIM-OUT-OF-SCOPE: the shim does not emulate BaseFinetuning.finetune_function's 1.x opt_idx argument; checked against real 1.9.5 only.
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -4,7 +4,6 @@
 passes only the iterator and `next()` gives `(batch, batch_idx, dataloader_idx)`. The step
 does not read `batch_idx`, so the migration drops it and takes element 0.
 """
-# SHIM-OUT-OF-SCOPE: the shim does not emulate the 1.9 training_step(dataloader_iter, batch_idx) signature; checked against real 1.9.5 only.
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -7,7 +7,6 @@ restores it after validation), so the same code trains with the running statisti
 the weights and the BatchNorm buffers differ; the mode is also logged from the step. The
 migration adds an `on_fit_start` that calls `self.train()` (LM308).
 """
-# SHIM-OUT-OF-SCOPE: the shim does not emulate 1.9's model.train() at the start of fit; checked against real 1.9.5 only.
 import torch
 import torch.nn.functional as F
 from torch import nn

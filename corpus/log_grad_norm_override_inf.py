@@ -4,7 +4,6 @@ Exercises (spec M17, T13): 1.9 called the module's `log_grad_norm(grad_norm_dict
 rounded infinity norms (keys `grad_inf_norm/<param>`); this override renames and filters them
 before logging. The migrated module calls the same method from `on_before_optimizer_step`.
 """
-# SHIM-OUT-OF-SCOPE: the shim does not emulate Trainer(track_grad_norm=...), removed from the 2.x Trainer; checked against real 1.9.5 only.
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -7,7 +7,6 @@ or scales the loss, so a comparison that flips (an untranslated `!= 32` is alway
 shows in the metrics. Default precision keeps the 1.9.5 checkpoint loadable into the migrated
 model unchanged.
 """
-# SHIM-OUT-OF-SCOPE: the shim does not emulate the 1.x LightningModule.precision attribute; checked against real 1.9.5 only.
 import torch
 import torch.nn.functional as F
 from torch import nn

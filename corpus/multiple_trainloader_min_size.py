@@ -6,7 +6,6 @@ dict with the default `"max_size_cycle"`. With loaders of 3 and 2 batches, 1.9 r
 epoch ("min_size"), 2.x 3. LM101 moves the mode into the module: `return CombinedLoader(
 {...}, mode="min_size")` (the loaders are in the same file as the Trainer arguments).
 """
-# SHIM-OUT-OF-SCOPE: the shim does not emulate Trainer(multiple_trainloader_mode=...), removed from the 2.x Trainer; checked against real 1.9.5 only.
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -7,7 +7,6 @@ dataloader: unmigrated on 2.x `torch.cat` gets a tensor and raises. It stores wh
 in a registered buffer of the module (compared at the end of the run). LM307 wraps the
 predictions as 1.9 did when there is one dataloader.
 """
-# SHIM-OUT-OF-SCOPE: the shim does not emulate 1.9's per-dataloader nesting of BasePredictionWriter.write_on_epoch_end's predictions; checked against real 1.9.5 only.
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset

@@ -5,7 +5,6 @@ rounded to 4 digits, on_step and on_epoch, only on batches where the optimizer s
 second batch here), after `on_before_optimizer_step` and before clipping (the norms are of the
 unclipped gradients). The module's own `on_before_optimizer_step` (1.9 signature) logs too.
 """
-# SHIM-OUT-OF-SCOPE: the shim does not emulate Trainer(track_grad_norm=...), removed from the 2.x Trainer; checked against real 1.9.5 only.
 import torch
 import torch.nn.functional as F
 from torch import nn

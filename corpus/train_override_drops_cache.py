@@ -7,7 +7,6 @@ encoder's enriched embeddings). Validation fills the cache without gradients; 1.
 and its loss cannot be backpropagated. The migration adds `on_validation_model_train` /
 `on_test_model_train` with 1.9's body.
 """
-# SHIM-OUT-OF-SCOPE: the v1 shim keeps 2.x's way of leaving eval mode after validation (flags reset, no call of a submodule's own train()); LM310 rewrites it
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -6,7 +6,6 @@ count (one CPU process) and `strategy=None` as "choose one"; 2.x raises for both
 not literals, so LM101 cannot drop them: it writes `devices or "auto"` / `strategy or "auto"`, 2.x's
 spelling of the same defaults. A `training_epoch_end` (LM001) and the logged loss show training ran.
 """
-# SHIM-OUT-OF-SCOPE: 1.x Trainer values (devices=None, strategy=None) that 2.x rejects; LM101 rewrites them
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -6,7 +6,6 @@ and ran on the CPU with `devices` deciding the count (None there meant the accel
 reading once, `use_gpus = gpus not in (None, 0, "0", [])`, and picks accelerator and devices from
 it. A `training_epoch_end` (LM001) and the logged loss show that training ran the same way.
 """
-# SHIM-OUT-OF-SCOPE: 1.x Trainer values (gpus=None, devices=None) that 2.x rejects; LM101 rewrites them
 import torch
 import torch.nn.functional as F
 from torch import nn

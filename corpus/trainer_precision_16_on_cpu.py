@@ -6,7 +6,6 @@ LM101 writes `precision="16-mixed"`, which 2.x runs the same way. The case also 
 them) and `replace_sampler_ddp=False` (renamed to `use_distributed_sampler`). The step logs the
 autocast dtype and the loss so a wrong precision shows in the metrics and the weights.
 """
-# SHIM-OUT-OF-SCOPE: 1.x Trainer arguments (precision=16, replace_sampler_ddp, explicit None) that 2.x rejects; LM101 rewrites them
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -188,7 +188,8 @@ def coverage(markdown: bool) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--oracle", "oracle_python", type=click.Path(),
-              help="Run the originals on this pytorch-lightning 1.x interpreter instead of the v1 shim.")
+              help="Run the originals on this pytorch-lightning 1.x interpreter instead of the v1 shim. "
+                   "Without it, the cases the shim cannot run go to $LIGHTMIGRATE_ORACLE_PYTHON when set.")
 @click.option("--source", "sources", multiple=True, type=click.Path(file_okay=False),
               help="A folder of your own code that the cases import; it is migrated for the 2.x run too.")
 @click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance for numbers.")

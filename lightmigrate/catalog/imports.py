@@ -325,3 +325,40 @@ def mapped(rel: str) -> Optional[Tuple[Optional[str], Entry]]:
     if entry.new is None:
         return None, entry
     return (entry.new + "." + rest if rest else entry.new), entry
+
+
+# ---------------------------------------------------------------------------------------------
+# absolute names (the import rules and the v1 shim's import layer use these; no libcst here)
+
+FABRIC_FOR = {"pytorch_lightning": "lightning_fabric", "lightning.pytorch": "lightning.fabric"}
+
+
+def to_relative(path: str) -> Optional[Tuple[str, str]]:
+    """(root, root-relative name) for a name under a Lightning root, else None."""
+    for root, short in (("pytorch_lightning", "pl"), ("lightning.pytorch", "pl"),
+                        ("lightning_fabric", "fabric"), ("lightning.fabric", "fabric")):
+        if path == root or path.startswith(root + "."):
+            pl_root = root if short == "pl" else ("pytorch_lightning" if root == "lightning_fabric" else "lightning.pytorch")
+            return pl_root, short + path[len(root):]
+    return None
+
+
+def to_absolute(rel: str, pl_root: str) -> str:
+    if rel == "pl" or rel.startswith("pl."):
+        return pl_root + rel[2:]
+    if rel == "fabric" or rel.startswith("fabric."):
+        return FABRIC_FOR[pl_root] + rel[6:]
+    return rel
+
+
+def new_path(path: str) -> Optional[Tuple[Optional[str], Entry]]:
+    """The 2.x absolute path of ``path`` (None when removed) and its table entry, or None when
+    ``path`` is not in the table."""
+    rel = to_relative(path)
+    if rel is None:
+        return None
+    found = mapped(rel[1])
+    if found is None:
+        return None
+    new_rel, entry = found
+    return (to_absolute(new_rel, rel[0]) if new_rel is not None else None), entry

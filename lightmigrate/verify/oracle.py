@@ -104,11 +104,7 @@ def run_in(
             cmd += ["--watch", str(watch_path)]
         if checkpoint_dir is not None:
             cmd += ["--save-checkpoints", str(Path(checkpoint_dir).resolve())]
-        run_env = dict(os.environ)
-        run_env.update(env or {})
-        root = str(repo_root())
-        run_env["PYTHONPATH"] = root + (os.pathsep + run_env["PYTHONPATH"] if run_env.get("PYTHONPATH") else "")
-        run_env.setdefault("PYTHONHASHSEED", "0")
+        run_env = _runner_env(env)
         try:
             proc = subprocess.run(
                 cmd, cwd=tmp, env=run_env, capture_output=True, text=True, timeout=timeout, check=False
@@ -120,6 +116,61 @@ def run_in(
                 f"runner failed (exit {proc.returncode}) in {python}:\n{proc.stderr[-4000:]}"
             )
         return json.loads(out_path.read_text(encoding="utf-8"))
+
+
+def _runner_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    run_env = dict(os.environ)
+    run_env.update(env or {})
+    root = str(repo_root())
+    run_env["PYTHONPATH"] = root + (os.pathsep + run_env["PYTHONPATH"] if run_env.get("PYTHONPATH") else "")
+    run_env.setdefault("PYTHONHASHSEED", "0")
+    return run_env
+
+
+class PlanRun:
+    """A runner process (``python -m lightmigrate.verify.runner --plan``) for a plan of cases
+    (see ``runner.run_plan``). Without ``plan`` the process starts at once and imports
+    Lightning while the caller prepares the plan, which :meth:`finish` then sends on stdin."""
+
+    def __init__(self, python: PathLike, side: str, plan: Optional[Mapping[str, Any]] = None,
+                 timeout: float = 900) -> None:
+        self.python = Path(python)
+        if not self.python.exists():
+            raise OracleError(f"interpreter not found: {self.python}")
+        self.timeout = timeout
+        self.tmp = tempfile.TemporaryDirectory(prefix="lightmigrate-run-")
+        self.out_path = Path(self.tmp.name) / "results.json"
+        plan_arg = "-"
+        if plan is not None:
+            plan_arg = str(Path(self.tmp.name) / "plan.json")
+            Path(plan_arg).write_text(json.dumps(plan), encoding="utf-8")
+        self.cmd = [str(self.python), "-m", "lightmigrate.verify.runner", "--plan", plan_arg, "--side", side,
+                    "--out", str(self.out_path)]
+        self.proc = subprocess.Popen(
+            self.cmd, cwd=self.tmp.name, env=_runner_env(), text=True,
+            stdin=subprocess.PIPE if plan is None else subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+
+    def finish(self, plan: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Send ``plan`` (when the process waits for one), wait, and return the results."""
+        try:
+            _, stderr = self.proc.communicate(json.dumps(plan) if plan is not None else None, timeout=self.timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.cancel()
+            raise OracleError(f"runner timed out after {self.timeout}s: {' '.join(self.cmd)}") from exc
+        try:
+            if self.proc.returncode != 0 or not self.out_path.exists():
+                raise OracleError(f"runner failed (exit {self.proc.returncode}) in {self.python}:\n{stderr[-4000:]}")
+            return json.loads(self.out_path.read_text(encoding="utf-8"))
+        finally:
+            self.tmp.cleanup()
+
+    def cancel(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        self.tmp.cleanup()
 
 
 def run_original(

@@ -103,6 +103,15 @@ def read_case(path: PathLike) -> PublishedCase:
     return PublishedCase(p, spec["package"], spec["module"], tuple(inline))
 
 
+def install_cache() -> Path:
+    """Where ``lightmigrate verify`` keeps the pinned packages of published-model cases between
+    runs (each in a folder of its own, reused by :func:`install`): ``$LIGHTMIGRATE_CACHE`` or
+    ``$XDG_CACHE_HOME/lightmigrate`` (``~/.cache/lightmigrate``), then ``published``."""
+    base = os.environ.get("LIGHTMIGRATE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "lightmigrate")
+    return Path(base) / "published"
+
+
 def install(package: str, target: PathLike, python: Optional[PathLike] = None, constraints: Optional[PathLike] = None,
             timeout: float = 600) -> Path:
     """``pip install --no-deps --target`` the pinned ``package`` into ``target`` (idempotent: a

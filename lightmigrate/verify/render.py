@@ -40,9 +40,11 @@ def print_text(report: VerifyReport, stream: Optional[IO[str]] = None, color: bo
         )
     console.print(table)
     for case in report.cases:
-        if case.verdict == "match" and not case.dead_hooks:
+        if case.verdict == "match" and not case.dead_hooks and not case.reference_note:
             continue
         console.print(f"\n{case.path}: {case.verdict}", markup=False, highlight=False)
+        if case.reference_note and case.reference_note != case.error:
+            console.print(f"  note: {case.reference_note}", markup=False, highlight=False)
         if case.error:
             console.print(f"  {case.error}", markup=False, highlight=False)
         for dead in case.dead_hooks:

@@ -190,9 +190,10 @@ def run_case(
         record["watch"] = _watch_for(source, side, watch)
 
         if side == "v1shim":  # 1.x module paths that 2.x moved import again under the shim
-            from lightmigrate.verify.shim_imports import install
+            from lightmigrate.verify import shim_imports, shim_trainer
 
-            install(root)
+            shim_imports.install(root)
+            shim_trainer.install(root)
         module_name = "_lightmigrate_case_%d_%s" % (index, re.sub(r"\W", "_", case_name(path)))
         _seed(pl, seed)
         spec = importlib.util.spec_from_file_location(module_name, path)
@@ -292,6 +293,40 @@ def versions() -> Dict[str, Optional[str]]:
     return out
 
 
+def import_lightning(roots: Iterable[str], quiet: bool = True) -> None:
+    """Import Lightning (and torch) up front, so per-case timings exclude it."""
+    for root in sorted(set(roots)):
+        importlib.import_module(root)
+    import torch
+
+    torch.use_deterministic_algorithms(True)  # its first call imports torch._inductor (~1 s)
+    if quiet:
+        _quiet()
+
+
+class _OnPath:
+    """``folders`` first on ``sys.path`` while one case runs; afterwards they leave it and so do
+    the modules imported from them (the next case may have a package of the same name)."""
+
+    def __init__(self, folders: Sequence[str]) -> None:
+        self.folders = [os.path.realpath(f) for f in folders]
+
+    def __enter__(self) -> None:
+        self.before = set(sys.modules)
+        sys.path[:0] = self.folders
+
+    def __exit__(self, *exc: Any) -> None:
+        for folder in self.folders:
+            if folder in sys.path:
+                sys.path.remove(folder)
+        inside = tuple(f + os.sep for f in self.folders)
+        for name in set(sys.modules) - self.before:
+            where = getattr(sys.modules[name], "__file__", None) or ""
+            # (a virtual environment inside a source folder keeps its packages)
+            if os.path.realpath(where).startswith(inside) and "site-packages" not in where:
+                del sys.modules[name]
+
+
 def run_cases(
     paths: Iterable[str],
     side: str,
@@ -299,32 +334,30 @@ def run_cases(
     seed: int = SEED,
     quiet: bool = True,
     checkpoint_dir: Optional[str] = None,
+    names: Optional[Sequence[str]] = None,
+    sys_paths: Optional[Sequence[Sequence[str]]] = None,
 ) -> Dict[str, Any]:
     """Run each case file in order; ``watch`` maps case name -> ``epoch_end_watch`` of the
-    original file (side v2)."""
+    original file (side v2). ``names``: the case names (default: the file stems);
+    ``sys_paths``: per case, folders put first on ``sys.path`` for that case only."""
     paths = list(paths)
+    names = list(names) if names is not None else [case_name(p) for p in paths]
     started = time.perf_counter()
-    # Import Lightning (and torch) once, up front, so per-case timings exclude it.
     roots = set()
     for path in paths:
         with open(path, encoding="utf-8") as fh:
             roots.add("pytorch_lightning" if side == "v1" else detect_root(fh.read()))
-    for root in sorted(roots):
-        importlib.import_module(root)
-    import torch
-
-    torch.use_deterministic_algorithms(True)  # its first call imports torch._inductor (~1 s)
-    if quiet:
-        _quiet()
+    import_lightning(roots, quiet)
     imported = time.perf_counter() - started
     cases: Dict[str, Any] = {}
-    for index, path in enumerate(paths):
-        name = case_name(path)
+    for index, (name, path) in enumerate(zip(names, paths)):
         if name in cases:
             raise ValueError(f"two case files share the name {name!r}")
-        cases[name] = run_case(
-            path, side, (watch or {}).get(name), seed=seed, index=index, quiet=quiet, checkpoint_dir=checkpoint_dir
-        )
+        with _OnPath(sys_paths[index] if sys_paths else ()):
+            cases[name] = run_case(path, side, (watch or {}).get(name), seed=seed, index=index, quiet=quiet,
+                                   checkpoint_dir=checkpoint_dir)
+            if checkpoint_dir is not None and name != case_name(path):
+                cases[name]["checkpoint"] = _rename_checkpoint(cases[name].get("checkpoint"), name)
     return {
         "import_seconds": round(imported, 4),
         "side": side,
@@ -335,9 +368,33 @@ def run_cases(
     }
 
 
+def _rename_checkpoint(path: Optional[str], name: str) -> Optional[str]:
+    if not path or not os.path.exists(path):
+        return path
+    target = os.path.join(os.path.dirname(path), name + ".ckpt")
+    os.replace(path, target)
+    return target
+
+
+def run_plan(plan: Mapping[str, Any], side: str, quiet: bool = True) -> Dict[str, Any]:
+    """Run a plan: ``{"cases": [{"name", "file", "sys_path": [folders]}], "watch": {name: ...},
+    "checkpoint_dir": DIR or None}`` (what ``lightmigrate verify`` sends on stdin)."""
+    cases = list(plan.get("cases") or [])
+    return run_cases(
+        [c["file"] for c in cases], side, watch=plan.get("watch"), quiet=quiet,
+        checkpoint_dir=plan.get("checkpoint_dir"), seed=plan.get("seed", SEED),
+        names=[c["name"] for c in cases], sys_paths=[c.get("sys_path") or [] for c in cases],
+    )
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lightmigrate.verify.runner", description=__doc__.split("\n\n")[0])
-    parser.add_argument("cases", nargs="+", help="case files to run, in order")
+    parser.add_argument("cases", nargs="*", help="case files to run, in order")
+    parser.add_argument(
+        "--plan", metavar="FILE",
+        help="read the cases from a JSON plan (see run_plan) instead; '-': from stdin, read after "
+             "Lightning is imported, so the caller can start this process before the plan is ready",
+    )
     parser.add_argument("--side", choices=SIDES, required=True)
     parser.add_argument("--out", default="-", help="where to write the results JSON ('-' for stdout)")
     parser.add_argument(
@@ -350,13 +407,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="keep Lightning's warnings and info logs")
     args = parser.parse_args(argv)
 
-    watch = None
-    if args.watch:
-        with open(args.watch, encoding="utf-8") as fh:
-            watch = json.load(fh)
-    results = run_cases(
-        args.cases, args.side, watch=watch, seed=args.seed, quiet=not args.verbose, checkpoint_dir=args.save_checkpoints
-    )
+    if args.plan:
+        import_lightning(["pytorch_lightning"], quiet=not args.verbose)  # while the caller prepares the plan
+        if args.plan == "-":
+            plan = json.load(sys.stdin)
+        else:
+            with open(args.plan, encoding="utf-8") as fh:
+                plan = json.load(fh)
+        results = run_plan(plan, args.side, quiet=not args.verbose)
+    else:
+        if not args.cases:
+            parser.error("give case files or --plan")
+        watch = None
+        if args.watch:
+            with open(args.watch, encoding="utf-8") as fh:
+                watch = json.load(fh)
+        results = run_cases(
+            args.cases, args.side, watch=watch, seed=args.seed, quiet=not args.verbose,
+            checkpoint_dir=args.save_checkpoints,
+        )
     text = json.dumps(results)
     if args.out == "-":
         sys.stdout.write(text + "\n")

@@ -15,10 +15,9 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from lightmigrate.engine import discover, read_source, transform_text
 from lightmigrate.analysis.project import ProjectIndex
@@ -26,6 +25,7 @@ from lightmigrate.rules import ALL_RULES, Rule
 from lightmigrate.verify import oracle
 from lightmigrate.verify.compare import Difference, compare_case
 from lightmigrate.verify.hook_log import certainly_dead
+from lightmigrate.verify.hooks import epoch_end_watch
 
 ENTRY_POINT = "def lightmigrate_case("
 
@@ -43,6 +43,8 @@ class CaseResult:
     dead_hooks: List[Dict[str, str]] = field(default_factory=list)
     error: Optional[str] = None
     seconds: Dict[str, Optional[float]] = field(default_factory=dict)
+    # set when the v1 shim could not run the original and a real 1.x interpreter did instead
+    reference_note: Optional[str] = None
 
 
 @dataclass
@@ -128,8 +130,8 @@ def _migrate_tree(files: Sequence[Path], sources: Sequence[str], out: Path, rule
 
 def _build_published(files: List[Path], out: Path, problems: List[str]) -> List[Path]:
     """Published-model cases (``PUBLISHED = {...}``, see ``verify/published.py``) name a model in
-    a pinned PyPI package: install it into ``out`` and assemble a self-contained case file from
-    its original source. Other case files pass through unchanged."""
+    a pinned PyPI package: install it (once, into ``published.install_cache()``) and assemble a
+    self-contained case file from its original source. Other case files pass through unchanged."""
     from lightmigrate.verify import published
 
     result: List[Path] = []
@@ -139,16 +141,10 @@ def _build_published(files: List[Path], out: Path, problems: List[str]) -> List[
             continue
         try:
             case = published.read_case(f)
-            result.extend(published.build_all([case], out / "install", out / "built", python=sys.executable))
+            result.extend(published.build_all([case], published.install_cache(), out / "built", python=sys.executable))
         except Exception as exc:  # noqa: BLE001 - one unusable case must not stop the others
             problems.append(f"{f}: cannot build the published-model case: {exc}")
     return result
-
-
-def _pythonpath(folders: Sequence[Path]) -> Dict[str, str]:
-    extra = os.pathsep.join(str(f) for f in folders)
-    current = os.environ.get("PYTHONPATH")
-    return {"PYTHONPATH": extra + (os.pathsep + current if current else "")}
 
 
 def verify_paths(
@@ -161,8 +157,9 @@ def verify_paths(
     rules: Optional[Sequence[Rule]] = None,
 ) -> VerifyReport:
     """``rules`` migrate the copies (all rules when None; none, to run the code as it is on 2.x:
-    a hand port, or un-migrated 1.x code to see what 2.x does with it). Project cases
-    (:func:`project_source`) run one by one, each with its own package; the others together."""
+    a hand port, or un-migrated 1.x code to see what 2.x does with it). Each project case
+    (:func:`project_source`) is migrated with its own package and imports it alone; all cases
+    run in one interpreter per side."""
     started = time.perf_counter()
     rules = ALL_RULES if rules is None else list(rules)
     _require_lightning()
@@ -179,97 +176,147 @@ def verify_paths(
     reference = f"pytorch-lightning 1.x at {oracle_python}" if oracle_python else "the v1 shim on Lightning 2.x"
     if not files:
         return VerifyReport(reference, [], problems or ["no case files found"], time.perf_counter() - started)
-    plain = [f for f in files if project_source(f) is None]
-    groups = [(plain, sources)] if plain else []
-    for f in files:
-        src = project_source(f)
-        if src is not None:
-            groups.append(([f], [*sources, *([] if str(src.resolve()) in sources else [str(src.resolve())])]))
-    cases: List[CaseResult] = []
-    for group, group_sources in groups:
-        results = _verify_group(group, group_sources, oracle_python, rtol, atol, limit, rules, problems)
-        for result in results:
-            if project_source(Path(result.path)) is not None:
-                result.name = Path(result.path).parent.name  # (every project case is a case.py)
-        cases.extend(results)
+    with tempfile.TemporaryDirectory(prefix="lightmigrate-verify-") as tmp:
+        out = Path(tmp)
+        plain = _build_published([f for f in files if project_source(f) is None], out / "published", problems)
+        groups = [(plain, sources)] if plain else []
+        names = {f: f.stem for f in plain}
+        for f in files:
+            src = project_source(f)
+            if src is not None:
+                groups.append(([f], [*sources, *([] if str(src.resolve()) in sources else [str(src.resolve())])]))
+                names[f] = f.parent.name  # (every project case is a case.py)
+        runs = run_groups(groups, names, oracle_python, out, rules)
+        notes = {} if oracle_python else _rerun_on_oracle(runs, fallback_oracle())
+    cases = [_case_result(f, names[f], runs, notes, rtol, atol, limit) for group, _ in groups for f in group]
     return VerifyReport(reference, cases, problems, time.perf_counter() - started)
 
 
 @dataclass
 class SideRuns:
     """Both runs of some case files: the records of the reference and of the migrated run
-    (case name -> record), the migrated copies (case name -> file), and why the migration
-    failed, if it did."""
+    (case name -> record), the migrated copies (case name -> file), why the migration failed
+    (case name -> message), and the reference's plan (to run some cases again elsewhere)."""
 
     expected: Dict[str, Any]
     actual: Dict[str, Any]
     migrated: Dict[str, Path]
-    migrate_error: Optional[str] = None
+    migrate_errors: Dict[str, str] = field(default_factory=dict)
+    reference_plan: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def migrate_error(self) -> Optional[str]:
+        return next(iter(self.migrate_errors.values()), None)
 
 
 def run_sides(files: Sequence[Path], sources: Sequence[str], oracle_python: Optional[str], out: Path,
               rules: Sequence[Rule], checkpoint_dir: Optional[Path] = None) -> SideRuns:
     """Run the ORIGINAL ``files`` (importing ``sources``) on ``oracle_python`` (the v1 shim on
     this interpreter when None), and their migration, with ``sources`` migrated into ``out``,
-    on this interpreter's Lightning 2.x. ``checkpoint_dir``: where the reference run saves each
-    case's final checkpoint."""
-    case_dirs = sorted({f.parent.resolve() for f in files})
-    migrate_error: Optional[str] = None
+    on this interpreter's Lightning 2.x. Case names are the file stems. ``checkpoint_dir``:
+    where the reference run saves each case's final checkpoint."""
+    return run_groups([(list(files), list(sources))], {Path(f): Path(f).stem for f in files}, oracle_python, out,
+                      rules, checkpoint_dir)
+
+
+def run_groups(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Path, str],
+               oracle_python: Optional[str], out: Path, rules: Sequence[Rule],
+               checkpoint_dir: Optional[Path] = None) -> SideRuns:
+    """Like :func:`run_sides` for several groups of case files, each group with its own source
+    folders (migrated together with its cases, under ``out/g<i>``; one group: under ``out``), in
+    ONE interpreter per side.
+    Both interpreters start first and import Lightning while the cases are migrated."""
+    ref_cases = [{"name": names[f], "file": str(f.resolve()), "sys_path": [*srcs, str(f.parent.resolve())]}
+                 for files, srcs in groups for f in files]
+    ref_plan = {"cases": ref_cases, "checkpoint_dir": str(checkpoint_dir.resolve()) if checkpoint_dir else None}
     try:
-        migrated = _migrate_tree(files, sources, out, rules)
-    except Exception as exc:  # noqa: BLE001 - reported as an error for every case
-        migrated, migrate_error = {}, f"migration failed: {type(exc).__name__}: {exc}"
-    ref_env = _pythonpath([Path(s) for s in sources] + case_dirs)
-    new_env = _pythonpath([out / f"src{i}" for i in range(len(sources))] + [out / "cases"] + case_dirs)
-    watch = oracle.watch_names(files)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        ref_job = pool.submit(
-            oracle.run_in, oracle_python or sys.executable, files, "v1" if oracle_python else "v1shim",
-            None, 900, ref_env, checkpoint_dir,
-        )
-        new_job = pool.submit(
-            oracle.run_in, sys.executable, list(migrated.values()), "v2", watch, 900, new_env
-        ) if migrated else None
+        ref = oracle.PlanRun(oracle_python or sys.executable, "v1" if oracle_python else "v1shim", ref_plan)
+        new = oracle.PlanRun(sys.executable, "v2")
+    except oracle.OracleError as exc:
+        raise VerifyError(str(exc)) from exc
+    migrated: Dict[str, Path] = {}
+    errors: Dict[str, str] = {}
+    new_cases: List[Dict[str, Any]] = []
+    for i, (files, srcs) in enumerate(groups):
+        where = out / f"g{i}" if len(groups) > 1 else out
         try:
-            expected = ref_job.result()["cases"]
-            actual = new_job.result()["cases"] if new_job is not None else {}
-        except oracle.OracleError as exc:
-            raise VerifyError(str(exc)) from exc
-    return SideRuns(expected, actual, migrated, migrate_error)
+            copies = _migrate_tree(files, srcs, where, rules)
+        except Exception as exc:  # noqa: BLE001 - reported as an error for every case of the group
+            errors.update({names[f]: f"migration failed: {type(exc).__name__}: {exc}" for f in files})
+            continue
+        folders = [str(where / f"src{j}") for j in range(len(srcs))] + [str(where / "cases")]
+        for f in files:
+            migrated[names[f]] = copies[f.stem]
+            new_cases.append({"name": names[f], "file": str(copies[f.stem]),
+                              "sys_path": [*folders, str(f.parent.resolve())]})
+    watch = {names[f]: epoch_end_watch(f.read_text(encoding="utf-8")) for files, _ in groups for f in files}
+    try:
+        expected = ref.finish()["cases"]
+        actual = new.finish({"cases": new_cases, "watch": watch})["cases"]
+    except oracle.OracleError as exc:
+        new.cancel()
+        raise VerifyError(str(exc)) from exc
+    return SideRuns(expected, actual, migrated, errors, ref_plan)
 
 
-def _verify_group(files: List[Path], sources: Sequence[str], oracle_python: Optional[str], rtol: float,
-                  atol: float, limit: Optional[int], rules: Sequence[Rule], problems: List[str]) -> List[CaseResult]:
-    with tempfile.TemporaryDirectory(prefix="lightmigrate-verify-") as tmp:
-        out = Path(tmp)
-        files = _build_published(files, out / "published", problems)
-        runs = run_sides(files, sources, oracle_python, out, rules)
-    expected, actual, migrate_error = runs.expected, runs.actual, runs.migrate_error
+SHIM_CANNOT = ("the v1 shim cannot run this original ({error}); it emulates 1.9's hooks, Trainer arguments and "
+               "module attributes, but not every 1.x API")
 
-    cases = []
-    for f in files:
-        name = f.stem
-        e, a = expected.get(name), actual.get(name)
-        result = CaseResult(name, str(f), "match", seconds={
-            "reference": (e or {}).get("seconds"), "migrated": (a or {}).get("seconds")})
-        if e is None or e.get("error"):
-            result.verdict = "error"
-            result.error = "the original could not run: " + ((e or {}).get("error") or "no result")
-        elif migrate_error or a is None:
-            result.verdict = "error"
-            result.error = migrate_error or "the migrated copy produced no result"
+
+def fallback_oracle() -> Optional[str]:
+    """A real pytorch-lightning 1.x interpreter for the cases the v1 shim cannot run, when one
+    is at hand without ``--oracle``: ``$LIGHTMIGRATE_ORACLE_PYTHON``, else the ``.venv-pl19``
+    of a lightmigrate development checkout. None when there is none."""
+    python = oracle.default_oracle_python()
+    return os.path.abspath(python) if python.exists() else None
+
+
+def _rerun_on_oracle(runs: SideRuns, oracle_python: Optional[str]) -> Dict[str, str]:
+    """The originals the v1 shim could not run go to a real 1.x interpreter, when there is one.
+    Returns case name -> what verify says about that case's reference."""
+    failed = [c for c in runs.reference_plan["cases"] if (runs.expected.get(c["name"]) or {}).get("error")]
+    if not failed:
+        return {}
+    notes = {c["name"]: SHIM_CANNOT.format(error=runs.expected[c["name"]]["error"]) for c in failed}
+    if oracle_python is None:
+        return {name: note + "; run verify with --oracle PYTHON (a pytorch-lightning 1.x environment) to "
+                "check this case against real 1.x" for name, note in notes.items()}
+    try:
+        again = oracle.PlanRun(oracle_python, "v1", {**runs.reference_plan, "cases": failed}).finish()["cases"]
+    except oracle.OracleError as exc:
+        return {name: f"{note}; the 1.x interpreter {oracle_python} failed too: {exc}" for name, note in notes.items()}
+    runs.expected.update(again)
+    return {name: f"{note}; checked against pytorch-lightning 1.x at {oracle_python} instead"
+            for name, note in notes.items()}
+
+
+def _case_result(f: Path, name: str, runs: SideRuns, notes: Mapping[str, str], rtol: float, atol: float,
+                 limit: Optional[int]) -> CaseResult:
+    e, a = runs.expected.get(name), runs.actual.get(name)
+    migrate_error = runs.migrate_errors.get(name)
+    result = CaseResult(name, str(f), "match", seconds={
+        "reference": (e or {}).get("seconds"), "migrated": (a or {}).get("seconds")})
+    result.reference_note = notes.get(name)
+    if e is None or e.get("error"):
+        result.verdict = "error"
+        if name in notes and e is not None and e.get("side") == "v1shim":  # no 1.x interpreter took over
+            result.error = notes[name]
         else:
-            ran_before = (e.get("hooks") or {}).get("counts") or {}
-            # a run that crashed never reached most hooks: its error is the finding, not them
-            result.dead_hooks = [] if a.get("error") else [
-                d for d in (a.get("hooks") or {}).get("dead") or []
-                if certainly_dead(d["name"]) or ran_before.get(d["name"])
-            ]
-            result.differences = compare_case(name, e, a, rtol=rtol, atol=atol, limit=limit)
-            if result.differences:
-                result.verdict = "mismatch"
-        cases.append(result)
-    return cases
+            result.error = "the original could not run: " + ((e or {}).get("error") or "no result")
+    elif migrate_error or a is None:
+        result.verdict = "error"
+        result.error = migrate_error or "the migrated copy produced no result"
+    else:
+        ran_before = (e.get("hooks") or {}).get("counts") or {}
+        # a run that crashed never reached most hooks: its error is the finding, not them
+        result.dead_hooks = [] if a.get("error") else [
+            d for d in (a.get("hooks") or {}).get("dead") or []
+            if certainly_dead(d["name"]) or ran_before.get(d["name"])
+        ]
+        result.differences = compare_case(name, e, a, rtol=rtol, atol=atol, limit=limit)
+        if result.differences:
+            result.verdict = "mismatch"
+    return result
 
 
 def report_to_json(report: VerifyReport) -> Dict[str, Any]:
@@ -284,6 +331,7 @@ def report_to_json(report: VerifyReport) -> Dict[str, Any]:
                 "path": c.path,
                 "verdict": c.verdict,
                 "error": c.error,
+                "reference_note": c.reference_note,
                 "seconds": c.seconds,
                 "dead_hooks": c.dead_hooks,
                 "differences": [

@@ -16,6 +16,10 @@ API
     parameter, buffer or submodule is added. ``accumulate_grad_batches``,
     ``gradient_clip_val`` and ``gradient_clip_algorithm`` leave the kwargs (the shim re-applies
     them after 2.x's configuration checks) and a shim callback is put first in ``callbacks``.
+    Other 1.9 Trainer arguments get their 1.9 meaning (``shim_trainer.v1_trainer_kwargs``;
+    ``track_grad_norm`` is emulated through the module's ``log_grad_norm``). The model gets 1.9's
+    ``precision`` attribute and 1.9's ``model.train()`` at the start of training and after each
+    evaluation loop.
     Applying it twice is a no-op. Use the returned kwargs for every Trainer that runs the model.
     User callbacks in ``callbacks`` (and those returned by ``configure_callbacks``) whose hooks
     have 1.9 signatures are adapted the same way (see :func:`adapt_v1_callback`).
@@ -69,6 +73,14 @@ import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from lightmigrate.verify import shim_semantics as v1
+from lightmigrate.verify.shim_trainer import (
+    TRACK_GRAD_NORM_ATTR,
+    TRAIN_MODE_ATTR,
+    combine_v1,
+    grad_norm_v1,
+    precision_v1,
+    v1_trainer_kwargs,
+)
 
 SHIM_ATTR = "_v1shim"
 
@@ -133,6 +145,9 @@ class _State:
         self.calls: collections.Counter = collections.Counter()
         self.saved_trainer: Dict[int, Dict[str, Any]] = {}
         self.step_depth = 0  # > 0 while a shim step wrapper runs: nested calls are the user's own
+        self.track_grad_norm: Any = -1  # 1.9's Trainer(track_grad_norm=...), -1: off
+        self.train_mode = "max_size_cycle"  # 1.9's Trainer(multiple_trainloader_mode=...)
+        self.iter_fetched = 0  # batches a 1.9 ``dataloader_iter`` step fetched this epoch
 
 
 def _state(model: Any) -> _State:
@@ -317,16 +332,35 @@ def _adapter_for(base: type) -> type:
     def tbptt_split_batch(self, batch, split_size):
         return v1.tbptt_split(batch, split_size)
 
+    def log_grad_norm(self, grad_norm_dict):
+        self.log_dict(grad_norm_dict, on_step=True, on_epoch=True, prog_bar=False, logger=True)
+
+    # 1.9 called model.train() after every validation and test loop (2.x restores the modes
+    # the submodules had before, and calls no submodule's own train())
+    def on_validation_model_train(self):
+        self.trainer.model.train()
+
+    def on_test_model_train(self):
+        self.trainer.model.train()
+
+    def _get_precision(self):
+        return self.__dict__.get("_v1shim_precision", 32)
+
+    def _set_precision(self, value):
+        self.__dict__["_v1shim_precision"] = value
+
     namespace = {
         "__module__": __name__,
         "__doc__": "1.9 default hooks with 1.9 signatures, below the user's classes (v1 shim).",
         "_v1shim_generated": True,
         "truncated_bptt_steps": 0,
+        # 1.9's LightningModule.precision: 32 until a Trainer sets it (the shim callback's setup)
+        "precision": property(_get_precision, _set_precision),
     }
     for fn in (optimizer_step, optimizer_zero_grad, lr_scheduler_step, on_before_optimizer_step, backward,
                configure_gradient_clipping, toggle_optimizer, untoggle_optimizer, on_predict_epoch_end,
                training_step_end, validation_step_end, test_step_end, training_epoch_end, validation_epoch_end,
-               test_epoch_end, tbptt_split_batch):
+               test_epoch_end, tbptt_split_batch, log_grad_norm, on_validation_model_train, on_test_model_train):
         namespace[fn.__name__] = fn
     adapter = type("V1HooksAdapter", (base,), namespace)
     _ADAPTERS[base] = adapter
@@ -491,6 +525,8 @@ def _shim_class(user_cls: type) -> type:
 
     # ---- training_step (+ training_step_end, or the emulated 1.9 optimizer loop) ----------
     if user_step is not None:
+        # 1.9: training_step(dataloader_iter, batch_idx); 2.x passes the iterator alone
+        iter_step = _positional_names(user_step)[1:3] == ["dataloader_iter", "batch_idx"]
 
         def training_step(self: Any, *args: Any, **kwargs: Any) -> Any:
             st = _state(self)
@@ -498,6 +534,8 @@ def _shim_class(user_cls: type) -> type:
                 return sup(self).training_step(*args, **kwargs)
             st.step_depth += 1
             try:
+                if iter_step and len(args) + len(kwargs) == 1:
+                    args, kwargs = _v1_dataloader_iter(self, *args, *kwargs.values()), {}
                 if st.emulate:
                     return _emulated_training_step(self, args, kwargs)
                 out = sup(self).training_step(*args, **kwargs)
@@ -564,6 +602,8 @@ def _shim_class(user_cls: type) -> type:
             return sup(self).on_before_optimizer_step(optimizer, *args)
         idx = _optimizer_index(self.trainer, optimizer)
         _call_user(self, "on_before_optimizer_step", optimizer, idx)
+        if idx == 0:
+            _track_grad_norm(self)
         if _state(self).emulate:
             # 2.x does not clip in manual optimization; 1.9 clipped right here.
             trainer = self.trainer
@@ -624,6 +664,51 @@ def _shim_class(user_cls: type) -> type:
     shim_ref["cls"] = shim
     _SHIMS[user_cls] = shim
     return shim
+
+
+class _V1DataLoaderIter:
+    """1.9's ``dataloader_iter``: ``next()`` gives the batch alone (2.x: ``(batch, batch_idx,
+    dataloader_idx)``) and counts the batches fetched in this epoch."""
+
+    def __init__(self, state: "_State", iterator: Any) -> None:
+        self.state = state
+        self.iterator = iterator
+
+    def __iter__(self) -> "_V1DataLoaderIter":
+        return self
+
+    def __next__(self) -> Any:
+        batch, _, _ = next(self.iterator)
+        self.state.iter_fetched += 1
+        return batch
+
+
+def _v1_dataloader_iter(model: Any, iterator: Any) -> Tuple[Any, int]:
+    """The 1.9 arguments of ``training_step(dataloader_iter, batch_idx)``: the iterator, and as
+    ``batch_idx`` the number of batches fetched so far in the epoch (1.9's fetcher count)."""
+    st = _state(model)
+    return _V1DataLoaderIter(st, iterator), st.iter_fetched
+
+
+def _track_grad_norm(model: Any) -> None:
+    """1.9's ``Trainer(track_grad_norm=p)``: after ``on_before_optimizer_step`` of the first
+    optimizer, before clipping, the gradient norms go to ``log_grad_norm`` (logged as if from
+    ``on_before_optimizer_step``)."""
+    norm_type = _state(model).track_grad_norm
+    if norm_type == -1:  # not given to the case's Trainer: perhaps to one the user's code built
+        norm_type = getattr(model.trainer, TRACK_GRAD_NORM_ATTR, -1)
+    if norm_type == -1:
+        return
+    loggers = model.trainer.loggers
+    separator = loggers[0].group_separator if len(loggers) == 1 else "/"
+    norms = grad_norm_v1(model, norm_type, separator)
+    if norms:
+        previous = model._current_fx_name
+        model._current_fx_name = "on_before_optimizer_step"
+        try:
+            model.log_grad_norm(norms)
+        finally:
+            model._current_fx_name = previous
 
 
 def _train_batch_output(model: Any, outputs: Any) -> Tuple[List[Any], bool]:
@@ -883,8 +968,16 @@ def _callback_class(root: str) -> type:
 
         def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
             st = self._mine(pl_module)
-            if st is None or stage != "fit":
+            if st is None:
                 return
+            pl_module.precision = precision_v1(trainer.precision)  # 1.9 set it for every stage
+            if stage != "fit":
+                return
+            mode = getattr(trainer, TRAIN_MODE_ATTR, st.train_mode)
+            source = trainer.fit_loop._data_source
+            if mode != "max_size_cycle" and "dataloader" not in source.__dict__:
+                get_loaders = source.dataloader
+                source.dataloader = lambda: combine_v1(get_loaders(), mode, root)
             st.saved_trainer[id(trainer)] = {
                 "accumulate_grad_batches": trainer.accumulate_grad_batches,
                 "gradient_clip_val": trainer.gradient_clip_val,
@@ -911,7 +1004,12 @@ def _callback_class(root: str) -> type:
             for name, value in st.saved_trainer.pop(id(trainer), {}).items():
                 setattr(trainer, name, value)
             trainer.fit_loop.epoch_loop.__dict__.pop("_update_learning_rates", None)
+            trainer.fit_loop._data_source.__dict__.pop("dataloader", None)
             trainer._logger_connector.__dict__.pop("update_train_step_metrics", None)
+
+        def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+            if self._mine(pl_module) is not None:
+                trainer.model.train()  # 1.9 did this after the sanity check, before training
 
         def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
             st = self._mine(pl_module)
@@ -929,6 +1027,7 @@ def _callback_class(root: str) -> type:
                 return
             st.train_outputs = []
             st.train_batches = 0
+            st.iter_fetched = 0
             if isinstance(st.accumulate, dict):
                 trainer.accumulate_grad_batches = v1.accumulation_for_epoch(st.accumulate, trainer.current_epoch)
 
@@ -1080,6 +1179,28 @@ def _callback_translators(user_cls: type, csup: Callable) -> Dict[str, Callable]
 
         ns["on_predict_epoch_end"] = on_predict_epoch_end
 
+    fn = _user_callback_function(user_cls, "finetune_function")
+    if fn is not None and _accepts_positional(fn, 5):  # self, pl_module, epoch, optimizer, opt_idx
+
+        def finetune_function(self: Any, pl_module: Any, epoch: int, optimizer: Any, *args: Any) -> Any:
+            if args:
+                return csup(self).finetune_function(pl_module, epoch, optimizer, *args)
+            # 1.9's BaseFinetuning passed the optimizer's index too
+            idx = _optimizer_index(pl_module.trainer, optimizer)
+            return csup(self).finetune_function(pl_module, epoch, optimizer, idx)
+
+        ns["finetune_function"] = finetune_function
+
+    if _user_callback_function(user_cls, "write_on_epoch_end") is not None:
+
+        def write_on_epoch_end(self: Any, trainer: Any, pl_module: Any, predictions: Any, batch_indices: Any) -> Any:
+            if len(trainer.num_predict_batches) == 1:
+                # 1.9 nested the predictions per dataloader even with one; 2.x flattens them then
+                predictions = [predictions]
+            return csup(self).write_on_epoch_end(trainer, pl_module, predictions, batch_indices)
+
+        ns["write_on_epoch_end"] = write_on_epoch_end
+
     if _user_callback_function(user_cls, "on_train_batch_end") is not None:
 
         def on_train_batch_end(self: Any, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
@@ -1145,7 +1266,7 @@ def apply_v1_shim(model: Any, trainer_kwargs: Optional[Mapping[str, Any]] = None
 
     See the module docstring. The returned kwargs must be used to build the Trainer.
     """
-    kwargs = dict(trainer_kwargs or {})
+    kwargs, emulated = v1_trainer_kwargs(trainer_kwargs or {})
     st = model.__dict__.get(SHIM_ATTR)
     if st is None:
         user_cls = type(model)
@@ -1166,6 +1287,8 @@ def apply_v1_shim(model: Any, trainer_kwargs: Optional[Mapping[str, Any]] = None
             if key in kwargs:
                 setattr(st, {"accumulate_grad_batches": "accumulate", "gradient_clip_val": "clip_val",
                              "gradient_clip_algorithm": "clip_algo"}[key], kwargs.pop(key))
+    st.track_grad_norm = emulated["track_grad_norm"]
+    st.train_mode = emulated["multiple_trainloader_mode"]
     callback_cls = _callback_class(root)
     callbacks = kwargs.get("callbacks")
     if callbacks is None:

@@ -18,7 +18,7 @@ import sys
 import types
 from typing import Any, Set
 
-from lightmigrate.rules.shared.import_rewrite import new_path, to_absolute
+from lightmigrate.catalog.imports import new_path, to_absolute
 from lightmigrate.catalog.imports import ENTRIES
 
 _INSTALLED: Set[str] = set()

@@ -32,9 +32,9 @@ def _corpus() -> list:
     return files
 
 
-# A corpus case that exercises 1.x Trainer arguments or Trainer properties (LM101/LM102) is outside
-# what the v1 shim models (it gives 1.x hooks their 1.9 semantics, not the 1.9 Trainer); it says so
-# with this line and is checked against real 1.9.5 by test_corpus_oracle.py only.
+# A corpus case whose 1.x code the v1 shim cannot run (1.9 Trainer properties and internals, argparse
+# methods...) says so with this line and is checked against real 1.9.5 by test_corpus_oracle.py only;
+# `lightmigrate verify` runs such a case's original on a real 1.x interpreter when one is at hand.
 SHIM_OUT_OF_SCOPE = "# SHIM-OUT-OF-SCOPE:"
 OUTSIDE_SHIM = [p for p in _corpus() if SHIM_OUT_OF_SCOPE in p.read_text(encoding="utf-8")]
 CORPUS = [p for p in _corpus() if p not in OUTSIDE_SHIM]
@@ -94,9 +94,8 @@ def test_shim_case_runs_on_1_9_5(runs, case):
     assert rec["epoch_end"] or rec["metrics"], "a shim case must observe something"
 
 
-# Corpus cases whose 1.x API the v1 shim does not emulate (it gives LightningModule hooks their
-# 1.9 semantics; it does not wrap callbacks, Trainer arguments or module attributes). The
-# migration oracle (test_corpus_oracle.py) still checks each of them against 1.9.5.
+# Corpus cases whose 1.x API the v1 shim does not emulate (see SHIM_OUT_OF_SCOPE above) are left to
+# the migration oracle (test_corpus_oracle.py), which checks each of them against 1.9.5.
 
 
 @pytest.mark.parametrize("case", [p.stem for p in ALL_CASES])

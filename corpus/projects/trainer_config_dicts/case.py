@@ -5,7 +5,6 @@ import) holds ``TRAINER_DEFAULTS = dict(gpus=0, replace_sampler_ddp=False, amp_b
 spreads both into ``pl.Trainer(**...)``. The case pre-trains with both Trainers and hands the
 helper's dict to the harness's Trainer. Spec rows T1, T6, T7, T9, T12, T14, T15, T16, T17, T28.
 """
-# SHIM-OUT-OF-SCOPE: 1.9 Trainer arguments built in a project's helper modules
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 

@@ -4,7 +4,6 @@ module calls it with ``gpus=use_gpu`` and removed arguments (``auto_lr_find``, `
 that reach Lightning through ``**kwargs``. The case pre-trains the model with that Trainer, then
 the harness trains it further: both runs shape the final weights. Spec rows T1, T14, T15, T28.
 """
-# SHIM-OUT-OF-SCOPE: 1.9 Trainer arguments through a project Trainer subclass
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 

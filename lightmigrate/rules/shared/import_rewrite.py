@@ -33,11 +33,19 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from lightmigrate.cst.helpers import dotted_name, fresh_name, marker_text
-from lightmigrate.catalog.imports import GUIDE, LAZY_MODULES, Entry, mapped
+from lightmigrate.catalog.imports import (  # noqa: F401 - the path helpers, re-exported for the rules
+    FABRIC_FOR,
+    GUIDE,
+    LAZY_MODULES,
+    Entry,
+    mapped,
+    new_path,
+    to_absolute,
+    to_relative,
+)
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
 
 PL_ROOTS = ("pytorch_lightning", "lightning.pytorch")
-FABRIC_FOR = {"pytorch_lightning": "lightning_fabric", "lightning.pytorch": "lightning.fabric"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,37 +61,6 @@ def build_dotted(path: str) -> Union[cst.Name, cst.Attribute]:
     for p in parts[1:]:
         node = cst.Attribute(value=node, attr=cst.Name(p))
     return node
-
-
-def to_relative(path: str) -> Optional[Tuple[str, str]]:
-    """(root, root-relative name) for a name under a Lightning root, else None."""
-    for root, short in (("pytorch_lightning", "pl"), ("lightning.pytorch", "pl"),
-                        ("lightning_fabric", "fabric"), ("lightning.fabric", "fabric")):
-        if path == root or path.startswith(root + "."):
-            pl_root = root if short == "pl" else ("pytorch_lightning" if root == "lightning_fabric" else "lightning.pytorch")
-            return pl_root, short + path[len(root):]
-    return None
-
-
-def to_absolute(rel: str, pl_root: str) -> str:
-    if rel == "pl" or rel.startswith("pl."):
-        return pl_root + rel[2:]
-    if rel == "fabric" or rel.startswith("fabric."):
-        return FABRIC_FOR[pl_root] + rel[6:]
-    return rel
-
-
-def new_path(path: str) -> Optional[Tuple[Optional[str], Entry]]:
-    """The 2.x absolute path of ``path`` (None when removed) and its table entry, or None when
-    ``path`` is not in the table."""
-    rel = to_relative(path)
-    if rel is None:
-        return None
-    found = mapped(rel[1])
-    if found is None:
-        return None
-    new_rel, entry = found
-    return (to_absolute(new_rel, rel[0]) if new_rel is not None else None), entry
 
 
 def add_marker_once(node, code: str, why: str):
