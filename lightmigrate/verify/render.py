@@ -23,6 +23,8 @@ def print_text(report: VerifyReport, stream: Optional[IO[str]] = None, color: bo
     console = Console(file=stream, force_terminal=color, no_color=not color, width=120, soft_wrap=True)
     for problem in report.problems:
         console.print(problem, markup=False, highlight=False)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
     table = Table(title=f"lightmigrate verify (reference: {report.reference})")
     table.add_column("case")
     table.add_column("verdict")
