@@ -155,7 +155,7 @@ class DataloaderIdxRule(Rule):
     guide = ("https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html (row 'used dataloader_idx "
              "in on_{validation,test,predict}_batch_{start,end} without a default'; PR 16753)")
     safety = Safety.PRESERVING
-    triggers = ("_batch_start", "_batch_end", "validation_step", "test_step", "predict_step")
+    triggers = ("_batch_start", "_batch_end", "on_train_epoch_end", "validation_step", "test_step", "predict_step")
     description = (
         "With a single dataloader Lightning 2.x calls the evaluation batch hooks and steps without "
         "`dataloader_idx`, so a parameter without default makes the first call fail (a RuntimeError for "

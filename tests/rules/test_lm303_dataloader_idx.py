@@ -386,3 +386,20 @@ class M(pl.LightningModule):
         outputs = outputs + [1]
 '''
     check_rewrite(RULE, source, None)
+
+
+def test_callback_with_only_an_epoch_end_hook_loses_the_unread_outputs():
+    """A file whose only hook with a lost parameter is ``on_train_epoch_end(..., outputs)`` (no
+    batch hook, no step) reaches the rule too (its triggers), with every rule: no marker."""
+    src = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        class Printer(pl.Callback):
+            def on_train_epoch_end(self, trainer, pl_module, outputs):
+                print("epoch done")
+    ''')
+    once = transform_text(src, ALL_RULES, path="cb.py").text
+    assert "def on_train_epoch_end(self, trainer, pl_module):\n" in once
+    assert "TODO(lightmigrate)" not in once
+    assert transform_text(once, ALL_RULES, path="cb.py").text == once
