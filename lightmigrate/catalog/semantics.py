@@ -153,7 +153,9 @@ FACTS: Tuple[Fact, ...] = (
     _f("B1.18", "B.1", "training_epoch_end returning anything but None raises MisconfigurationException",
        "marked", ["LM001"], [f"{LM001}:_mark_value_returns"], reason=RAISES,
        gap="the body moves into on_train_epoch_end, whose return value 2.x ignores: each `return <value>` of the "
-           "body gets a marker naming the 1.9 error (the 1.9 code crashed there, so nothing is rewritten)"),
+           "body whose value is never None (a literal, a container, an operation) gets a marker naming the 1.9 "
+           "error (the 1.9 code crashed there, so nothing is rewritten); a call or name may be None, as it was "
+           "in code that ran on 1.9, and is left unmarked"),
     _f("B1.19", "B.1", "manual optimization: a tensor return becomes {\"loss\": t.detach()}, not divided",
        "kept", ["LM001"], [_COLLECT], ["manual_optimization_outputs.py"], by_lightning=True),
     _f("B1.20", "B.1", "manual optimization: a dict keeps every key but \"hiddens\"; \"loss\" is detached and optional",

@@ -704,8 +704,16 @@ RETURNS_VALUE = ("training_epoch_end returned a value here: 1.9.5 raised Misconf
                  "this returns, so that error is now silent (spec B.1)")
 
 
+# Values that are never None. A call, name or attribute may well be None (``return
+# self.helper(outputs)`` delegating to a method that returns nothing): code that ran on 1.9
+# returned None there, or 1.9 would have raised, so only the certain cases are marked.
+_NEVER_NONE = (cst.BaseNumber, cst.BaseString, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp,
+               cst.DictComp, cst.SetComp, cst.GeneratorExp, cst.BinaryOperation, cst.UnaryOperation,
+               cst.Comparison, cst.Lambda)
+
+
 def _returns_value(node: cst.Return) -> bool:
-    return node.value is not None and not (isinstance(node.value, cst.Name) and node.value.value == "None")
+    return isinstance(node.value, _NEVER_NONE)
 
 
 class _MarkValueReturns(PrunedTransformer):

@@ -1709,7 +1709,8 @@ def test_training_epoch_end_returning_a_value_is_marked():
     """Spec B.1 (ledger B1.18): 1.9.5 raised MisconfigurationException when training_epoch_end
     returned anything but None; on_train_epoch_end's return value is ignored, so each
     ``return <value>`` of the moved body is marked (a bare ``return``, ``return None`` and the
-    returns of a nested function are not)."""
+    returns of a nested function are not; nor is a value that may be None, such as a call:
+    code that ran on 1.9 returned None there)."""
     from lightmigrate.rules.lm001_epoch_end import RETURNS_VALUE
 
     marker = f"        # TODO(lightmigrate): LM001 {RETURNS_VALUE}\n"
@@ -1919,3 +1920,21 @@ class Watcher(pl.Callback):
     # the model keeps its hook as it always did (no run-once method for an unlinked callback)
     model_out, _ = run_rule(RULE, model, path="model.py", project_files={"watcher.py": watcher})
     assert "_finish_validation_epoch" not in model_out
+
+
+def test_training_epoch_end_returning_a_call_is_not_marked():
+    """``return self.adapter.training_epoch_end(outputs)`` (a delegation, as published
+    packages write it) returned None on 1.9 or 1.9 raised: no marker for it."""
+    src = textwrap.dedent('''\
+        import pytorch_lightning as pl
+
+
+        class M(pl.LightningModule):
+            def training_epoch_end(self, outputs):
+                if not outputs:
+                    return self.log_nothing()
+                return self.adapter.training_epoch_end(outputs)
+    ''')
+    out, _ = run_rule(RULE, src, path="m.py")
+    assert "TODO(lightmigrate)" not in out
+    assert "return self.adapter.training_epoch_end(outputs)" in out
