@@ -1768,7 +1768,7 @@ def test_batch_end_hooks_that_tell_an_empty_list_from_an_empty_dict_get_1x_empty
     """Spec B.4 (ledger B4.3): after a training step that returned None 1.9.5 passed [] to the
     module's and callbacks' on_train_batch_end, 2.x passes {}. A hook that compares outputs with
     a list/dict display or asks its type starts by turning {} into []; one that only asks
-    whether outputs is empty (the same in both) is left alone."""
+    whether outputs is empty (the same in both), or whether it is a tensor, is left alone."""
     guard = "if isinstance({p}, dict) and not {p}:  # 1.x passed [] after a step that returned None\n"
     findings = rw(
         '''\
@@ -1787,6 +1787,12 @@ class CB(pl.Callback):
 class Other(pl.Callback):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         if not outputs:
+            self.n += 1
+
+
+class TensorOnly(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if not outputs or isinstance(outputs, torch.Tensor):
             self.n += 1
 ''',
         '''\
@@ -1809,6 +1815,12 @@ class CB(pl.Callback):
 class Other(pl.Callback):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         if not outputs:
+            self.n += 1
+
+
+class TensorOnly(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        if not outputs or isinstance(outputs, torch.Tensor):
             self.n += 1
 ''',
     )

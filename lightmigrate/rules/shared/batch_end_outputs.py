@@ -21,13 +21,28 @@ def _is_param(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
+# the classes an ``isinstance`` test can tell a list from a dict by (a test against a tensor
+# class only sees neither)
+_CONTAINER_TYPES = frozenset({"list", "dict", "tuple", "Mapping", "MutableMapping", "Sequence", "MutableSequence",
+                              "Dict", "List", "Tuple", "Collection", "Iterable", "Sized", "Container"})
+
+
+def _names_container_type(node: ast.AST) -> bool:
+    if isinstance(node, ast.Tuple):
+        return any(_names_container_type(e) for e in node.elts)
+    last = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+    return last is None or last in _CONTAINER_TYPES  # (a computed class: maybe)
+
+
 def _type_sensitive(node: ast.AST, name: str) -> bool:
     if isinstance(node, ast.Compare) and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
         sides = [node.left, *node.comparators]
         displays = (ast.List, ast.Dict, ast.Tuple, ast.ListComp, ast.DictComp)
         return any(_is_param(s, name) for s in sides) and any(isinstance(s, displays) for s in sides)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "type"):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
         return bool(node.args) and _is_param(node.args[0], name)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+        return len(node.args) == 2 and _is_param(node.args[0], name) and _names_container_type(node.args[1])
     return False
 
 
