@@ -109,11 +109,14 @@ def run_main() -> None:
               help="No summary line: only the findings and errors (with --diff: the diff and errors).")
 @click.option("--statistics", is_flag=True,
               help="Count the changes, markers and notes per rule code, instead of listing them.")
+@click.option("--bare-noqa/--no-bare-noqa", default=None,
+              help="A bare `# noqa` switches every rule off on its line, as in ruff (config: bare-noqa); "
+                   "each change it holds back is reported as a note.")
 def rewrite(
     paths: Tuple[str, ...], show_diff: bool, check: bool, select: List[str], ignore: List[str],
     exclude: List[str], config_path: Optional[str], output_format: str, allow_dirty: bool, no_color: bool,
     jobs: Optional[int], unified_imports: bool, stdin_filename: Optional[str], exit_zero: bool, quiet: bool,
-    statistics: bool,
+    statistics: bool, bare_noqa: Optional[bool],
 ) -> None:
     """Rewrite the Python files and notebooks under PATHS in place (or show/check what would change).
 
@@ -135,6 +138,8 @@ def rewrite(
     if stdin and mode is Mode.WRITE and output_format != "text":
         raise click.UsageError(f"reading `-`, --output-format {output_format} needs --diff or --check")
     settings = _settings([stdin_filename or "."] if stdin else paths, config_path, select, ignore, exclude)
+    if bare_noqa is not None:
+        settings.bare_noqa = bare_noqa
     rules = migration_rules(settings, unified_imports)
     if mode is Mode.WRITE and not allow_dirty and not stdin:
         reason = dirty_reason(paths)

@@ -35,7 +35,7 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 
 from lightmigrate.rules.base import Rule
 
-KNOWN_KEYS = ("select", "ignore", "exclude", "per-file-ignores")
+KNOWN_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "bare-noqa")
 
 
 class ConfigError(Exception):
@@ -75,6 +75,9 @@ class Settings:
     exclude: List[str] = field(default_factory=list)
     per_file_ignores: List[Tuple[str, List[str]]] = field(default_factory=list)
     path: Optional[str] = None  # the configuration file, if any
+    # ``bare-noqa = true``: a bare noqa comment switches every rule off on its line, as in ruff
+    # (off by default: such comments were written for the linters, long before a migration)
+    bare_noqa: bool = False
 
     def _rel(self, path: str) -> str:
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
@@ -202,6 +205,10 @@ def load_settings(
             (pattern, _codes(codes, f"per-file-ignores.{pattern}", known_codes, path))
             for pattern, codes in pfi.items()
         ]
+        bare = table.get("bare-noqa", False)
+        if not isinstance(bare, bool):
+            raise ConfigError(f"{path}: `bare-noqa` must be true or false")
+        settings.bare_noqa = bare
     if select:
         settings.select = list(select)
     settings.ignore += list(ignore)

@@ -211,3 +211,42 @@ def test_noqa_through_the_command(tmp_path):
     result = lightmigrate("rewrite", "--check", "m.py", cwd=tmp_path)
     assert result.returncode == 0, result.stdout
     assert result.stdout.strip() == "1 file scanned, 0 would change, 0 failed, 0 markers left"
+
+
+def test_bare_noqa_switches_every_rule_off_only_when_asked():
+    text = "d = 4  # noqa\ne = 5  # noqa: E501\nf = 6  # NOQA\n"
+    assert not SuppressionMap(text)  # default: meant for the linters
+    smap = SuppressionMap(text, bare=True)
+    assert smap.suppressed(1, "LM001") and smap.suppressed(3, "LM201")
+    assert not smap.suppressed(2, "LM001")  # it names other tools' codes only
+    assert smap.bare_lines == {1, 3}
+
+
+IMPORTS = ("from pytorch_lightning.profiler import SimpleProfiler  # noqa\n"
+           "from pytorch_lightning.profiler import PassThroughProfiler\n")
+
+
+def test_bare_noqa_through_the_command_holds_its_line_back_and_says_so(tmp_path):
+    write(tmp_path, {"m.py": IMPORTS})
+    default = lightmigrate("rewrite", "--diff", "m.py", cwd=tmp_path)
+    assert "+from pytorch_lightning.profilers import SimpleProfiler  # noqa" in default.stdout
+    asked = lightmigrate("rewrite", "--diff", "--bare-noqa", "m.py", cwd=tmp_path)
+    # the line under the bare noqa stays; the next statement (its own change) is still migrated
+    assert " from pytorch_lightning.profiler import SimpleProfiler  # noqa\n" in asked.stdout
+    assert "+from pytorch_lightning.profilers import PassThroughProfiler" in asked.stdout
+    assert "m.py:1:1: LM201 [note] not applied on this line: a bare `# noqa`" in asked.stderr  # (--diff)
+    # the same from the configuration
+    (tmp_path / "pyproject.toml").write_text("[tool.lightmigrate]\nbare-noqa = true\n")
+    configured = lightmigrate("rewrite", "--diff", "m.py", cwd=tmp_path)
+    assert (configured.stdout, configured.stderr) == (asked.stdout, asked.stderr)
+    overridden = lightmigrate("rewrite", "--diff", "--no-bare-noqa", "m.py", cwd=tmp_path)
+    assert overridden.stdout == default.stdout
+
+
+def test_noqa_with_a_code_holds_back_only_its_own_line():
+    """Two rewritten imports in a row are two statements: a ``# noqa: LM201`` on the first
+    leaves the second migrated (LM090 marks the first: never silent)."""
+    out = migrate(IMPORTS.replace("# noqa\n", "# noqa: LM201\n"))
+    assert "from pytorch_lightning.profiler import SimpleProfiler  # noqa: LM201\n" in out.text
+    assert "from pytorch_lightning.profilers import PassThroughProfiler\n" in out.text
+    assert "TODO(lightmigrate): LM090" in out.text

@@ -552,6 +552,8 @@ class ProjectIndex:
         # must parse that file, it takes the tree the rules read (and they, the one it made).
         self.current = None
         self._lazy_search: Dict[str, str] = {}  # path -> its ``search_text`` (non-ASCII, once asked)
+        # the project's ``bare-noqa`` setting (engine/suppress.py): set by the engine for a run
+        self.bare_noqa = False
         # the words ``classes(mentioning=...)`` loaded every lazily indexed file holding (a file
         # made lazy afterwards clears it)
         self._mentioned: Set[str] = set()
@@ -735,12 +737,13 @@ class ProjectIndex:
         order). Every attribute is merged by its type, so a new one cannot be dropped silently."""
         self._kinds, self._hierarchies, self._linked = {}, {}, {}
         self._cli_options = {}
+        self._mentioned.clear()  # (their lazily indexed files join ours)
         for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
             if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current",
-                        "_packages", "_cli_options"):
+                        "_packages", "_cli_options", "_mentioned"):
                 continue  # done above, or with the classes; or caches; or this process's file
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours

@@ -110,6 +110,7 @@ def run_bytes(data: bytes, path: str, rules: Sequence[Rule], mode: Mode = Mode.W
         if settings is not None:
             rules = settings.rules_for(path, rules)
         project = survey([(notebook.indexable_text(path, text), path)])
+        project.bare_noqa = bool(settings is not None and settings.bare_noqa)
         result, new_text, new_data = _migrate(source, rules, project)
     except EngineError as exc:
         report.files.append(FileResult(path, error=exc.problem(path)))
@@ -211,6 +212,7 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
                           for i, s in enumerate(sources) if s is not None],
                          jobs, progress, started=_prepare_migration if jobs > 1 else None)
         _add_linked(sources, file_rules, project, passed)
+        project.bare_noqa = bool(settings is not None and settings.bare_noqa)
         todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)

@@ -10,8 +10,10 @@ Forms (codes are rule codes or prefixes, comma-separated; no brackets means ever
   (``on`` ends every open ``off``; ``on[LM001]`` ends only that code's).
 - ``x = 1  # noqa: LM001`` (ruff's form; codes separated by commas or spaces) -- as
   ``# lightmigrate: ignore[LM001]`` at the end of that line. Only our ``LMnnn`` codes count:
-  a bare ``# noqa`` or ``# noqa: E501`` (meant for the linters) switches no rule off, and a
-  ``# noqa`` alone on its line covers nothing.
+  ``# noqa: E501`` (meant for the linters) switches no rule off, and a ``# noqa`` alone on its
+  line covers nothing. A bare ``# noqa`` switches no rule off either, unless the project sets
+  ``bare-noqa = true`` (``ProjectIndex.bare_noqa``): then, as in ruff, every rule is off on its
+  line, and each change a rule would have made there is reported as a note (never silent).
 
 What it means: a suppressed rule does not rewrite, mark or report on those lines. Rules often
 rewrite a whole class at once (a buffer in ``__init__``, an append in the step, the renamed
@@ -45,21 +47,29 @@ _DIRECTIVE = re.compile(r"#\s*lightmigrate:\s*(ignore|off|on)\b(?:\[([^\]]*)\])?
 # ruff's form, "noqa: LM001" or "noqa: LM001, E501" after a "#" (commas and/or spaces between codes)
 _NOQA = re.compile(r"#\s*noqa\s*:\s*([A-Z]+[0-9]+(?:(?:[ \t]*,[ \t]*|[ \t]+)[A-Z]+[0-9]+)*)", re.IGNORECASE)
 _OUR_CODE = re.compile(r"LM[0-9]+", re.IGNORECASE)
+# a noqa comment that names no code (no colon after the word)
+_BARE_NOQA = re.compile(r"#\s*noqa\b(?!\s*:)", re.IGNORECASE)
 ALL = ""  # the prefix every code starts with
+BARE_NOQA_NOTE = ("not applied on this line: a bare `# noqa` switches every rule off here (`bare-noqa = true`); "
+                  "name the codes it is meant for (`# noqa: E501`) to let lightmigrate migrate it")
 
 
-def _noqa_codes(comment: str) -> Set[str]:
-    """Our codes (``LMnnn``) named by the ``# noqa: ...`` comments in ``comment``; a bare
-    ``# noqa``, or one naming other tools' codes only, names none."""
-    return {code.upper() for m in _NOQA.finditer(comment)
-            for code in re.split(r"[\s,]+", m.group(1)) if _OUR_CODE.fullmatch(code)}
+def _noqa_codes(comment: str, bare: bool = False) -> Set[str]:
+    """Our codes (``LMnnn``) named by the ``# noqa: ...`` comments in ``comment``; one naming
+    other tools' codes only names none, and so does a bare ``# noqa`` unless ``bare`` (then it
+    names every code)."""
+    codes = {code.upper() for m in _NOQA.finditer(comment)
+             for code in re.split(r"[\s,]+", m.group(1)) if _OUR_CODE.fullmatch(code)}
+    if bare and _BARE_NOQA.search(comment):
+        codes.add(ALL)
+    return codes
 
 
-def has_directives(text: str) -> bool:
-    """Cheap test: could ``text`` hold a suppression comment?"""
+def has_directives(text: str, bare: bool = False) -> bool:
+    """Cheap test: could ``text`` hold a suppression comment? (``bare``: a bare ``# noqa`` counts)"""
     if "lightmigrate:" in text and _DIRECTIVE.search(text) is not None:
         return True
-    return ("noqa" in text or "NOQA" in text or "Noqa" in text) and bool(_noqa_codes(text))
+    return ("noqa" in text or "NOQA" in text or "Noqa" in text) and bool(_noqa_codes(text, bare))
 
 
 def _codes(raw: Optional[str]) -> Set[str]:
@@ -88,9 +98,10 @@ def _blocks(tree: Optional[ast.AST]) -> Dict[int, int]:
 class SuppressionMap:
     """Which rule codes are suppressed on which lines of one text."""
 
-    def __init__(self, text: str, tree: Optional[ast.AST] = None) -> None:
+    def __init__(self, text: str, tree: Optional[ast.AST] = None, bare: bool = False) -> None:
         self.by_line: Dict[int, Set[str]] = {}
-        if not has_directives(text):
+        self.bare_lines: Set[int] = set()  # the lines a bare noqa comment switched off (``bare``)
+        if not has_directives(text, bare):
             return
         lines = text.splitlines()
         if tree is None:
@@ -105,9 +116,11 @@ class SuppressionMap:
             own_line = not lines[line - 1][:col].strip() if line <= len(lines) else True
             if m:
                 directives.append((line, m.group(1).lower(), _codes(m.group(2)), own_line))
-            noqa = _noqa_codes(comment)
+            noqa = _noqa_codes(comment, bare)
             if noqa and not own_line:  # as in ruff, a noqa comment alone on its line covers nothing
                 directives.append((line, "ignore", noqa, False))
+                if ALL in noqa and not _noqa_codes(comment):
+                    self.bare_lines.add(line)
         open_off: Dict[str, int] = {}  # code -> line where it was switched off
         for line, kind, codes, own_line in directives:
             if kind == "ignore":
@@ -184,6 +197,13 @@ def _statements(tree: ast.Module) -> Tuple[List[Tuple[int, int]], List[Set[int]]
     return spans, [groups[find(i)] for i in range(len(spans))]
 
 
+def _line_for_line(op: tuple) -> List[tuple]:
+    tag, i1, i2, j1, j2 = op
+    if tag == "replace" and i2 - i1 == j2 - j1 > 1:
+        return [("replace", i1 + k, i1 + k + 1, j1 + k, j1 + k + 1) for k in range(i2 - i1)]
+    return [op]
+
+
 def merge_suppressed(before: str, after: str, smap: SuppressionMap, code: str) -> Tuple[str, List[Tuple[int, int]]]:
     """``after`` with the rule's changes to suppressed statements undone (see the module
     docstring). Returns the text and the line spans (of ``before``) whose changes were undone."""
@@ -194,7 +214,10 @@ def merge_suppressed(before: str, after: str, smap: SuppressionMap, code: str) -
     spans, group_of = _statements(tree)
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
-    hunks = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    # (a block of lines replaced line for line is one change per line: two rewritten imports in a
+    # row belong to two statements)
+    hunks = [piece for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+             if op[0] != "equal" for piece in _line_for_line(op)]
 
     def marker_only(op) -> bool:  # whole ``# TODO(lightmigrate)`` lines put above a statement
         tag, _, _, j1, j2 = op
@@ -248,9 +271,10 @@ def apply_rule(rule, module: cst.Module, ctx, text: Optional[str] = None, sites:
     """``rule.fix(module, sites, ctx)`` with the suppression comments of ``module`` honoured
     (``text``: ``module.code``, when the caller has it)."""
     before = module.code if text is None else text
-    if not has_directives(before):
+    bare = bare_noqa(ctx)
+    if not has_directives(before, bare):
         return rule.fix(module, sites, ctx)
-    smap = SuppressionMap(before)
+    smap = SuppressionMap(before, bare=bare)
     if not smap.mentions(rule.code):
         return rule.fix(module, sites, ctx)
     seen = len(ctx.findings)
@@ -267,7 +291,11 @@ def apply_rule(rule, module: cst.Module, ctx, text: Optional[str] = None, sites:
             return False
         return not any(a <= f.line <= b for a, b in undone)
 
+    # what a bare noqa comment held back is said (a finding it dropped, a change it undid)
+    held = {f.line for f in ctx.findings[seen:] if f.code == rule.code and f.line in smap.bare_lines}
+    held.update(line for line in smap.bare_lines for a, b in undone if a <= line <= b)
     ctx.findings[seen:] = [f for f in ctx.findings[seen:] if keep(f)]
+    ctx.findings.extend(Finding(rule.code, BARE_NOQA_NOTE, Kind.NOTE, line, 1, ctx.path) for line in sorted(held))
     if merged == after:
         return result
     if merged != before:
@@ -284,20 +312,26 @@ def report_rule(rule, ctx, text: str, sites: Sequence) -> None:
     of ``text`` honoured: its findings on suppressed lines are dropped."""
     seen = len(ctx.findings)
     rule.report(sites, ctx)
-    if not has_directives(text):
+    bare = bare_noqa(ctx)
+    if not has_directives(text, bare):
         return
-    smap = SuppressionMap(text)
+    smap = SuppressionMap(text, bare=bare)
     if smap.mentions(rule.code):
         ctx.findings[seen:] = [f for f in ctx.findings[seen:]
                                if f.code != rule.code or not smap.suppressed(f.line, rule.code)]
 
 
-def drop_suppressed_markers(items: Sequence, text: str) -> List:
+def bare_noqa(ctx) -> bool:
+    """Whether the project of a rule's context honours a bare ``# noqa`` (``bare-noqa``)."""
+    return bool(getattr(ctx.project, "bare_noqa", False))
+
+
+def drop_suppressed_markers(items: Sequence, text: str, bare: bool = False) -> List:
     """``items`` (markers, or findings of which only MARKER ones are considered) less those on
     lines of ``text`` suppressed for their code."""
-    if not has_directives(text):
+    if not has_directives(text, bare):
         return list(items)
-    smap = SuppressionMap(text)
+    smap = SuppressionMap(text, bare=bare)
 
     def is_marker(item) -> bool:
         return getattr(item, "kind", Kind.MARKER) is Kind.MARKER

@@ -17,7 +17,7 @@ from lightmigrate.cst.helpers import module_text
 from lightmigrate.cst.walk import forget_masks, same_tree
 from lightmigrate.engine.changes import change_findings
 from lightmigrate.engine.markers import find_markers, merge_marker_findings
-from lightmigrate.engine.suppress import apply_rule, drop_suppressed_markers, report_rule
+from lightmigrate.engine.suppress import apply_rule, bare_noqa, drop_suppressed_markers, report_rule
 from lightmigrate.engine.model import EngineError
 from lightmigrate.output.findings import Finding
 from lightmigrate.analysis.project import ProjectIndex
@@ -332,6 +332,7 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
             reason = _invalid_reason(step_text, text, path)
             if reason is not None:
                 raise InvalidOutput(code, f"it produced invalid code: {reason}")
-    markers = drop_suppressed_markers(find_markers(new_text), new_text)
-    findings = drop_suppressed_markers(merge_marker_findings(ctx.findings, markers, path), new_text)
+    bare = bare_noqa(ctx)
+    markers = drop_suppressed_markers(find_markers(new_text), new_text, bare)
+    findings = drop_suppressed_markers(merge_marker_findings(ctx.findings, markers, path), new_text, bare)
     return TransformResult(new_text, findings, changed, len(markers), changes)
