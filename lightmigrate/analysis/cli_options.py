@@ -3,9 +3,9 @@
 A 1.x script that declared the Trainer's options with ``Trainer.add_argparse_args(parser)``
 accepted every one of them on its command line; the migration declares the ones the project
 uses (LM101, T-meth3). Those include the options the project's own tests pass to the script
-(``main(["--max_epochs", "3"])``, ``subprocess.run("python train.py --gpus 0", ...)``) and its
-shell scripts (``scripts/train.sh``): :func:`project_cli_options` finds every ``--name`` word in
-them (a superset: a word in a comment counts too, and keeping an option declared is harmless).
+(``main(["--max_epochs", "3"])``, ``subprocess.run("python train.py --gpus 0", ...)``, also
+test files outside the folder the run names) and its shell scripts (``scripts/train.sh``, under
+the project's root): :func:`project_cli_options` finds every ``--name`` word in them (a superset: a word in a comment counts too, and keeping an option declared is harmless).
 """
 
 from __future__ import annotations
@@ -37,22 +37,35 @@ def is_test_path(path: str) -> bool:
             or any(p in ("tests", "test", "testing") for p in parts[:-1]))
 
 
-def shell_scripts(paths: Iterable[str]) -> List[str]:
-    """The shell scripts (``*.sh``) under the folder that holds every one of ``paths`` (the
-    files of a run that are on disk; its parent when that folder is a ``src`` layout's ``src``), skipping the
-    folders the engine's discovery skips (virtualenvs, caches, hidden ones); at most
-    ``_MAX_SHELL_FILES``, looked for in at most ``_MAX_FOLDERS`` folders."""
+def project_root(folder: str) -> str:
+    """The folder above the Python packages that hold ``folder`` (``src/pkg/sub`` -> the folder
+    that holds ``src``): where a project keeps its ``tests/`` and ``scripts/``. ``folder``
+    itself when it is no package."""
+    current = folder
+    while os.path.isfile(os.path.join(current, "__init__.py")) or os.path.basename(current) == "src":
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current
+
+
+def option_files(paths: Iterable[str]) -> List[str]:
+    """The shell scripts (``*.sh``) and the Python test files not among ``paths`` (the files of
+    a run that are on disk) under their project's root (``project_root`` of the folder that holds
+    them all: a run over ``src/pkg`` still sees ``scripts/`` and ``tests/`` beside ``src``), skipping the folders
+    the engine's discovery skips (virtualenvs, caches, hidden ones); at most ``_MAX_SHELL_FILES``,
+    looked for in at most ``_MAX_FOLDERS`` folders."""
     from lightmigrate.engine.discovery import skip_dir  # (discovery imports the index)
 
-    folders = {os.path.dirname(os.path.abspath(p)) for p in paths if os.path.isfile(p)}  # (not in-memory texts)
-    if not folders:
+    on_disk = {os.path.abspath(p) for p in paths if os.path.isfile(p)}  # (not in-memory texts)
+    if not on_disk:
         return []
     try:
-        root = os.path.commonpath(sorted(folders))
+        common = os.path.commonpath(sorted({os.path.dirname(p) for p in on_disk}))
     except ValueError:  # different drives
         return []
-    if os.path.basename(root) == "src":
-        root = os.path.dirname(root)
+    root = project_root(common)
     if os.path.dirname(root) == root:
         return []  # the files of the run have no folder in common but the file system's root
     found: List[str] = []
@@ -61,8 +74,10 @@ def shell_scripts(paths: Iterable[str]) -> List[str]:
             break
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not skip_dir(d, os.path.join(here, d)))
         for name in sorted(files):
-            if name.endswith(SHELL_SUFFIXES):
-                found.append(os.path.join(here, name))
+            path = os.path.join(here, name)
+            if name.endswith(SHELL_SUFFIXES) or (
+                    name.endswith(".py") and path not in on_disk and is_test_path(os.path.relpath(path, root))):
+                found.append(path)
                 if len(found) >= _MAX_SHELL_FILES:
                     return found
     return found
@@ -70,7 +85,8 @@ def shell_scripts(paths: Iterable[str]) -> List[str]:
 
 def project_cli_options(paths: Iterable[str], text_of) -> FrozenSet[str]:
     """The ``--name`` options (``-`` read as ``_``) in the run's test files (``text_of(path)``
-    gives a file's text, or None) and in the shell scripts near them."""
+    gives a file's text, or None), and in the shell scripts and other test files of their
+    project (``option_files``)."""
     paths = list(paths)
     out: Set[str] = set()
     for path in paths:
@@ -78,7 +94,7 @@ def project_cli_options(paths: Iterable[str], text_of) -> FrozenSet[str]:
             text: Optional[str] = text_of(path)
             if text:
                 out |= options_in(text)
-    for script in shell_scripts(paths):
+    for script in option_files(paths):
         try:
             if os.path.getsize(script) > _MAX_SHELL_BYTES:
                 continue

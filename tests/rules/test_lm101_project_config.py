@@ -670,3 +670,21 @@ def test_dicts_whose_keys_are_read_or_not_made_here_get_no_none_defaults():
     ''')
     for source in (known, passed_in, deferred):
         assert not [s for s in sites({"run.py": source}, "run.py") if s.action == "none-defaults"]
+
+
+def test_options_passed_by_scripts_and_tests_outside_the_run_folder_stay_declared(tmp_path):
+    """A run over ``src/pkg`` still reads the project's ``scripts/`` and ``tests/`` (the project's
+    root: the folder above its packages and ``src``) for the options they pass."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "train.sh").write_text("#!/bin/sh\npython -m pkg.train --max_epochs 3\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_cli.py").write_text('from pkg.train import main\n\n\ndef test_it():\n'
+                                                    '    main(["--fast-dev-run=1"])\n')
+    package = tmp_path / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    path = str(package / "train.py")
+    (package / "train.py").write_text(PLAIN_SCRIPT)
+    out = migrate({path: PLAIN_SCRIPT})[path]
+    assert '    parser.add_argument("--max_epochs", type=int, default=None)\n' in out
+    assert "fast_dev_run=args.fast_dev_run" in out and "max_epochs=args.max_epochs" in out
