@@ -217,7 +217,10 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
     if mode is Mode.WRITE:  # temporary files left by a run that was killed mid-write
         remove_stale_temp_files(s.path for s in sources if s is not None)
     # Each file goes to a process, which finds the rules' sites and fixes them (a file no rule
-    # has a site in is not parsed with libcst).
+    # has a site in is not parsed with libcst). The longest texts go first, so that no process
+    # is left with a big file at the end while the others wait; results come back by file.
+    if jobs > 1:
+        todo.sort(key=lambda i: -len(sources[i].text))
     work = ((sources[i], tuple(r.code for r in file_rules[i]),
              None if notebook.is_notebook(sources[i].path) else passed.get(i)) for i in todo)
     matchers.loaded()  # no process is forked in the middle of that import
