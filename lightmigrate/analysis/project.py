@@ -11,6 +11,7 @@ and resolves to nothing.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import unicodedata
 from bisect import insort
@@ -479,6 +480,11 @@ def _text_settings(text: str, path: str, tree: Optional[ast.AST] = None,
             trainer = _trainer_settings(text, tree)
     overrides_train = has("def train(self") and not is_yaml(path) and _TRAIN_OVERRIDE.search(text) is not None
     return uses_dp, trainer, overrides_train
+
+
+def _common_suffix(names: Iterable[str]) -> str:
+    """The longest string every one of ``names`` ends with ("" for none)."""
+    return os.path.commonprefix([n[::-1] for n in names])[::-1]
 
 
 @dataclass(frozen=True)
@@ -950,7 +956,10 @@ class ProjectIndex:
     def _classes_defining(self, names: FrozenSet[str]) -> List[ClassInfo]:
         """At least every class that defines one of ``names`` (the lazily indexed files whose
         text holds none of them stay unparsed)."""
-        self._load([p for p, text in self._lazy.items() if any(n in self._searched(p, text) for n in names)])
+        # (every name ends with their common suffix: one search rules most texts out)
+        tail = _common_suffix(names)
+        self._load([p for p, text in self._lazy.items()
+                    if tail in (searched := self._searched(p, text)) and any(n in searched for n in names)])
         return self._loaded()
 
     def ancestors(self, info: ClassInfo) -> Tuple[List[ClassInfo], bool]:
