@@ -101,6 +101,12 @@ def precision_v1(trainer_precision: Any) -> Any:
     return int(head) if head.isdigit() else trainer_precision
 
 
+def amp_backend_v1(trainer: Any) -> Any:
+    """1.9's ``Trainer.amp_backend`` (removed in 2.0), apex being gone: "native" under a
+    mixed-precision plugin (1.9's ``MixedPrecisionPlugin``: precision 16 or "bf16"), else None."""
+    return "native" if str(trainer.precision) in ("16-mixed", "bf16-mixed") else None
+
+
 def install(root: str) -> None:
     """Make every ``<root>.Trainer(...)`` (the user's own too: a Trainer subclass, a helper
     that builds one) accept 1.9 keyword arguments, through :func:`v1_trainer_kwargs`; the
@@ -121,6 +127,8 @@ def install(root: str) -> None:
             setattr(self, TRAIN_MODE_ATTR, emulated["multiple_trainloader_mode"])
 
     trainer_cls.__init__ = __init__
+    if not hasattr(trainer_cls, "amp_backend"):
+        trainer_cls.amp_backend = property(amp_backend_v1)
 
 
 def combine_v1(loaders: Any, mode: str, root: str) -> Any:

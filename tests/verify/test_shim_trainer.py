@@ -69,3 +69,12 @@ def test_installed_trainer_accepts_1_9_arguments(tmp_path, monkeypatch):
                          enable_checkpointing=False, enable_progress_bar=False, default_root_dir=tmp_path)
     assert trainer._accelerator_connector.use_distributed_sampler is False
     assert getattr(trainer, TRACK_GRAD_NORM_ATTR) == 2
+
+
+def test_trainer_amp_backend_takes_its_1_9_value():
+    class Trainer:
+        def __init__(self, precision):
+            self.precision = precision
+
+    assert [shim_trainer.amp_backend_v1(Trainer(p)) for p in ("16-mixed", "bf16-mixed", "32-true", "64-true", "bf16-true")] \
+        == ["native", "native", None, None, None]
