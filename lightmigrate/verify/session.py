@@ -184,9 +184,9 @@ def verify_paths(
     _require_lightning()
     pending: List[Path] = []
     files, problems = find_case_files(paths, pending)
-    notes = [f"left out {len(pending)} case(s) under {sorted({str(p.parent) for p in pending})[0]}"
-             + (" and others" if len({p.parent for p in pending}) > 1 else "")
-             + ": cases known to need rules not written yet (name that folder to run them)"] if pending else []
+    folders = ", ".join(sorted({str(p.parent) for p in pending}))
+    notes = [f"left out {len(pending)} case(s) under {folders}: cases known to need rules not written yet "
+             "(name the folder to run them)"] if pending else []
     sources = [str(Path(s).resolve()) for s in sources]
     for s in sources:
         if not Path(s).is_dir():
