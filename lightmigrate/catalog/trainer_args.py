@@ -504,10 +504,16 @@ def _gpus_conditional(b: _Builder, e: Entry, acc: Optional[Entry], devices: Opti
         # written once: ``use_gpus = args.gpus not in (...)`` before the statement
         b.out.locals.append((local, gpu, f"# 1.9 read gpus={falsy} as no GPU"))
         gpu = local
+    _gpus_become(b, e, acc, gpu, f"{e.value.code} if {gpu} else {old}")
+
+
+def _gpus_become(b: _Builder, e: Entry, acc: Optional[Entry], gpu: str, devices: str) -> None:
+    """``gpus=`` replaced by ``accelerator="gpu" if <gpu> else "cpu"`` (unless the call has an
+    accelerator) and ``devices=<devices>``."""
     new = []
     if acc is None:
         new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {gpu} else {py_repr('cpu', b.quote)}")))
-    new.append(Entry("devices", code(f"{e.value.code} if {gpu} else {old}")))
+    new.append(Entry("devices", code(devices)))
     b.drop("devices")
     b.replace("gpus", new)
     b.out.multi_device = True
@@ -533,14 +539,7 @@ def _gpus_by_kind(b: _Builder, e: Entry, acc: Optional[Entry], devices: Optional
     if kind == KIND_INT:
         # an int or None: 1.9 took the CPU for None and 0 (the falsy ones), GPUs for any other
         # (2 -> two, -1 -> all; 2.x reads devices=2 / -1 alike)
-        new = []
-        if acc is None:
-            new.append(Entry("accelerator", code(f"{py_repr('gpu', b.quote)} if {value} else {py_repr('cpu', b.quote)}")))
-        new.append(Entry("devices", code(f"{value} or {_after_or(_old_devices(b, devices))}")))
-        b.drop("devices")
-        b.replace("gpus", new)
-        b.out.multi_device = True
-        b.out.fixed.append(f"`gpus={value}` became accelerator/devices")
+        _gpus_become(b, e, acc, value, f"{value} or {_after_or(_old_devices(b, devices))}")
         return True
     if kind == KIND_STR:
         # a str or None: 1.9 took the CPU for None, "" and "0"
