@@ -194,3 +194,26 @@ def test_each_rule_is_gated_on_the_text_the_previous_rules_left():
     assert ran == ["LM998"]  # trigger introduced by the rename
     # A crashing rule whose trigger is absent never runs.
     assert transform_text(SRC, [RenameEpochEnd(), Crash()]).changed
+
+
+def test_markers_are_found_in_comments_only_as_the_tokenizer_finds_comments():
+    import io
+    import tokenize
+
+    from lightmigrate.engine.markers import _comments
+
+    marker = "# TODO(lightmigrate): LM007 real"
+    src = (
+        f'a = "# TODO(lightmigrate): LM001 in a string"  {marker}\r\n'
+        f"b = r'\\' # TODO(lightmigrate): LM002 raw string' {marker}\n"
+        f'c = """x "quoted" \\""" # TODO(lightmigrate): LM003\n'
+        f'still in the string """  {marker}\n'
+        f"d = f'{{x[\"#\"]}}'  {marker}\n"
+        f"e = '''it''s\n# TODO(lightmigrate): LM004 in a string\n'''\n"
+        f"f = 'a\\\n# TODO(lightmigrate): LM005 continued string'\n"
+        f"{marker}\n"
+    )
+    tokens = [(t.start[0], t.start[1], t.string) for t in tokenize.generate_tokens(io.StringIO(src).readline)
+              if t.type == tokenize.COMMENT]
+    assert list(_comments(src)) == tokens
+    assert [m.code for m in find_markers(src)] == ["LM007"] * 5

@@ -557,6 +557,11 @@ class ProjectIndex:
         # The file the engine is migrating now (a ``rules.base.SourceFile``): when the index
         # must parse that file, it takes the tree the rules read (and they, the one it made).
         self.current = None
+        # The files the engine will migrate (set once the run knows them): the ``ast`` tree the
+        # index parses for one of them is kept for its migration (``take_tree``), and any tree
+        # a rule asks for with ``tree_of``: path -> (the text parsed, its tree).
+        self.migrating: FrozenSet[str] = frozenset()
+        self._trees: Dict[str, Tuple[str, ast.AST]] = {}
         self._lazy_search: Dict[str, str] = {}  # path -> its ``search_text`` (non-ASCII, once asked)
         # the project's ``bare-noqa`` setting (engine/suppress.py): set by the engine for a run
         self.bare_noqa = False
@@ -685,6 +690,33 @@ class ProjectIndex:
             self._by_path = by_path
         return list(self._by_path.get(path, ()))
 
+    def tree_of(self, path: str) -> Optional[ast.AST]:
+        """The ``ast`` tree of the text ``path`` was indexed from (``text_of``), parsed once for
+        every rule that reads that file (None when there is no such text or it does not parse)."""
+        text = self.text_of(path)
+        return None if text is None else self._parse(text, path, keep=True)
+
+    def take_tree(self, path: str, text: str) -> Optional[ast.AST]:
+        """The tree of ``text`` if the index parsed that very text of ``path`` (for the file's
+        migration, which then holds it: the index lets it go)."""
+        kept = self._trees.pop(path, None)
+        return kept[1] if kept is not None and (kept[0] is text or kept[0] == text) else None
+
+    def _parse(self, text: str, path: str, keep: bool) -> Optional[ast.AST]:
+        kept = self._trees.get(path)
+        if kept is not None and (kept[0] is text or kept[0] == text):
+            return kept[1]
+        current, _ = self._current_tree(path, text)
+        if current is not None:
+            return current
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if keep:
+            self._trees[path] = (text, tree)
+        return tree
+
     def text_of(self, path: str) -> Optional[str]:
         """The text ``path`` was indexed from (None when the index was not given it)."""
         text = self._lazy.get(path)
@@ -749,7 +781,7 @@ class ProjectIndex:
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
             if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current",
-                        "_packages", "_cli_options", "_mentioned"):
+                        "_packages", "_cli_options", "_mentioned", "migrating", "_trees"):
                 continue  # done above, or with the classes; or caches; or this process's file
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours
@@ -816,9 +848,8 @@ class ProjectIndex:
 
     def _index_tree(self, text: str, path: str, tree: Optional[ast.AST], nodes: Optional[list]) -> None:
         if tree is None:
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = self._parse(text, path, keep=path in self.migrating)
+            if tree is None:
                 self._unparsable.add(path)
                 return
         for c in classes_in_source(tree, path, nodes):

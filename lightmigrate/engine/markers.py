@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from dataclasses import dataclass
 from typing import Iterator, List, Sequence, Tuple
 
@@ -22,20 +20,31 @@ class Marker:
     col: int  # 1-based column of "TODO(lightmigrate)"
 
 
+# A comment, or a string literal (whose text may look like a comment): the tokens of Python's
+# tokenizer that matter here, found by one regular expression (``tokenize`` itself costs about
+# twenty times as much). Prefixes (r, b, f, ...) need no pattern: in every kind of string a
+# backslash keeps the next character from ending it.
+_COMMENT_OR_STRING = re.compile(
+    r"#[^\r\n]*"
+    r'|"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
+    r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
+    r'|"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"'
+    r"|'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'",
+    re.DOTALL,
+)
+
+
 def _comments(text: str) -> Iterator[Tuple[int, int, str]]:
-    """(line, 0-based column, text) of every comment; falls back to a plain line scan when
-    the text does not tokenize (markers are best effort, never an error)."""
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT:
-                yield tok.start[0], tok.start[1], tok.string
-        return
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    for number, line in enumerate(text.splitlines(), 1):
-        hash_at = line.find("#")
-        if hash_at >= 0:
-            yield number, hash_at, line[hash_at:]
+    """(line, 0-based column, text) of every comment, lines counted at each ``\\n`` as
+    ``tokenize`` counts them (markers are best effort, never an error: an unterminated
+    string ends the search)."""
+    line, counted = 1, 0
+    for m in _COMMENT_OR_STRING.finditer(text):
+        start = m.start()
+        if text[start] == "#":
+            line += text.count("\n", counted, start)
+            counted = start
+            yield line, start - (text.rfind("\n", 0, start) + 1), m.group()
 
 
 def find_markers(text: str) -> List[Marker]:

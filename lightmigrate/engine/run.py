@@ -211,6 +211,8 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
         project = survey([(notebook.indexable_text(s.path, s.text), s.path, probes.get(i))
                           for i, s in enumerate(sources) if s is not None],
                          jobs, progress, started=_prepare_migration if jobs > 1 else None)
+        # a tree the index parses for one of these files is kept for its migration
+        project.migrating = frozenset(sources[i].path for i in todo)
         _add_linked(sources, file_rules, project, passed)
         project.bare_noqa = bool(settings is not None and settings.bare_noqa)
         todo = [i for i, s in enumerate(sources) if s is not None and (i in passed or is_yaml(s.path))]

@@ -260,6 +260,8 @@ def _transform_once(text: str, rules: Sequence[Rule], path: str, project: Option
     ctx = RuleContext(path=path, project=project if project is not None else ProjectIndex())
     steps = []
     new_text = text
+    if tree is None and project is not None:
+        tree = project.take_tree(path, text)  # parsed already, when the index read this file
     source = SourceFile(path, text, tree)
     source.before_parse = lambda: _raise_if_too_deep(text, path)  # (before any parser recurses)
     ctx.project.current = source  # the index parses this file, if it must, into the same tree

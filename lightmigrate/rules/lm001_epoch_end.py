@@ -1228,8 +1228,7 @@ def _top_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> bool:
     """Whether ``_ClassMigration._blocked`` marks the hook of ``top`` (the class that owns the
     stage), decided on Python's ``ast`` from ``top``'s file as the run found it (maybe another
     file than the one asking)."""
-    text = index.text_of(top.path)
-    func = ast_method(text, top.name, stage.old) if text is not None else None
+    func = ast_method(index.tree_of(top.path), top.name, stage.old)
     if func is None:
         return False
     a = func.args  # type: ignore[attr-defined]

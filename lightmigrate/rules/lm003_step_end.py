@@ -280,8 +280,7 @@ def _top_blocked(index: ProjectIndex, top: ClassInfo, stage: Stage) -> Optional[
     params = top.params.get(stage.end, ())
 
     def is_generator() -> bool:
-        text = index.text_of(top.path)
-        func = ast_method(text, top.name, stage.end) if text is not None else None
+        func = ast_method(index.tree_of(top.path), top.name, stage.end)
         return func is not None and ast_yields(func)
 
     return _why_blocked(stage, len(params) != 2 or any(p.startswith("*") for p in params),

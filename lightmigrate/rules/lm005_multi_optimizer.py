@@ -909,9 +909,8 @@ def _top_blocked(project: ProjectIndex, top: ClassInfo) -> Optional[str]:
     text = project.text_of(top.path)
     if text is None:
         return "its file is not part of this run"
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = project.tree_of(top.path)
+    if tree is None:
         return "its file cannot be parsed"
     nodes = [n for n in ast_class_defs(tree) if n.name == top.name]
     if len(nodes) != 1:

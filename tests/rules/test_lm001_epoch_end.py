@@ -1598,17 +1598,27 @@ class Watcher(pl.Callback):
 def test_files_are_not_parsed_for_callbacks_when_no_callback_defines_the_hook():
     """Speed: the plan reads other files' classes only when a callback of the project defines
     an on_*_epoch_end hook."""
-    from lightmigrate.rules.shared import epoch_end_readers
-
     files = {f"m{i}.py": METRIC_MODEL.replace("class Model", f"class Model{i}") for i in range(5)}
     files["cb.py"] = "import pytorch_lightning as pl\n\n\nclass Cb(pl.Callback):\n    def on_fit_start(self, trainer, pl_module):\n        pass\n"
     index = ProjectIndex()
     for p, t in files.items():
         index.add_source(t, p)
-    epoch_end_readers._parsed.cache_clear()
+    read = []
+    tree_of = index.tree_of
+    index.tree_of = lambda path: read.append(path) or tree_of(path)
     for p, text in files.items():
         RULE.find(SourceFile(p, text), RuleContext(p, index))
-    assert epoch_end_readers._parsed.cache_info().misses == 0
+    assert read == []
+    # (the same files with a callback that defines the hook: other files' classes are read)
+    files["cb.py"] = files["cb.py"].replace("on_fit_start", "on_train_epoch_end")
+    index = ProjectIndex()
+    for p, t in files.items():
+        index.add_source(t, p)
+    tree_of = index.tree_of
+    index.tree_of = lambda path: read.append(path) or tree_of(path)
+    for p, text in files.items():
+        RULE.find(SourceFile(p, text), RuleContext(p, index))
+    assert read
 
 
 def test_run_once_through_an_alias_and_a_callback_helper():

@@ -177,12 +177,8 @@ def datamodule_params(info: ClassInfo, project: ProjectIndex) -> Optional[List[P
             return None
         seen.add((found.name, found.path))
         owner = found
-    text = project.text_of(owner.path)
-    if text is None:
-        return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    text, tree = project.text_of(owner.path), project.tree_of(owner.path)
+    if text is None or tree is None:
         return None
     cls = _class_node(tree, owner)
     init = None if cls is None else next((f for f in cls.body if isinstance(f, ast.FunctionDef)

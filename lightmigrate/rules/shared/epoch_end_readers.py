@@ -22,7 +22,6 @@ import ast
 import re
 import weakref
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from lightmigrate import MARKER_PREFIX
@@ -261,18 +260,9 @@ def _others_use(index: ProjectIndex, callback: ClassInfo, families: Set[ClassInf
 # Reading the classes
 
 
-@lru_cache(maxsize=32)
-def _parsed(text: str) -> Optional[ast.Module]:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
 def class_node(index: ProjectIndex, info: ClassInfo) -> Optional[ast.ClassDef]:
     """The class statement of ``info`` in the text its file was indexed from."""
-    text = index.text_of(info.path)
-    tree = _parsed(text) if text is not None else None
+    tree = index.tree_of(info.path)
     if tree is None:
         return None
     for node, ordinal in class_defs_with_ordinals(tree):

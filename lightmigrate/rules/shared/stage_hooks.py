@@ -95,13 +95,11 @@ def stage_changes(methods: Dict[str, AstFunction], inherited: FrozenSet[str], ho
     return hook in inherited and any(name in methods for name in below)
 
 
-def ast_method(text: str, class_name: str, name: str) -> Optional[ast.AST]:
-    """The last ``def name`` in the body of the one class ``class_name`` of ``text`` (None when
-    there is none, or several such classes, or the text does not parse): how a rule reads a
-    method of a class in another file (``ProjectIndex.text_of``)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+def ast_method(tree: Optional[ast.AST], class_name: str, name: str) -> Optional[ast.AST]:
+    """The last ``def name`` in the body of the one class ``class_name`` of ``tree`` (None when
+    there is none, or several such classes, or no tree): how a rule reads a method of a class
+    in another file (``ProjectIndex.tree_of``)."""
+    if tree is None:
         return None
     classes = [c for c in ast_class_defs(tree) if c.name == class_name]
     if len(classes) != 1:
