@@ -466,7 +466,7 @@ FACTS: Tuple[Fact, ...] = (
                "Lightning's do-nothing closure), so LM004's closure rewrite has no 1.9 run to keep under LBFGS; with "
                "any other optimizer the closure runs once and the rewrite changes nothing; a closure the user wrote "
                "runs on 2.x as on 1.9"),
-       blind="manual_step_without_closure.py still matched with LM004's closure rewrite off (it uses SGD, which evaluates no closure: only LBFGS could tell)"),
+       blind="manual_step_without_closure.py still matched with LM004's closure rewrite off (it uses SGD, which evaluates the closure once: only LBFGS could tell, and there the original raised)"),
     _f("B8.6", "B.8", "LBFGS inside the several-optimizer loop gets a closure that returns the loss",
        "kept", ["LM005"], [_OPTIMIZE], ["adam_and_lbfgs.py"],
        seen_to_fail="adam_and_lbfgs.py errors (LBFGS gets None from the closure) when LM005's closure returns None instead of the loss"),
