@@ -115,7 +115,10 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM001"], [_COLLECT], ["train_tensor_accumulate.py", "accumulate_three_max_steps.py"],
        seen_to_fail='train_tensor_accumulate.py and accumulate_three_max_steps.py mismatch (the epoch-end losses) when LM001 collects the loss undivided, as training_step returned it'),
     _f("B1.6", "B.1", "other keys of the returned dict are not detached (they keep grad_fn)",
-       "kept", ["LM001"], [_COLLECT], ["train_dict_skip_batches.py", "decorated_epoch_end.py"],
+       "kept", ["LM001"], [_COLLECT], ["train_outputs_keep_graph.py", "train_dict_skip_batches.py", "decorated_epoch_end.py"],
+       seen_to_fail="train_outputs_keep_graph.py mismatches (attached_epochs 0 vs 1 at the first epoch end: the body "
+                    "found its predictions detached) when LM001 collects a dict step's output with the other keys "
+                    "detached (train_dict_skip_batches.py and decorated_epoch_end.py still matched, see blind)",
        blind='train_dict_skip_batches.py and decorated_epoch_end.py still matched with LM001 detaching the other keys: the comparison records requires_grad but compares it only with check_requires_grad=True, which verify and the corpus test leave off, and neither body backpropagates through them'),
     _f("B1.7", "B.1", "a step that returned None is absent from outputs (no None placeholder)",
        "kept", ["LM001"], [_COLLECT], ["train_dict_skip_batches.py", "training_epoch_all_steps_skipped.py"],
@@ -165,7 +168,12 @@ FACTS: Tuple[Fact, ...] = (
        seen_to_fail="manual_optimization_none_steps.py errors (KeyError 'idx') when LM001 collects the {} 2.x passes for a None manual step"),
     # ---- B.1 validation / test / predict ----------------------------------------------------
     _f("B1.22", "B.1", "eval outputs are the raw step return values, any type, not detached",
-       "kept", ["LM001"], [_COLLECT], ["eval_outputs_mixed_types.py"]),
+       "kept", ["LM001"], [_COLLECT], ["eval_outputs_mixed_types.py"],
+       seen_to_fail='eval_outputs_mixed_types.py mismatches (the validation epoch end gets tensor(1.9625) for the '
+                    'python float "max_err", 11 differences) when LM001 collects eval outputs with their python numbers '
+                    'made tensors, and errors (int + dict in test_epoch_end\'s sum) when it wraps a non-dict eval '
+                    'output as {"loss": ...} as training outputs are; "not detached" cannot show: eval steps run under '
+                    'no_grad (B1.23), their outputs have no graph'),
     _f("B1.23", "B.1", "eval steps run under no_grad during fit and under inference mode in validate/test",
        "kept", cases=["standalone_validate_and_test.py"], by_lightning=True),
     _f("B1.24", "B.1", "an eval step that returned None is left out of outputs",
@@ -194,13 +202,26 @@ FACTS: Tuple[Fact, ...] = (
        seen_to_fail="prediction_writer_epoch_end.py errors (torch.cat on a tensor: predictions came flat) when LM307 does not wrap write_on_epoch_end's predictions for one dataloader"),
     # ---- B.2 when the epoch-end hooks run ------------------------------------------------------
     _f("B2.1", "B.2", "last batch: optimizer step, then step- and epoch-interval non-plateau schedulers, then on_train_batch_end",
-       "kept", ["LM005"], [_LOOP, _SCHED], ["two_optimizers_epoch_end_early_return.py", "step_end_logs_scheduler_lr.py"]),
+       "kept", ["LM005"], [_LOOP, _SCHED],
+       ["two_optimizers_batch_end_reads_lr.py", "two_optimizers_epoch_end_early_return.py", "step_end_logs_scheduler_lr.py"],
+       seen_to_fail="two_optimizers_batch_end_reads_lr.py mismatches (lr_encoder 0.1 vs 0.05 logged by on_train_batch_end "
+                    "at each epoch's last batch) when LM005's loop steps the epoch-interval schedulers at the start of "
+                    "on_train_epoch_end, after on_train_batch_end, instead of in the last batch's step "
+                    "(two_optimizers_epoch_end_early_return.py still matched: it reads the LR in training_epoch_end, "
+                    "after both; step_end_logs_scheduler_lr.py has one optimizer, where 2.x keeps the order itself)"),
     _f("B2.2", "B.2", "validation: validation_epoch_end, then callbacks' and module's on_validation_epoch_end, then on_validation_end",
        "partial", ["LM001"], [f"{LM001}:_ClassMigration._note_callback_order"], ["callback_reads_epoch_end_state.py"],
        gap="the body now runs after user callbacks' on_validation_epoch_end; LM001 reports a NOTE when the project "
            "has such callbacks; the case reads only where both orders agree"),
     _f("B2.3", "B.2", "end-of-epoch validation runs before training_epoch_end",
-       "kept", ["LM001"], [_BUFFERS], ["callback_reads_epoch_end_state.py", "val_check_interval_half.py"]),
+       "kept", ["LM001"], [_BUFFERS, f"{LM001}:_ClassMigration._migrate_top"],
+       ["train_epoch_end_reads_validation.py", "callback_reads_epoch_end_state.py", "val_check_interval_half.py"],
+       seen_to_fail="train_epoch_end_reads_validation.py mismatches (epoch 0's summary holds the sanity check's val "
+                    "loss, 2.465 vs 2.699; the logged gap 1.095 vs 1.330 before the case set log_every_n_steps=50) "
+                    "when the migrated training body runs in the last on_train_batch_end, before the end-of-epoch "
+                    "validation, instead of in on_train_epoch_end, which 2.x calls after it "
+                    "(callback_reads_epoch_end_state.py and val_check_interval_half.py then differed only in when the "
+                    "epoch-end body ran)"),
     _f("B2.4", "B.2", "training_epoch_end runs before every callback's on_train_epoch_end",
        "partial", ["LM001"], [f"{LM001}:_ClassMigration._note_callback_order"], ["callback_reads_epoch_end_state.py"],
        gap="user callbacks' on_train_epoch_end now run before the body (ModelCheckpoint/EarlyStopping still after); "
@@ -278,7 +299,12 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM003", "LM001"], [_INLINE, _COLLECT], ["eval_step_end_two_loaders.py", "step_end_logs_only_or_none.py"],
        seen_to_fail="eval_step_end_two_loaders.py errors (KeyError 'mae': the epoch end got the raw step output) and step_end_logs_only_or_none.py mismatches when LM003's step wrapper returns the step's output instead of the hook's result"),
     _f("B3.12", "B.3", "self.log in step_end hooks: training on_step=True/on_epoch=False, eval on_step=False/on_epoch=True",
-       "kept", ["LM003"], [f"{LM003}:_StepEndMigration._move_to_batch_end"], ["step_end_metric_object.py"]),
+       "kept", ["LM003"], [f"{LM003}:_StepEndMigration._move_to_batch_end"], ["step_end_metric_object.py"],
+       by_lightning=True,
+       blind="step_end_metric_object.py still matched with LM003 forced to inline both hooks into the steps instead "
+             "of moving them to on_*_batch_end: 2.x takes self.log's defaults from the stage of the running hook, and "
+             "both places LM003 puts a step_end hook are batch hooks of the step's stage (no LM003 code chooses a "
+             "hook with other defaults, so there is no handling to remove: kept by 2.x)"),
     _f("B3.13", "B.3", "training_step_end saw the LR, weights and global_step of before the optimizer and scheduler step",
        "kept", ["LM003"], [f"{LM003}:_not_side_effect_only"], ["step_end_logs_scheduler_lr.py"],
        seen_to_fail="step_end_logs_scheduler_lr.py mismatches (lr 0.1 vs 0.05) when LM003's step-sensitive check is off"),
@@ -313,7 +339,10 @@ FACTS: Tuple[Fact, ...] = (
        ["optimizer_step_warmup_override.py", "gan_optimizer_step_closure_only.py"],
        seen_to_fail="gan_optimizer_step_closure_only.py mismatches (the module's optimizer_step never runs; steps, weights) when LM005's loop calls optimizer.step itself instead of the user's optimizer_step (optimizer_step_warmup_override.py has one optimizer: LM004 keeps it there, and it still matched)"),
     _f("B5.4", "B.5", "the closure runs training_step, training_step_end, zero_grad, backward in that order",
-       "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py"],
+       "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate_grad_left.py", "two_optimizers_accumulate.py"],
+       seen_to_fail="two_optimizers_accumulate_grad_left.py mismatches (grad_left 4.68 vs 15.56: the steps of a "
+                    "window's first batch found no gradients left) when LM005's closure zeroes the gradients before "
+                    "the forward pass (two_optimizers_accumulate.py still matched, see blind)",
        blind="two_optimizers_accumulate.py still matched with LM005's zero_grad moved before the forward pass (the same gradients: only a hook that reads gradients between forward and backward could tell)"),
     _f("B5.5", "B.5", "zero_grad only when batch_idx % accumulate_grad_batches == 0, after the forward pass",
        "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py"],
@@ -322,7 +351,11 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM005"], [_OPTIMIZE], ["gan_callback_zero_grad_outputs.py", "one_optimizer_batch_end_outputs.py"],
        seen_to_fail="gan_callback_zero_grad_outputs.py and one_optimizer_batch_end_outputs.py mismatch (the callback's on_before_zero_grad counts) when LM005's closure does not call the callbacks' on_before_zero_grad"),
     _f("B5.7", "B.5", "backward(loss / N) only when the loss is not None",
-       "kept", ["LM005"], [_OPTIMIZE], ["two_optimizers_accumulate.py", "gan_skipped_steps_batch_end.py"],
+       "kept", ["LM005"], [_OPTIMIZE],
+       ["two_optimizers_accumulate_grad_left.py", "gan_skipped_steps_batch_end.py", "two_optimizers_accumulate.py"],
+       seen_to_fail="two_optimizers_accumulate_grad_left.py mismatches (epoch-end losses from batch 1, weights: 17 "
+                    "differences) when LM005's closure backpropagates the loss undivided; gan_skipped_steps_batch_end.py "
+                    "errors (manual_backward(None)) when the closure backpropagates a None loss",
        blind="two_optimizers_accumulate.py still matched with the loss not divided by N before backward (likely because its gradient_clip_val=0.5 clips by norm, which hides the scale): no case detects the division"),
     _f("B5.8", "B.5", "after the closure: on_before_optimizer_step, grad-norm tracking, clipping, then the real step",
        "kept", ["LM005", "LM302"], [_OPTIMIZE, f"{LM005}:_MultiOptimizerMigration._clipping"],
@@ -349,7 +382,10 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM005"], [_SCHED, _LOOP], ["two_optimizers_schedulers_clip.py", "two_optimizers_accumulate.py"],
        seen_to_fail='two_optimizers_accumulate.py mismatches (losses, LR) when LM005 steps the step-interval schedulers on accumulating batches too'),
     _f("B5.15", "B.5", "global_step counts every optimizer step (3 batches x 2 optimizers = 6; one per batch with frequencies)",
-       "kept", ["LM005"], [_LOOP], ["gan_two_optimizers.py", "optimizer_frequencies.py"]),
+       "kept", ["LM005"], [_LOOP], ["gan_two_optimizers.py", "optimizer_frequencies.py"],
+       seen_to_fail="gan_two_optimizers.py and optimizer_frequencies.py mismatch (global_step 12 vs 0, 10 vs 0) when "
+                    "LM005's closure steps the torch optimizer (optimizer.optimizer.step) instead of the "
+                    "LightningOptimizer, whose steps 2.x counts"),
     _f("B5.16", "B.5", "frequencies pick the optimizer from the per-epoch batch_idx; the cycle restarts every epoch",
        "kept", ["LM005"], [_LOOP, f"{LM005}:_read_optimizers"], ["optimizer_frequencies.py", "frequencies_with_schedulers.py"],
        seen_to_fail='optimizer_frequencies.py mismatches when LM005 picks the optimizer by total_batch_idx'),
@@ -396,7 +432,10 @@ FACTS: Tuple[Fact, ...] = (
     _f("B6.4", "B.6", "with several optimizers the hiddens chain passes across optimizers within a split",
        "marked", ["LM006"], [f"{LM006}:_Tbptt._blocked"], reason=MARKED, gap="as B1.14"),
     _f("B6.5", "B.6", "every split is a full optimizer step; global_step counts splits",
-       "kept", ["LM006"], [_TBPTT], ["tbptt_hiddens.py"]),
+       "kept", ["LM006"], [_TBPTT], ["tbptt_hiddens.py"],
+       seen_to_fail="tbptt_hiddens.py mismatches (global_step 12 vs 0) when LM006's split loop steps the torch "
+                    "optimizer (opt.optimizer.step), which 2.x does not count, and (chunk losses, epoch losses, weights: "
+                    "37 differences) when each split only backpropagates and the batch steps once after the last split"),
     _f("B6.6", "B.6", "\"hiddens\" is required in the return value and removed from outputs",
        "kept", ["LM006"], [_TBPTT, f"{LM006}:_Tbptt._convert_epoch_end"], ["tbptt_hiddens.py"],
        seen_to_fail='tbptt_hiddens.py mismatches (the epoch end receives an unexpected "hiddens" key per split) when LM006 keeps "hiddens" in the collected outputs'),
@@ -422,9 +461,12 @@ FACTS: Tuple[Fact, ...] = (
        "kept", ["LM004"], [f"{LM004}:_plan_module_hook"], ["optimizer_hooks_old_signatures.py", "optimizer_step_warmup_override.py"],
        seen_to_fail="optimizer_hooks_old_signatures.py and optimizer_step_warmup_override.py mismatch (the run fails on 2.x) when LM004 leaves the module's optimizer_step in its 1.x signature"),
     _f("B8.5", "B.8", "manual LBFGS: the closure zeroes, computes, backpropagates and returns the loss",
-       "kept", ["LM004"], [f"{LM004}:_closure_rewrite"], ["manual_step_without_closure.py"],
-       gap="the case uses SGD (one closure evaluation); no case runs manual LBFGS",
-       blind="manual_step_without_closure.py still matched with LM004's closure rewrite off (it uses SGD, which evaluates no closure: only LBFGS could tell)"),
+       "kept", ["LM004"], [f"{LM004}:_closure_rewrite"],
+       reason=("a bare opt.step() under LBFGS raised on 1.9.5 (a probe: TypeError in LBFGS, which got None from "
+               "Lightning's do-nothing closure), so LM004's closure rewrite has no 1.9 run to keep under LBFGS; with "
+               "any other optimizer the closure runs once and the rewrite changes nothing; a closure the user wrote "
+               "runs on 2.x as on 1.9"),
+       blind="manual_step_without_closure.py still matched with LM004's closure rewrite off (it uses SGD, which evaluates the closure once: only LBFGS could tell, and there the original raised)"),
     _f("B8.6", "B.8", "LBFGS inside the several-optimizer loop gets a closure that returns the loss",
        "kept", ["LM005"], [_OPTIMIZE], ["adam_and_lbfgs.py"],
        seen_to_fail="adam_and_lbfgs.py errors (LBFGS gets None from the closure) when LM005's closure returns None instead of the loss"),
@@ -432,9 +474,18 @@ FACTS: Tuple[Fact, ...] = (
        "kept", reason=RAISES, by_lightning=True),
     # ---- B.9 / B.10 --------------------------------------------------------------------------------
     _f("B9.1", "B.9", "self.log in *_epoch_end: on_step=False, on_epoch=True, the same as in on_*_epoch_end",
-       "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"], ["log_dict_at_epoch_end.py", "validation_single_loader.py"]),
+       "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"],
+       ["train_epoch_end_reads_validation.py", "log_dict_at_epoch_end.py", "validation_single_loader.py"],
+       seen_to_fail="train_epoch_end_reads_validation.py mismatches (generalisation_gap never reaches the logger, "
+                    "log_every_n_steps=50) when the migrated training body runs in the last on_train_batch_end, where "
+                    "2.x's self.log defaults to on_step=True, on_epoch=False, instead of in on_train_epoch_end "
+                    "(log_dict_at_epoch_end.py still matched then: with log_every_n_steps=1 a value logged once per "
+                    "epoch is recorded at the same step either way; eval batch-end hooks have the epoch defaults)"),
     _f("B9.2", "B.9", "with several eval loaders epoch-end logging has no /dataloader_idx_N suffix",
-       "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"], ["validation_two_loaders.py"]),
+       "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"], ["validation_two_loaders.py"],
+       seen_to_fail="validation_two_loaders.py mismatches (val_mae_epoch_0 logged as val_mae_epoch_0/dataloader_idx_1) "
+                    "when the migrated validation body runs in the last loader's last on_validation_batch_end, where "
+                    "2.x adds the loader's suffix, instead of in on_validation_epoch_end"),
     _f("B10.1", "B.10", "one optimizer: hook order with accumulation, clipping and step schedulers is the same in 2.x",
        "kept", cases=["gradient_clipping_with_scheduler.py", "track_grad_norm_clip_accumulate.py"], by_lightning=True),
     # ---- new: read from 1.9.5's loops ------------------------------------------------------------
@@ -447,7 +498,11 @@ FACTS: Tuple[Fact, ...] = (
                "test_on_train_batch_start_in_a_subclass_file_guards_the_base_epoch_end")),
     _f("L2", "loops/fit_loop.py::on_advance_end",
        "training_epoch_end is still called with the batches run so far when max_steps stops the epoch midway",
-       "kept", ["LM001"], [_GATHER], ["accumulate_three_max_steps.py"], new=True),
+       "kept", ["LM001"], [_GATHER, f"{LM001}:_call_old"], ["accumulate_three_max_steps.py"], new=True,
+       seen_to_fail="accumulate_three_max_steps.py mismatches (epoch 1's train_batches and train_loss_sum never "
+                    "logged) when the migrated training body runs only after an epoch that reached its last batch (a "
+                    "guard like LM005's for ReduceLROnPlateau, L4): LM001 adds none (_call_old's guard for L1 counts "
+                    "completed batches), and 2.x calls on_train_epoch_end after a max_steps stop"),
     _f("L3", "loops/epoch/training_epoch_loop.py::update_lr_schedulers",
        "schedulers are stepped only under automatic optimization (1.9 manual optimization steps none either)",
        "kept", cases=["manual_step_without_closure.py", "manual_running_loss_for_lr_finder.py"], new=True,
