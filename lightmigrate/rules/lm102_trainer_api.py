@@ -58,6 +58,7 @@ can go); ``fix`` rewrites or marks the libcst nodes at the sites' positions.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -86,6 +87,7 @@ from lightmigrate.rules.shared.trainer_calls import (
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer
 from lightmigrate.rules.shared.hoist import hoist_statement, pure_call
+from lightmigrate.rules.shared.lr_suggestion import APPLY, SUGGEST, ensure_helpers, single_bindings
 from lightmigrate.rules.shared.method_sites import identifiers, parents
 from lightmigrate.rules.shared.trainer_dicts import fresh_opaque, opaque_how, self_attribute_origin
 
@@ -358,6 +360,8 @@ def _tune_plan_ok(call: ast.Call, lr: Any, bs: Any, text: Text) -> bool:
         given[key] = a.value
     if lr is NOT_LITERAL or bs is NOT_LITERAL:
         return False
+    if lr and (given.get("model") is None or dotted(given["model"]) is None):
+        return False  # (1.9's learning rate is set on the model after the finder: named twice)
     if bs and "scale_batch_size_kwargs" in given:
         parsed = ast_literal(given["scale_batch_size_kwargs"], text)
         if not isinstance(parsed, dict) or not all(isinstance(k, str) for k in parsed):
@@ -382,6 +386,11 @@ def _loss_name(node: ast.expr) -> Optional[str]:
             and not node.args and not node.keywords:
         node = node.func.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _scope_place(function: ast.AST) -> Place:
+    """The place ``statements`` gives a function's scope ((0, 0): the module)."""
+    return (0, 0) if isinstance(function, ast.Module) else _place(function)
 
 
 def _own_nodes(function: ast.AST):
@@ -470,6 +479,14 @@ class _Finder(NodeVisitor):
         self.sites: List[Site] = []
         self.wrapped: List[ast.Attribute] = []  # the loaders reads to wrap, in the order found
         self.assigned: Dict[int, ast.Assign] = {}  # id of a read that is all of ``name = <read>`` -> that
+        # the ``.suggestion()`` calls of LR finders: all of them, and those with a site
+        self.suggestion_calls = 0
+        self.suggestion_sites = 0
+        self.bound: Dict[str, Dict[Any, Optional[ast.Assign]]] = {}  # name -> its single bindings
+        self.tune_finders: Set[Place] = set()  # ``result = t.tune(...)`` statements that run lr_find
+        self.lr_finds: List[Tuple[ast.Call, ast.AST]] = []  # ``trainer.tuner.lr_find(...)``, function around
+        self.finder_names: Dict[int, str] = {}  # id of such a call -> the name ``name = <call>`` binds
+        self.suggested: Set[int] = set()  # ids of the receivers of the ``.suggestion()`` sites
 
     def site(self, node: ast.AST, target: str, action: str, data: Any = None) -> None:
         self.sites.append(Site(node.lineno, node.col_offset, target, action, data))
@@ -506,6 +523,47 @@ class _Finder(NodeVisitor):
         self.scopes.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def is_tuner_lr_find(self, node: ast.AST) -> bool:
+        """``<trainer>.tuner.lr_find(...)``, which LM102 makes ``Tuner(<trainer>).lr_find(...)``."""
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "lr_find"
+                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "tuner"
+                and self.is_trainer(node.func.value.value, node.func.value))
+
+    def binding(self, name: ast.Name) -> Optional[ast.Assign]:
+        """The one ``name = ...`` before ``name`` in its function (None: bound otherwise, or more)."""
+        if name.id not in self.bound:
+            self.bound[name.id] = single_bindings(self.tree, [name.id])
+        found = self.bound[name.id].get((self.scopes[-1], name.id))
+        return found if found is not None and found.end_lineno < name.lineno else None
+
+    def followed(self, call: ast.Call, function: ast.AST) -> bool:
+        """Whether every use of the LR finder ``call`` returns is seen: the receiver of a
+        ``.suggestion()`` site, or bound once to a name read only as ``name.suggestion(...)`` (sites),
+        ``name.results`` or ``name.plot(...)`` in its function."""
+        if id(call) in self.suggested:
+            return True
+        name = self.finder_names.get(id(call))
+        if name is None or single_bindings(self.tree, [name]).get((_scope_place(function), name)) is None:
+            return False
+        reads = sum(1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
+                    and isinstance(n.ctx, ast.Load))
+        seen = sum(1 for n in _own_nodes(function) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                   and n.value.id == name and (n.attr in ("results", "plot") or id(n.value) in self.suggested))
+        return reads == seen
+
+    def is_finder(self, node: ast.AST) -> bool:
+        """Whether ``node`` is the LR finder a 1.x tuner call here returned: that call, a name
+        bound once to it, or ``result["lr_find"]`` of ``result = trainer.tune(...)`` that LM102
+        rewrites with an LR finder."""
+        if isinstance(node, ast.Name):
+            bound = self.binding(node)
+            return bound is not None and self.is_tuner_lr_find(bound.value)
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and ast_literal(node.slice, self.text) == "lr_find"):
+            bound = self.binding(node.value)
+            return bound is not None and _place(bound) in self.tune_finders
+        return self.is_tuner_lr_find(node)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         if not _is_normalised_read(node):
@@ -579,15 +637,20 @@ class _Finder(NodeVisitor):
             self.alone = _alone_statements(self.tree, self.text)
         return _place(statement) in self.alone
 
-    def tune_statement(self, call: ast.Call) -> None:
+    def tune_statement(self, call: ast.Call) -> bool:
         """``t.tune(...)`` on a line of its own (or ``result = t.tune(...)``) becomes Tuner calls
-        when ``t`` is bound once, in this function, to a Trainer call whose tuner flags are known."""
+        when ``t`` is bound once, in this function, to a Trainer call whose tuner flags are known;
+        whether those run the LR finder."""
         key = (self.scopes[-1], self.text.value_spelling(call.func))
         flags = self.names.scoped.get(key)
         if flags is None or self.names.counts.get(key) != 1 or flags[2]:
-            return
-        if _tune_plan_ok(call, flags[0], flags[1], self.text):
-            self.site(call, "tune", "tune", (hashable(flags[0]), hashable(flags[1])))
+            return False
+        if not _tune_plan_ok(call, flags[0], flags[1], self.text):
+            return False
+        # the data: the tuner flags, and the names the function has (for the LR finder's local)
+        scope = self.function_nodes[-1] if self.function_nodes else self.tree
+        self.site(call, "tune", "tune", (hashable(flags[0]), hashable(flags[1]), identifiers([scope])))
+        return bool(flags[0])
 
     def tune_reason(self, call: ast.Call) -> str:
         """Why ``t.tune(...)`` here is marked, not rewritten (the marker says it)."""
@@ -627,9 +690,12 @@ class _Finder(NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         call = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.is_tuner_lr_find(call):
+            self.finder_names[id(call)] = node.targets[0].id
         if (len(node.targets) == 1 and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr == "tune" and self.is_alone(node)):
-            self.tune_statement(call)  # ``result = trainer.tune(...)``
+            if self.tune_statement(call):  # ``result = trainer.tune(...)``
+                self.tune_finders.add(_place(node))
         for target in node.targets:
             if not isinstance(target, ast.Attribute):
                 continue
@@ -765,10 +831,20 @@ class _Finder(NodeVisitor):
         name, recv = func.attr, func.value
         if (name in ("lr_find", "scale_batch_size") and isinstance(recv, ast.Attribute) and recv.attr == "tuner"
                 and self.is_trainer(recv.value, recv)):
-            # the data: whether the learning-rate suggestion gets a marker
-            suggestion = name == "lr_find" and ("suggestion(" in self.text.text or any(
-                k.arg == "update_attr" and ast_literal(k.value, self.text) is not False for k in node.keywords))
+            # the data: whether the learning-rate suggestion gets a marker (set again by ``find``
+            # when a ``.suggestion()`` of the file is not known to be this finder's)
+            suggestion = name == "lr_find" and any(
+                k.arg == "update_attr" and ast_literal(k.value, self.text) is not False for k in node.keywords)
             self.site(node, name, "tuner", suggestion)
+            if name == "lr_find":
+                self.lr_finds.append((node, self.function_nodes[-1] if self.function_nodes else self.tree))
+            return
+        if name == "suggestion":
+            self.suggestion_calls += 1
+            if self.is_finder(recv):
+                self.site(node, name, "suggestion")
+                self.suggestion_sites += 1
+                self.suggested.add(id(recv))
             return
         if not self.is_trainer(recv, func):
             return
@@ -818,7 +894,7 @@ class _Transformer(PrunedTransformer):
             if code not in todo:
                 todo.append(code)
         self.comparisons = {(s.line, s.col) for s in sites if s.action == "precision"}
-        self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in ("call", "tuner")}
+        self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in ("call", "tuner", "suggestion")}
         self.tunes = {(s.line, s.col, s.target): s for s in sites if s.action == "tune"}  # statements
         self.drops = {(s.line, s.col): s for s in sites if s.action in ("drop", "drop-mark")}  # statements
         self.returns: List[Optional[str]] = []  # per function around: the return statement to add
@@ -826,6 +902,7 @@ class _Transformer(PrunedTransformer):
         self.call_names = frozenset(k[2] for k in [*self.calls, *self.tunes])
         self._root: Optional[str] = None
         self.imports: List[Tuple[str, str]] = []
+        self.helpers: Set[str] = set()  # the lr_suggestion helpers the file gets
         self.pending: List[List[str]] = [[]]
 
     @property
@@ -1054,6 +1131,11 @@ class _Transformer(PrunedTransformer):
         name = func.attr.value
         # T-meth2: trainer.tuner.lr_find(...) / scale_batch_size(...)
         site = self._find(self.calls, original, name)
+        if site is not None and site.action == "suggestion":
+            # T-meth2: 1.9's suggestion (2.x's measures the loss drop per unit of learning rate)
+            self.helpers.add(SUGGEST)
+            first = cst.Arg(updated.func.value, comma=_comma() if updated.args else cst.MaybeSentinel.DEFAULT)
+            return cst.Call(func=cst.Name(SUGGEST), args=[first, *updated.args])
         if site is not None and site.action == "tuner":
             self.imports.append((f"{self.root}.tuner", "Tuner"))
             if site.data:
@@ -1117,41 +1199,56 @@ class _Transformer(PrunedTransformer):
         if site is None:
             return updated
         target = code_of(call.func.value)
-        plan = _tune_plan(call, *site.data)
+        lr, bs, taken = site.data
+        plan = _tune_plan(call, lr, bs)
         if plan is None:
             return updated
         self.imports.append((f"{self.root}.tuner", "Tuner"))
         self.imports.append((f"{self.root}.utilities.seed", "isolate_rng"))
-        finds_lr = any(p.startswith("tuner.lr_find(") for p in plan)
+        calls = [c for _, c in plan]
+        # 1.9's tune() set the model's learning rate to 1.9's suggestion (2.x's lr_find sets its own)
+        model = _tune_given(call)["model"]
+        attr = f', "{lr}"' if isinstance(lr, str) else ""
+        finder = None
         if isinstance(statement, cst.Assign):
             # 1.9's tune() returned {"scale_batch_size": ..., "lr_find": ...} for the tuners it ran
             result = code_of(statement.targets[0].target)
-            keys = ["scale_batch_size" if p.startswith("tuner.scale_batch_size(") else "lr_find" for p in plan]
-            items = [f'"{k}": {p}' for k, p in zip(keys, plan)]
-            plan = [f"{result} = {{{items[0]}}}"] if len(items) == 1 else [
+            items = [f'"{k}": {c}' for k, c in plan]
+            calls = [f"{result} = {{{items[0]}}}"] if len(items) == 1 else [
                 f"{result} = {{", *(f"    {i}," for i in items), "}"] if items else [f"{result} = {{}}"]
-        body = "\n".join(f"    {p}" for p in plan) or "    pass"
+            if lr:
+                finder = f'{result}["lr_find"]'
+        elif lr:
+            finder = fresh_name("lr_finder", taken)
+            calls[-1] = f"{finder} = {calls[-1]}"
+        if finder is not None:
+            self.helpers.add(APPLY)
+            calls.append(f"{APPLY}({model}, {finder}{attr})")
+        body = "\n".join(f"    {c}" for c in calls) or "    pass"
         code = f"with isolate_rng():\n    tuner = Tuner({target})\n{body}\n"
         new = cst.parse_statement(code)
         leading = [l for l in updated.leading_lines if not (l.comment and "T-meth1" in l.comment.value)]
-        if finds_lr:
-            new = add_markers(new.with_changes(leading_lines=leading), CODE, [f"{LR_SUGGESTION} ({GUIDE})"])
-            return new
         return new.with_changes(leading_lines=leading)
 
 
-def _tune_plan(call: cst.Call, lr: Any, bs: Any) -> Optional[List[str]]:
-    """The Tuner calls that replace ``trainer.tune(...)`` (batch size first, then LR), or None;
-    ``lr`` and ``bs``: the Trainer's auto_lr_find and auto_scale_batch_size values."""
+def _tune_given(call: cst.Call) -> Dict[str, str]:
+    """The arguments of ``trainer.tune(...)`` by 1.9's parameter names, as code."""
+    return {(a.keyword.value if a.keyword is not None else TUNE_ARGS[i]): code_of(a.value)
+            for i, a in enumerate(call.args)}
+
+
+def _tune_plan(call: cst.Call, lr: Any, bs: Any) -> Optional[List[Tuple[str, str]]]:
+    """The Tuner calls that replace ``trainer.tune(...)`` (batch size first, then LR), each with
+    the key of 1.9's result dict, or None; ``lr`` and ``bs``: the Trainer's auto_lr_find and
+    auto_scale_batch_size values."""
     if any(a.star for a in call.args):
         return None
     names = TUNE_ARGS
-    given: Dict[str, str] = {}
-    for i, a in enumerate(call.args):
-        key = a.keyword.value if a.keyword is not None else (names[i] if i < len(names) else None)
-        if key is None or key not in names:
-            return None
-        given[key] = code_of(a.value)
+    if any(a.keyword is None and i >= len(names) for i, a in enumerate(call.args)):
+        return None
+    given = _tune_given(call)
+    if any(k not in names for k in given):
+        return None
     if lr is NOT_LITERAL or bs is NOT_LITERAL:
         return None
     common = [given[k] if k == "model" else f"{k}={given[k]}" for k in names[:5] if k in given]
@@ -1170,11 +1267,11 @@ def _tune_plan(call: cst.Call, lr: Any, bs: Any) -> Optional[List[str]]:
                 return None
             items = [f"{k}={code_of(v)}" for k, v in _dict_items(cst.parse_expression(sbs))]
             extra += batch_size_keep_19(items)
-        plan.append(f"tuner.scale_batch_size({', '.join(common + extra)})")
+        plan.append(("scale_batch_size", f"tuner.scale_batch_size({', '.join(common + extra)})"))
     if lr:
         attr = lr if isinstance(lr, str) else ""
         extra = ["update_attr=True"] + ([f'attr_name="{attr}"'] if attr else []) + ([f"**{given['lr_find_kwargs']}"] if "lr_find_kwargs" in given else [])
-        plan.append(f"tuner.lr_find({', '.join(common + extra)})")
+        plan.append(("lr_find", f"tuner.lr_find({', '.join(common + extra)})"))
     return plan
 
 
@@ -1288,6 +1385,12 @@ class TrainerApiRule(Rule):
         finder.visit(source.tree)
         if finder.wrapped:
             finder.sites += _wrap_sites(finder.wrapped, finder.assigned, source.tree, text)
+        if finder.suggestion_calls > finder.suggestion_sites:
+            # a ``.suggestion()`` whose finder the rule cannot follow: the lr_find calls whose
+            # result may reach it say why
+            lost = {_place(call) for call, function in finder.lr_finds if not finder.followed(call, function)}
+            finder.sites = [replace(s, data=True) if s.action == "tuner" and (s.line, s.col) in lost else s
+                            for s in finder.sites]
         return sorted(finder.sites, key=lambda s: (s.line, s.col))
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
@@ -1295,4 +1398,9 @@ class TrainerApiRule(Rule):
         out = transform(module, t)
         for from_, name in dict.fromkeys(t.imports):
             out = ensure_import(out, from_, name)
+        if t.helpers:
+            out, parsing = ensure_helpers(out, t.helpers)
+            if parsing:
+                for name in ("lightning_hasattr", "lightning_setattr"):
+                    out = ensure_import(out, f"{t.root}.utilities.parsing", name)
         return out
