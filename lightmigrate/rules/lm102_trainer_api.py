@@ -86,6 +86,7 @@ from lightmigrate.rules.shared.trainer_calls import (
     statements,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer
+from lightmigrate.cst.wrap import wrap_statement
 from lightmigrate.rules.shared.hoist import hoist_statement, pure_call
 from lightmigrate.rules.shared.lr_suggestion import APPLY, SUGGEST, ensure_helpers, single_bindings
 from lightmigrate.rules.shared.method_sites import identifiers, parents
@@ -362,6 +363,11 @@ def _tune_plan_ok(call: ast.Call, lr: Any, bs: Any, text: Text) -> bool:
         return False
     if lr and (given.get("model") is None or dotted(given["model"]) is None):
         return False  # (1.9's learning rate is set on the model after the finder: named twice)
+    kwargs = given.get("lr_find_kwargs")
+    if lr and isinstance(kwargs, ast.Dict) and any(
+            isinstance(k, ast.Constant) and k.value == "update_attr" and not (
+                isinstance(v, ast.Constant) and isinstance(v.value, bool)) for k, v in zip(kwargs.keys, kwargs.values)):
+        return False  # (whether 1.9 set the learning rate is known at run time only)
     if bs and "scale_batch_size_kwargs" in given:
         parsed = ast_literal(given["scale_batch_size_kwargs"], text)
         if not isinstance(parsed, dict) or not all(isinstance(k, str) for k in parsed):
@@ -1207,18 +1213,19 @@ class _Transformer(PrunedTransformer):
         self.imports.append((f"{self.root}.utilities.seed", "isolate_rng"))
         calls = [c for _, c in plan]
         # 1.9's tune() set the model's learning rate to 1.9's suggestion (2.x's lr_find sets its own)
+        sets_lr = any(k == "lr_find" for k, _ in plan)
         model = _tune_given(call)["model"]
         attr = f', "{lr}"' if isinstance(lr, str) else ""
         finder = None
         if isinstance(statement, cst.Assign):
             # 1.9's tune() returned {"scale_batch_size": ..., "lr_find": ...} for the tuners it ran
             result = code_of(statement.targets[0].target)
-            items = [f'"{k}": {c}' for k, c in plan]
+            items = [f'"{k.split("-")[0]}": {c}' for k, c in plan]
             calls = [f"{result} = {{{items[0]}}}"] if len(items) == 1 else [
                 f"{result} = {{", *(f"    {i}," for i in items), "}"] if items else [f"{result} = {{}}"]
-            if lr:
+            if sets_lr:
                 finder = f'{result}["lr_find"]'
-        elif lr:
+        elif sets_lr:
             finder = fresh_name("lr_finder", taken)
             calls[-1] = f"{finder} = {calls[-1]}"
         if finder is not None:
@@ -1227,6 +1234,13 @@ class _Transformer(PrunedTransformer):
         body = "\n".join(f"    {c}" for c in calls) or "    pass"
         code = f"with isolate_rng():\n    tuner = Tuner({target})\n{body}\n"
         new = cst.parse_statement(code)
+        # the lines too long for the project wrapped, black style (issue 23)
+        from lightmigrate.config import line_length
+        indent = self.ctx.position(self.module, original)[1] - 1 + len(self.module.default_indent)
+        block = new.body
+        new = new.with_changes(body=block.with_changes(body=[
+            wrap_statement(st, indent, line_length(self.ctx.path), self.module.default_indent)
+            if isinstance(st, cst.SimpleStatementLine) else st for st in block.body]))
         leading = [l for l in updated.leading_lines if not (l.comment and "T-meth1" in l.comment.value)]
         return new.with_changes(leading_lines=leading)
 
@@ -1269,9 +1283,21 @@ def _tune_plan(call: cst.Call, lr: Any, bs: Any) -> Optional[List[Tuple[str, str
             extra += batch_size_keep_19(items)
         plan.append(("scale_batch_size", f"tuner.scale_batch_size({', '.join(common + extra)})"))
     if lr:
-        attr = lr if isinstance(lr, str) else ""
-        extra = ["update_attr=True"] + ([f'attr_name="{attr}"'] if attr else []) + ([f"**{given['lr_find_kwargs']}"] if "lr_find_kwargs" in given else [])
-        plan.append(("lr_find", f"tuner.lr_find({', '.join(common + extra)})"))
+        # 1.9: ``lr_find_kwargs.setdefault("update_attr", True)``, the attribute named by a str auto_lr_find
+        extra = {"update_attr": "True", **({"attr_name": f'"{lr}"'} if isinstance(lr, str) else {})}
+        given_kwargs = given.get("lr_find_kwargs")
+        if given_kwargs is not None:
+            node = cst.parse_expression(given_kwargs)
+            if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements) and all(
+                    isinstance(k, str) and k.isidentifier() for k, _ in _dict_items(node)):
+                extra.update((k, code_of(v)) for k, v in _dict_items(node))  # as keywords
+            else:
+                extra = {**extra, f"**{given_kwargs}": ""}
+        if extra["update_attr"] not in ("True", "False"):
+            return None  # (whether 1.9 set the learning rate is known at run time only)
+        key = "lr_find" if extra["update_attr"] == "True" else "lr_find-unset"
+        args = [k if not v else f"{k}={v}" for k, v in extra.items()]
+        plan.append((key, f"tuner.lr_find({', '.join(common + args)})"))
     return plan
 
 
