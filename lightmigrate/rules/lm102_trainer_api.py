@@ -22,6 +22,14 @@ Rewritten
   nothing gets ``return loss`` (T-prop14);
 - ``trainer.tuner.lr_find(...)`` / ``scale_batch_size(...)`` -> ``Tuner(trainer)...`` with 1.9's
   defaults (``update_attr=False``; one more batch-size trial, no margin, no cap) (T-meth2);
+- the LR suggestion: 2.x's ``suggestion()`` takes the steepest loss drop per unit of learning rate,
+  1.9's per step, with no option for the old rule. ``lr_finder.suggestion(...)`` of a finder a 1.x
+  ``lr_find`` call returned (that call, a name bound once to it in the function, or
+  ``result["lr_find"]`` of a rewritten ``tune()``) becomes ``lr_suggestion_19(lr_finder, ...)``, a
+  short helper the rule adds to the file once (over ``lr_finder.results``, in torch: 1.9's value);
+  where 1.9 set the model's learning rate from its suggestion (``tune()`` with ``auto_lr_find``,
+  ``name = trainer.tuner.lr_find(model, ..., update_attr=True)``), ``apply_lr_suggestion_19(model,
+  finder)`` after 2.x's call sets 1.9's value (T-meth1, T-meth2);
 - ``trainer.tune(...)`` (a statement, or ``result = trainer.tune(...)``, which gets 1.9's result
   dict) -> ``Tuner`` calls for what the Trainer's ``auto_scale_batch_size`` / ``auto_lr_find``
   asked, when that Trainer is built once in the same function with literal flags (T-meth1);
@@ -32,9 +40,10 @@ Rewritten
 Marked (no faithful rewrite; the marker says why)
 - ``trainer.tune(...)`` whose Trainer is built elsewhere, twice, or from ``**kwargs``: which tuners
   1.9 ran depended on flags the rewrite cannot read (T-meth1);
-- the LR suggestion of ``lr_find``: 2.x differentiates the loss by the learning rate, 1.9 by the
-  step, with no option for the old rule; keeping 1.9's value would take a copy of 1.9's suggestion
-  code in the project, which lightmigrate does not write (T-meth2);
+- the LR suggestion where the rule cannot follow the finder: a ``.suggestion()`` of the file it
+  cannot trace to its ``lr_find`` while a finder leaves its function, ``update_attr=True`` on a
+  call that is not ``name = ...lr_find(model, ...)`` alone on its line, or a non-literal
+  ``update_attr`` (T-meth2); the ``plot(suggest=True)`` point stays 2.x's suggestion (a picture);
 - other uses of ``running_loss`` and loop internals (``batch_loop``, ``optimizer_loop``,
   ``split_idx``...) (T-prop14); loop setters ``trainer.fit_loop = ...``, ``fit_loop.max_steps = ...``
   (T-prop12, T-prop13);
@@ -88,7 +97,8 @@ from lightmigrate.rules.shared.trainer_calls import (
 from lightmigrate.cst.walk import transform, PrunedTransformer
 from lightmigrate.cst.wrap import wrap_statement
 from lightmigrate.rules.shared.hoist import hoist_statement, pure_call
-from lightmigrate.rules.shared.lr_suggestion import APPLY, SUGGEST, ensure_helpers, single_bindings
+from lightmigrate.rules.shared.lr_suggestion import (
+    APPLY, APPLY_CODE, SUGGEST, SUGGEST_CODE, ensure_helpers, single_bindings)
 from lightmigrate.rules.shared.method_sites import identifiers, parents
 from lightmigrate.rules.shared.trainer_dicts import fresh_opaque, opaque_how, self_attribute_origin
 
@@ -133,12 +143,17 @@ MARKED = {
     "reset_predict_dataloader": "T-meth4: `reset_predict_dataloader()` was removed; the loops own the data",
     "reset_train_val_dataloaders": "T-meth4: `reset_train_val_dataloaders()` was removed; the loops own the data",
 }
-LR_SUGGESTION = ("T-meth1/T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning "
-                 "rate (torch.gradient with the rates as spacing), 1.9 took it per step (np.gradient); 2.x has no "
-                 "option for 1.9's rule, so the suggested (and, with update_attr=True, set) learning rate can "
-                 "differ. No rewrite keeps 1.9's value short of carrying a copy of 1.9's suggestion code in the "
-                 "project (and passing update_attr=False to set the rate by hand), which lightmigrate does not "
-                 "write: check the value")
+LR_SUGGESTION = ("T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning rate "
+                 "(torch.gradient with the rates as spacing), 1.9 took it per step (np.gradient), so the suggested "
+                 "(and, with update_attr=True, set) learning rate can differ; 2.x has no option for 1.9's rule. "
+                 "The rewrite computes 1.9's value (`lr_suggestion_19(lr_finder)`, a helper over "
+                 "`lr_finder.results` it adds to the file) where it can follow the finder to its `.suggestion()` "
+                 "calls and to the learning rate it sets; here it cannot: {why}")
+LR_SET_ELSEWHERE = ("1.9 set the model's learning rate to its own suggestion, and this call is not "
+                    "`name = ...lr_find(model, ...)` on a line of its own, after which the rewrite sets 1.9's value")
+LR_UPDATE_UNKNOWN = "update_attr is not a literal True/False, so whether 1.9 set the learning rate is not known here"
+LR_LOST = ("this file calls `.suggestion()` on a finder the rule cannot trace to its lr_find call, and the finder "
+           "this call returns is used beyond `.suggestion()`, `.results` and `.plot()` in its function")
 # T-prop6: what 1.9 called native AMP (its mixed-precision plugin: precision 16 or "bf16"), in 2.x
 NATIVE_AMP = 'precision in ("16-mixed", "bf16-mixed")'
 LOOP_SETTERS = ("fit_loop", "validate_loop", "test_loop", "predict_loop")
@@ -491,7 +506,8 @@ class _Finder(NodeVisitor):
         self.bound: Dict[str, Dict[Any, Optional[ast.Assign]]] = {}  # name -> its single bindings
         self.tune_finders: Set[Place] = set()  # ``result = t.tune(...)`` statements that run lr_find
         self.lr_finds: List[Tuple[ast.Call, ast.AST]] = []  # ``trainer.tuner.lr_find(...)``, function around
-        self.finder_names: Dict[int, str] = {}  # id of such a call -> the name ``name = <call>`` binds
+        # id of such a call -> the name ``name = <call>`` binds, and that statement
+        self.finder_names: Dict[int, Tuple[str, ast.Assign]] = {}
         self.suggested: Set[int] = set()  # ids of the receivers of the ``.suggestion()`` sites
 
     def site(self, node: ast.AST, target: str, action: str, data: Any = None) -> None:
@@ -543,13 +559,23 @@ class _Finder(NodeVisitor):
         found = self.bound[name.id].get((self.scopes[-1], name.id))
         return found if found is not None and found.end_lineno < name.lineno else None
 
+    def apply_after(self, call: ast.Call) -> bool:
+        """For ``name = trainer.tuner.lr_find(model, ..., update_attr=True)`` alone on its line:
+        a site that sets 1.9's suggestion after it, as 1.9 did (2.x's lr_find sets its own)."""
+        statement = self.finder_names.get(id(call), (None, None))[1]
+        model = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "model"), None)
+        if statement is None or model is None or dotted(model) is None or not self.is_alone(statement):
+            return False
+        self.site(statement, "lr_find", "apply-lr", (statement.targets[0].id, self.text.segment(model)))
+        return True
+
     def followed(self, call: ast.Call, function: ast.AST) -> bool:
         """Whether every use of the LR finder ``call`` returns is seen: the receiver of a
         ``.suggestion()`` site, or bound once to a name read only as ``name.suggestion(...)`` (sites),
         ``name.results`` or ``name.plot(...)`` in its function."""
         if id(call) in self.suggested:
             return True
-        name = self.finder_names.get(id(call))
+        name = self.finder_names.get(id(call), (None, None))[0]
         if name is None or single_bindings(self.tree, [name]).get((_scope_place(function), name)) is None:
             return False
         reads = sum(1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
@@ -697,7 +723,7 @@ class _Finder(NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         call = node.value
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.is_tuner_lr_find(call):
-            self.finder_names[id(call)] = node.targets[0].id
+            self.finder_names[id(call)] = (node.targets[0].id, node)
         if (len(node.targets) == 1 and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr == "tune" and self.is_alone(node)):
             if self.tune_statement(call):  # ``result = trainer.tune(...)``
@@ -839,9 +865,14 @@ class _Finder(NodeVisitor):
                 and self.is_trainer(recv.value, recv)):
             # the data: whether the learning-rate suggestion gets a marker (set again by ``find``
             # when a ``.suggestion()`` of the file is not known to be this finder's)
-            suggestion = name == "lr_find" and any(
-                k.arg == "update_attr" and ast_literal(k.value, self.text) is not False for k in node.keywords)
-            self.site(node, name, "tuner", suggestion)
+            update = [ast_literal(k.value, self.text) for k in node.keywords if k.arg == "update_attr"]
+            why = None  # (the data: why the learning-rate suggestion gets a marker)
+            if name == "lr_find" and update and update[-1] is True:
+                # 1.9 set its own suggestion: the statement after the call sets it again
+                why = None if self.apply_after(node) else LR_SET_ELSEWHERE
+            elif name == "lr_find" and update and update[-1] is not False:
+                why = LR_UPDATE_UNKNOWN
+            self.site(node, name, "tuner", why)
             if name == "lr_find":
                 self.lr_finds.append((node, self.function_nodes[-1] if self.function_nodes else self.tree))
             return
@@ -899,6 +930,11 @@ class _Transformer(PrunedTransformer):
             todo = (self.before if how == "local" else self.after).setdefault((line, col), [])
             if code not in todo:
                 todo.append(code)
+        self.helpers: Set[str] = set()  # the lr_suggestion helpers the file gets
+        for s in sites:
+            if s.action == "apply-lr":  # 1.9's lr_find(update_attr=True) set 1.9's suggestion
+                self.after.setdefault((s.line, s.col), []).append(f"{APPLY}({s.data[1]}, {s.data[0]})\n")
+                self.helpers.add(APPLY)
         self.comparisons = {(s.line, s.col) for s in sites if s.action == "precision"}
         self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in ("call", "tuner", "suggestion")}
         self.tunes = {(s.line, s.col, s.target): s for s in sites if s.action == "tune"}  # statements
@@ -908,7 +944,6 @@ class _Transformer(PrunedTransformer):
         self.call_names = frozenset(k[2] for k in [*self.calls, *self.tunes])
         self._root: Optional[str] = None
         self.imports: List[Tuple[str, str]] = []
-        self.helpers: Set[str] = set()  # the lr_suggestion helpers the file gets
         self.pending: List[List[str]] = [[]]
 
     @property
@@ -1145,7 +1180,7 @@ class _Transformer(PrunedTransformer):
         if site is not None and site.action == "tuner":
             self.imports.append((f"{self.root}.tuner", "Tuner"))
             if site.data:
-                self._mark(LR_SUGGESTION)
+                self._mark(LR_SUGGESTION.format(why=site.data))
             trainer_code = code_of(updated.func.value.value)
             new_func = cst.parse_expression(f"Tuner({trainer_code}).{name}")
             args = list(updated.args)
@@ -1341,7 +1376,7 @@ class TrainerApiRule(Rule):
     description = __doc__ or ""
     triggers = ("trainer", "Trainer")
     coverage = {
-        "T-meth1": Handling.REWRITTEN, "T-meth2": Handling.REWRITTEN,  # lr suggestion marked "T-meth4": Handling.MARKED,
+        "T-meth1": Handling.REWRITTEN, "T-meth2": Handling.REWRITTEN, "T-meth4": Handling.MARKED,
         "T-prop1": Handling.REWRITTEN, "T-prop2": Handling.REWRITTEN, "T-prop3": Handling.NO_CHANGE,
         "T-prop4": Handling.REWRITTEN, "T-prop5": Handling.REWRITTEN, "T-prop6": Handling.REWRITTEN,
         "T-prop7": Handling.REWRITTEN, "T-prop8": Handling.MARKED, "T-prop9": Handling.MARKED,
@@ -1380,12 +1415,27 @@ class TrainerApiRule(Rule):
             "tuner-lr-find",
         ),
         Example(
-            "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(auto_lr_find=True)\ntrainer.tune(model, datamodule=dm)\n",
-            "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n"
-            "from pytorch_lightning.utilities.seed import isolate_rng\n\ntrainer = pl.Trainer(auto_lr_find=True)\n"
-            f"# TODO(lightmigrate): LM102 {LR_SUGGESTION} ({GUIDE})\n"
-            "with isolate_rng():\n    tuner = Tuner(trainer)\n"
-            "    tuner.lr_find(model, datamodule=dm, update_attr=True)\n",
+            "import pytorch_lightning as pl\n\n\ndef find_lr(model, loader):\n    trainer = pl.Trainer(max_epochs=1)\n"
+            "    lr_finder = trainer.tuner.lr_find(model, loader, num_training=50)\n"
+            "    return lr_finder.suggestion()\n",
+            "import torch\nimport pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\n\n"
+            f"{SUGGEST_CODE}\n\n"
+            "def find_lr(model, loader):\n    trainer = pl.Trainer(max_epochs=1)\n"
+            "    lr_finder = Tuner(trainer).lr_find(model, loader, num_training=50, update_attr=False)\n"
+            "    return lr_suggestion_19(lr_finder)\n",
+            "lr-find-suggestion-19",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\n\ndef fit(model, dm):\n    trainer = pl.Trainer(auto_lr_find=True)\n"
+            "    trainer.tune(model, datamodule=dm)\n",
+            "import torch\nimport pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n"
+            "from pytorch_lightning.utilities.seed import isolate_rng\n"
+            "from pytorch_lightning.utilities.parsing import lightning_hasattr, lightning_setattr\n\n\n"
+            f"{SUGGEST_CODE}\n\n{APPLY_CODE}\n\n"
+            "def fit(model, dm):\n    trainer = pl.Trainer(auto_lr_find=True)\n"
+            "    with isolate_rng():\n        tuner = Tuner(trainer)\n"
+            "        lr_finder = tuner.lr_find(model, datamodule=dm, update_attr=True)\n"
+            "        apply_lr_suggestion_19(model, lr_finder)\n",
             "tune-to-tuner",
         ),
         Example(
@@ -1415,8 +1465,8 @@ class TrainerApiRule(Rule):
             # a ``.suggestion()`` whose finder the rule cannot follow: the lr_find calls whose
             # result may reach it say why
             lost = {_place(call) for call, function in finder.lr_finds if not finder.followed(call, function)}
-            finder.sites = [replace(s, data=True) if s.action == "tuner" and (s.line, s.col) in lost else s
-                            for s in finder.sites]
+            finder.sites = [replace(s, data=s.data or LR_LOST) if s.action == "tuner" and (s.line, s.col) in lost
+                            else s for s in finder.sites]
         return sorted(finder.sites, key=lambda s: (s.line, s.col))
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
