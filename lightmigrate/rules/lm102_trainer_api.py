@@ -1225,7 +1225,9 @@ class _Transformer(PrunedTransformer):
             self._mark(f"T-meth1: trainer.tune() was removed and is not rewritten because {reason}; call "
                        "Tuner(trainer).scale_batch_size(...) (if auto_scale_batch_size was set) and then "
                        "Tuner(trainer).lr_find(..., update_attr=True) (if auto_lr_find was set), from "
-                       "pytorch_lightning.tuner; 1.9's tune() returned a dict of their results")
+                       "pytorch_lightning.tuner; 1.9's tune() returned a dict of their results, and its lr_find set "
+                       "1.9's suggestion (the steepest loss drop per step; 2.x's lr_find sets the steepest per unit "
+                       "of learning rate)")
         return updated
 
     # T-meth1: ``trainer.tune(...)`` as a statement, with the flags of a visible Trainer(...)
