@@ -22,6 +22,14 @@ Rewritten
   nothing gets ``return loss`` (T-prop14);
 - ``trainer.tuner.lr_find(...)`` / ``scale_batch_size(...)`` -> ``Tuner(trainer)...`` with 1.9's
   defaults (``update_attr=False``; one more batch-size trial, no margin, no cap) (T-meth2);
+- the LR suggestion: 2.x's ``suggestion()`` takes the steepest loss drop per unit of learning rate,
+  1.9's per step, with no option for the old rule. ``lr_finder.suggestion(...)`` of a finder a 1.x
+  ``lr_find`` call returned (that call, a name bound once to it in the function, or
+  ``result["lr_find"]`` of a rewritten ``tune()``) becomes ``lr_suggestion_19(lr_finder, ...)``, a
+  short helper the rule adds to the file once (over ``lr_finder.results``, in torch: 1.9's value);
+  where 1.9 set the model's learning rate from its suggestion (``tune()`` with ``auto_lr_find``,
+  ``name = trainer.tuner.lr_find(model, ..., update_attr=True)``), ``apply_lr_suggestion_19(model,
+  finder)`` after 2.x's call sets 1.9's value (T-meth1, T-meth2);
 - ``trainer.tune(...)`` (a statement, or ``result = trainer.tune(...)``, which gets 1.9's result
   dict) -> ``Tuner`` calls for what the Trainer's ``auto_scale_batch_size`` / ``auto_lr_find``
   asked, when that Trainer is built once in the same function with literal flags (T-meth1);
@@ -32,9 +40,10 @@ Rewritten
 Marked (no faithful rewrite; the marker says why)
 - ``trainer.tune(...)`` whose Trainer is built elsewhere, twice, or from ``**kwargs``: which tuners
   1.9 ran depended on flags the rewrite cannot read (T-meth1);
-- the LR suggestion of ``lr_find``: 2.x differentiates the loss by the learning rate, 1.9 by the
-  step, with no option for the old rule; keeping 1.9's value would take a copy of 1.9's suggestion
-  code in the project, which lightmigrate does not write (T-meth2);
+- the LR suggestion where the rule cannot follow the finder: a ``.suggestion()`` of the file it
+  cannot trace to its ``lr_find`` while a finder leaves its function, ``update_attr=True`` on a
+  call that is not ``name = ...lr_find(model, ...)`` alone on its line, or a non-literal
+  ``update_attr`` (T-meth2); the ``plot(suggest=True)`` point stays 2.x's suggestion (a picture);
 - other uses of ``running_loss`` and loop internals (``batch_loop``, ``optimizer_loop``,
   ``split_idx``...) (T-prop14); loop setters ``trainer.fit_loop = ...``, ``fit_loop.max_steps = ...``
   (T-prop12, T-prop13);
@@ -58,6 +67,7 @@ can go); ``fix`` rewrites or marks the libcst nodes at the sites' positions.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -85,7 +95,10 @@ from lightmigrate.rules.shared.trainer_calls import (
     statements,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer
+from lightmigrate.cst.wrap import wrap_statement
 from lightmigrate.rules.shared.hoist import hoist_statement, pure_call
+from lightmigrate.rules.shared.lr_suggestion import (
+    APPLY, APPLY_CODE, SUGGEST, SUGGEST_CODE, ensure_helpers, single_bindings)
 from lightmigrate.rules.shared.method_sites import identifiers, parents
 from lightmigrate.rules.shared.trainer_dicts import fresh_opaque, opaque_how, self_attribute_origin
 
@@ -130,12 +143,17 @@ MARKED = {
     "reset_predict_dataloader": "T-meth4: `reset_predict_dataloader()` was removed; the loops own the data",
     "reset_train_val_dataloaders": "T-meth4: `reset_train_val_dataloaders()` was removed; the loops own the data",
 }
-LR_SUGGESTION = ("T-meth1/T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning "
-                 "rate (torch.gradient with the rates as spacing), 1.9 took it per step (np.gradient); 2.x has no "
-                 "option for 1.9's rule, so the suggested (and, with update_attr=True, set) learning rate can "
-                 "differ. No rewrite keeps 1.9's value short of carrying a copy of 1.9's suggestion code in the "
-                 "project (and passing update_attr=False to set the rate by hand), which lightmigrate does not "
-                 "write: check the value")
+LR_SUGGESTION = ("T-meth2: 2.x's lr_find suggestion takes the steepest loss drop per unit of learning rate "
+                 "(torch.gradient with the rates as spacing), 1.9 took it per step (np.gradient), so the suggested "
+                 "(and, with update_attr=True, set) learning rate can differ; 2.x has no option for 1.9's rule. "
+                 "The rewrite computes 1.9's value (`lr_suggestion_19(lr_finder)`, a helper over "
+                 "`lr_finder.results` it adds to the file) where it can follow the finder to its `.suggestion()` "
+                 "calls and to the learning rate it sets; here it cannot: {why}")
+LR_SET_ELSEWHERE = ("1.9 set the model's learning rate to its own suggestion, and this call is not "
+                    "`name = ...lr_find(model, ...)` on a line of its own, after which the rewrite sets 1.9's value")
+LR_UPDATE_UNKNOWN = "update_attr is not a literal True/False, so whether 1.9 set the learning rate is not known here"
+LR_LOST = ("this file calls `.suggestion()` on a finder the rule cannot trace to its lr_find call, and the finder "
+           "this call returns is used beyond `.suggestion()`, `.results` and `.plot()` in its function")
 # T-prop6: what 1.9 called native AMP (its mixed-precision plugin: precision 16 or "bf16"), in 2.x
 NATIVE_AMP = 'precision in ("16-mixed", "bf16-mixed")'
 LOOP_SETTERS = ("fit_loop", "validate_loop", "test_loop", "predict_loop")
@@ -358,6 +376,13 @@ def _tune_plan_ok(call: ast.Call, lr: Any, bs: Any, text: Text) -> bool:
         given[key] = a.value
     if lr is NOT_LITERAL or bs is NOT_LITERAL:
         return False
+    if lr and (given.get("model") is None or dotted(given["model"]) is None):
+        return False  # (1.9's learning rate is set on the model after the finder: named twice)
+    kwargs = given.get("lr_find_kwargs")
+    if lr and isinstance(kwargs, ast.Dict) and any(
+            isinstance(k, ast.Constant) and k.value == "update_attr" and not (
+                isinstance(v, ast.Constant) and isinstance(v.value, bool)) for k, v in zip(kwargs.keys, kwargs.values)):
+        return False  # (whether 1.9 set the learning rate is known at run time only)
     if bs and "scale_batch_size_kwargs" in given:
         parsed = ast_literal(given["scale_batch_size_kwargs"], text)
         if not isinstance(parsed, dict) or not all(isinstance(k, str) for k in parsed):
@@ -382,6 +407,11 @@ def _loss_name(node: ast.expr) -> Optional[str]:
             and not node.args and not node.keywords:
         node = node.func.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _scope_place(function: ast.AST) -> Place:
+    """The place ``statements`` gives a function's scope ((0, 0): the module)."""
+    return (0, 0) if isinstance(function, ast.Module) else _place(function)
 
 
 def _own_nodes(function: ast.AST):
@@ -470,6 +500,15 @@ class _Finder(NodeVisitor):
         self.sites: List[Site] = []
         self.wrapped: List[ast.Attribute] = []  # the loaders reads to wrap, in the order found
         self.assigned: Dict[int, ast.Assign] = {}  # id of a read that is all of ``name = <read>`` -> that
+        # the ``.suggestion()`` calls of LR finders: all of them, and those with a site
+        self.suggestion_calls = 0
+        self.suggestion_sites = 0
+        self.bound: Dict[str, Dict[Any, Optional[ast.Assign]]] = {}  # name -> its single bindings
+        self.tune_finders: Set[Place] = set()  # ``result = t.tune(...)`` statements that run lr_find
+        self.lr_finds: List[Tuple[ast.Call, ast.AST]] = []  # ``trainer.tuner.lr_find(...)``, function around
+        # id of such a call -> the name ``name = <call>`` binds, and that statement
+        self.finder_names: Dict[int, Tuple[str, ast.Assign]] = {}
+        self.suggested: Set[int] = set()  # ids of the receivers of the ``.suggestion()`` sites
 
     def site(self, node: ast.AST, target: str, action: str, data: Any = None) -> None:
         self.sites.append(Site(node.lineno, node.col_offset, target, action, data))
@@ -506,6 +545,57 @@ class _Finder(NodeVisitor):
         self.scopes.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def is_tuner_lr_find(self, node: ast.AST) -> bool:
+        """``<trainer>.tuner.lr_find(...)``, which LM102 makes ``Tuner(<trainer>).lr_find(...)``."""
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "lr_find"
+                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "tuner"
+                and self.is_trainer(node.func.value.value, node.func.value))
+
+    def binding(self, name: ast.Name) -> Optional[ast.Assign]:
+        """The one ``name = ...`` before ``name`` in its function (None: bound otherwise, or more)."""
+        if name.id not in self.bound:
+            self.bound[name.id] = single_bindings(self.tree, [name.id])
+        found = self.bound[name.id].get((self.scopes[-1], name.id))
+        return found if found is not None and found.end_lineno < name.lineno else None
+
+    def apply_after(self, call: ast.Call) -> bool:
+        """For ``name = trainer.tuner.lr_find(model, ..., update_attr=True)`` alone on its line:
+        a site that sets 1.9's suggestion after it, as 1.9 did (2.x's lr_find sets its own)."""
+        statement = self.finder_names.get(id(call), (None, None))[1]
+        model = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "model"), None)
+        if statement is None or model is None or dotted(model) is None or not self.is_alone(statement):
+            return False
+        self.site(statement, "lr_find", "apply-lr", (statement.targets[0].id, self.text.segment(model)))
+        return True
+
+    def followed(self, call: ast.Call, function: ast.AST) -> bool:
+        """Whether every use of the LR finder ``call`` returns is seen: the receiver of a
+        ``.suggestion()`` site, or bound once to a name read only as ``name.suggestion(...)`` (sites),
+        ``name.results`` or ``name.plot(...)`` in its function."""
+        if id(call) in self.suggested:
+            return True
+        name = self.finder_names.get(id(call), (None, None))[0]
+        if name is None or single_bindings(self.tree, [name]).get((_scope_place(function), name)) is None:
+            return False
+        reads = sum(1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
+                    and isinstance(n.ctx, ast.Load))
+        seen = sum(1 for n in _own_nodes(function) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                   and n.value.id == name and (n.attr in ("results", "plot") or id(n.value) in self.suggested))
+        return reads == seen
+
+    def is_finder(self, node: ast.AST) -> bool:
+        """Whether ``node`` is the LR finder a 1.x tuner call here returned: that call, a name
+        bound once to it, or ``result["lr_find"]`` of ``result = trainer.tune(...)`` that LM102
+        rewrites with an LR finder."""
+        if isinstance(node, ast.Name):
+            bound = self.binding(node)
+            return bound is not None and self.is_tuner_lr_find(bound.value)
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and ast_literal(node.slice, self.text) == "lr_find"):
+            bound = self.binding(node.value)
+            return bound is not None and _place(bound) in self.tune_finders
+        return self.is_tuner_lr_find(node)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         if not _is_normalised_read(node):
@@ -579,15 +669,20 @@ class _Finder(NodeVisitor):
             self.alone = _alone_statements(self.tree, self.text)
         return _place(statement) in self.alone
 
-    def tune_statement(self, call: ast.Call) -> None:
+    def tune_statement(self, call: ast.Call) -> bool:
         """``t.tune(...)`` on a line of its own (or ``result = t.tune(...)``) becomes Tuner calls
-        when ``t`` is bound once, in this function, to a Trainer call whose tuner flags are known."""
+        when ``t`` is bound once, in this function, to a Trainer call whose tuner flags are known;
+        whether those run the LR finder."""
         key = (self.scopes[-1], self.text.value_spelling(call.func))
         flags = self.names.scoped.get(key)
         if flags is None or self.names.counts.get(key) != 1 or flags[2]:
-            return
-        if _tune_plan_ok(call, flags[0], flags[1], self.text):
-            self.site(call, "tune", "tune", (hashable(flags[0]), hashable(flags[1])))
+            return False
+        if not _tune_plan_ok(call, flags[0], flags[1], self.text):
+            return False
+        # the data: the tuner flags, and the names the function has (for the LR finder's local)
+        scope = self.function_nodes[-1] if self.function_nodes else self.tree
+        self.site(call, "tune", "tune", (hashable(flags[0]), hashable(flags[1]), identifiers([scope])))
+        return bool(flags[0])
 
     def tune_reason(self, call: ast.Call) -> str:
         """Why ``t.tune(...)`` here is marked, not rewritten (the marker says it)."""
@@ -627,9 +722,12 @@ class _Finder(NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         call = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and self.is_tuner_lr_find(call):
+            self.finder_names[id(call)] = (node.targets[0].id, node)
         if (len(node.targets) == 1 and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr == "tune" and self.is_alone(node)):
-            self.tune_statement(call)  # ``result = trainer.tune(...)``
+            if self.tune_statement(call):  # ``result = trainer.tune(...)``
+                self.tune_finders.add(_place(node))
         for target in node.targets:
             if not isinstance(target, ast.Attribute):
                 continue
@@ -765,10 +863,25 @@ class _Finder(NodeVisitor):
         name, recv = func.attr, func.value
         if (name in ("lr_find", "scale_batch_size") and isinstance(recv, ast.Attribute) and recv.attr == "tuner"
                 and self.is_trainer(recv.value, recv)):
-            # the data: whether the learning-rate suggestion gets a marker
-            suggestion = name == "lr_find" and ("suggestion(" in self.text.text or any(
-                k.arg == "update_attr" and ast_literal(k.value, self.text) is not False for k in node.keywords))
-            self.site(node, name, "tuner", suggestion)
+            # the data: whether the learning-rate suggestion gets a marker (set again by ``find``
+            # when a ``.suggestion()`` of the file is not known to be this finder's)
+            update = [ast_literal(k.value, self.text) for k in node.keywords if k.arg == "update_attr"]
+            why = None  # (the data: why the learning-rate suggestion gets a marker)
+            if name == "lr_find" and update and update[-1] is True:
+                # 1.9 set its own suggestion: the statement after the call sets it again
+                why = None if self.apply_after(node) else LR_SET_ELSEWHERE
+            elif name == "lr_find" and update and update[-1] is not False:
+                why = LR_UPDATE_UNKNOWN
+            self.site(node, name, "tuner", why)
+            if name == "lr_find":
+                self.lr_finds.append((node, self.function_nodes[-1] if self.function_nodes else self.tree))
+            return
+        if name == "suggestion":
+            self.suggestion_calls += 1
+            if self.is_finder(recv):
+                self.site(node, name, "suggestion")
+                self.suggestion_sites += 1
+                self.suggested.add(id(recv))
             return
         if not self.is_trainer(recv, func):
             return
@@ -817,8 +930,13 @@ class _Transformer(PrunedTransformer):
             todo = (self.before if how == "local" else self.after).setdefault((line, col), [])
             if code not in todo:
                 todo.append(code)
+        self.helpers: Set[str] = set()  # the lr_suggestion helpers the file gets
+        for s in sites:
+            if s.action == "apply-lr":  # 1.9's lr_find(update_attr=True) set 1.9's suggestion
+                self.after.setdefault((s.line, s.col), []).append(f"{APPLY}({s.data[1]}, {s.data[0]})\n")
+                self.helpers.add(APPLY)
         self.comparisons = {(s.line, s.col) for s in sites if s.action == "precision"}
-        self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in ("call", "tuner")}
+        self.calls = {(s.line, s.col, s.target): s for s in sites if s.action in ("call", "tuner", "suggestion")}
         self.tunes = {(s.line, s.col, s.target): s for s in sites if s.action == "tune"}  # statements
         self.drops = {(s.line, s.col): s for s in sites if s.action in ("drop", "drop-mark")}  # statements
         self.returns: List[Optional[str]] = []  # per function around: the return statement to add
@@ -1054,10 +1172,15 @@ class _Transformer(PrunedTransformer):
         name = func.attr.value
         # T-meth2: trainer.tuner.lr_find(...) / scale_batch_size(...)
         site = self._find(self.calls, original, name)
+        if site is not None and site.action == "suggestion":
+            # T-meth2: 1.9's suggestion (2.x's measures the loss drop per unit of learning rate)
+            self.helpers.add(SUGGEST)
+            first = cst.Arg(updated.func.value, comma=_comma() if updated.args else cst.MaybeSentinel.DEFAULT)
+            return cst.Call(func=cst.Name(SUGGEST), args=[first, *updated.args])
         if site is not None and site.action == "tuner":
             self.imports.append((f"{self.root}.tuner", "Tuner"))
             if site.data:
-                self._mark(LR_SUGGESTION)
+                self._mark(LR_SUGGESTION.format(why=site.data))
             trainer_code = code_of(updated.func.value.value)
             new_func = cst.parse_expression(f"Tuner({trainer_code}).{name}")
             args = list(updated.args)
@@ -1102,7 +1225,9 @@ class _Transformer(PrunedTransformer):
             self._mark(f"T-meth1: trainer.tune() was removed and is not rewritten because {reason}; call "
                        "Tuner(trainer).scale_batch_size(...) (if auto_scale_batch_size was set) and then "
                        "Tuner(trainer).lr_find(..., update_attr=True) (if auto_lr_find was set), from "
-                       "pytorch_lightning.tuner; 1.9's tune() returned a dict of their results")
+                       "pytorch_lightning.tuner; 1.9's tune() returned a dict of their results, and its lr_find set "
+                       "1.9's suggestion (the steepest loss drop per step; 2.x's lr_find sets the steepest per unit "
+                       "of learning rate)")
         return updated
 
     # T-meth1: ``trainer.tune(...)`` as a statement, with the flags of a visible Trainer(...)
@@ -1117,41 +1242,64 @@ class _Transformer(PrunedTransformer):
         if site is None:
             return updated
         target = code_of(call.func.value)
-        plan = _tune_plan(call, *site.data)
+        lr, bs, taken = site.data
+        plan = _tune_plan(call, lr, bs)
         if plan is None:
             return updated
         self.imports.append((f"{self.root}.tuner", "Tuner"))
         self.imports.append((f"{self.root}.utilities.seed", "isolate_rng"))
-        finds_lr = any(p.startswith("tuner.lr_find(") for p in plan)
+        calls = [c for _, c in plan]
+        # 1.9's tune() set the model's learning rate to 1.9's suggestion (2.x's lr_find sets its own)
+        sets_lr = any(k == "lr_find" for k, _ in plan)
+        model = _tune_given(call)["model"]
+        attr = f', "{lr}"' if isinstance(lr, str) else ""
+        finder = None
         if isinstance(statement, cst.Assign):
             # 1.9's tune() returned {"scale_batch_size": ..., "lr_find": ...} for the tuners it ran
             result = code_of(statement.targets[0].target)
-            keys = ["scale_batch_size" if p.startswith("tuner.scale_batch_size(") else "lr_find" for p in plan]
-            items = [f'"{k}": {p}' for k, p in zip(keys, plan)]
-            plan = [f"{result} = {{{items[0]}}}"] if len(items) == 1 else [
+            items = [f'"{k.split("-")[0]}": {c}' for k, c in plan]
+            calls = [f"{result} = {{{items[0]}}}"] if len(items) == 1 else [
                 f"{result} = {{", *(f"    {i}," for i in items), "}"] if items else [f"{result} = {{}}"]
-        body = "\n".join(f"    {p}" for p in plan) or "    pass"
+            if sets_lr:
+                finder = f'{result}["lr_find"]'
+        elif sets_lr:
+            finder = fresh_name("lr_finder", taken)
+            calls[-1] = f"{finder} = {calls[-1]}"
+        if finder is not None:
+            self.helpers.add(APPLY)
+            calls.append(f"{APPLY}({model}, {finder}{attr})")
+        body = "\n".join(f"    {c}" for c in calls) or "    pass"
         code = f"with isolate_rng():\n    tuner = Tuner({target})\n{body}\n"
         new = cst.parse_statement(code)
+        # the lines too long for the project wrapped, black style (issue 23)
+        from lightmigrate.config import line_length
+        indent = self.ctx.position(self.module, original)[1] - 1 + len(self.module.default_indent)
+        block = new.body
+        new = new.with_changes(body=block.with_changes(body=[
+            wrap_statement(st, indent, line_length(self.ctx.path), self.module.default_indent)
+            if isinstance(st, cst.SimpleStatementLine) else st for st in block.body]))
         leading = [l for l in updated.leading_lines if not (l.comment and "T-meth1" in l.comment.value)]
-        if finds_lr:
-            new = add_markers(new.with_changes(leading_lines=leading), CODE, [f"{LR_SUGGESTION} ({GUIDE})"])
-            return new
         return new.with_changes(leading_lines=leading)
 
 
-def _tune_plan(call: cst.Call, lr: Any, bs: Any) -> Optional[List[str]]:
-    """The Tuner calls that replace ``trainer.tune(...)`` (batch size first, then LR), or None;
-    ``lr`` and ``bs``: the Trainer's auto_lr_find and auto_scale_batch_size values."""
+def _tune_given(call: cst.Call) -> Dict[str, str]:
+    """The arguments of ``trainer.tune(...)`` by 1.9's parameter names, as code."""
+    return {(a.keyword.value if a.keyword is not None else TUNE_ARGS[i]): code_of(a.value)
+            for i, a in enumerate(call.args)}
+
+
+def _tune_plan(call: cst.Call, lr: Any, bs: Any) -> Optional[List[Tuple[str, str]]]:
+    """The Tuner calls that replace ``trainer.tune(...)`` (batch size first, then LR), each with
+    the key of 1.9's result dict, or None; ``lr`` and ``bs``: the Trainer's auto_lr_find and
+    auto_scale_batch_size values."""
     if any(a.star for a in call.args):
         return None
     names = TUNE_ARGS
-    given: Dict[str, str] = {}
-    for i, a in enumerate(call.args):
-        key = a.keyword.value if a.keyword is not None else (names[i] if i < len(names) else None)
-        if key is None or key not in names:
-            return None
-        given[key] = code_of(a.value)
+    if any(a.keyword is None and i >= len(names) for i, a in enumerate(call.args)):
+        return None
+    given = _tune_given(call)
+    if any(k not in names for k in given):
+        return None
     if lr is NOT_LITERAL or bs is NOT_LITERAL:
         return None
     common = [given[k] if k == "model" else f"{k}={given[k]}" for k in names[:5] if k in given]
@@ -1170,11 +1318,23 @@ def _tune_plan(call: cst.Call, lr: Any, bs: Any) -> Optional[List[str]]:
                 return None
             items = [f"{k}={code_of(v)}" for k, v in _dict_items(cst.parse_expression(sbs))]
             extra += batch_size_keep_19(items)
-        plan.append(f"tuner.scale_batch_size({', '.join(common + extra)})")
+        plan.append(("scale_batch_size", f"tuner.scale_batch_size({', '.join(common + extra)})"))
     if lr:
-        attr = lr if isinstance(lr, str) else ""
-        extra = ["update_attr=True"] + ([f'attr_name="{attr}"'] if attr else []) + ([f"**{given['lr_find_kwargs']}"] if "lr_find_kwargs" in given else [])
-        plan.append(f"tuner.lr_find({', '.join(common + extra)})")
+        # 1.9: ``lr_find_kwargs.setdefault("update_attr", True)``, the attribute named by a str auto_lr_find
+        extra = {"update_attr": "True", **({"attr_name": f'"{lr}"'} if isinstance(lr, str) else {})}
+        given_kwargs = given.get("lr_find_kwargs")
+        if given_kwargs is not None:
+            node = cst.parse_expression(given_kwargs)
+            if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements) and all(
+                    isinstance(k, str) and k.isidentifier() for k, _ in _dict_items(node)):
+                extra.update((k, code_of(v)) for k, v in _dict_items(node))  # as keywords
+            else:
+                extra = {**extra, f"**{given_kwargs}": ""}
+        if extra["update_attr"] not in ("True", "False"):
+            return None  # (whether 1.9 set the learning rate is known at run time only)
+        key = "lr_find" if extra["update_attr"] == "True" else "lr_find-unset"
+        args = [k if not v else f"{k}={v}" for k, v in extra.items()]
+        plan.append((key, f"tuner.lr_find({', '.join(common + args)})"))
     return plan
 
 
@@ -1218,7 +1378,7 @@ class TrainerApiRule(Rule):
     description = __doc__ or ""
     triggers = ("trainer", "Trainer")
     coverage = {
-        "T-meth1": Handling.REWRITTEN, "T-meth2": Handling.REWRITTEN,  # lr suggestion marked "T-meth4": Handling.MARKED,
+        "T-meth1": Handling.REWRITTEN, "T-meth2": Handling.REWRITTEN, "T-meth4": Handling.MARKED,
         "T-prop1": Handling.REWRITTEN, "T-prop2": Handling.REWRITTEN, "T-prop3": Handling.NO_CHANGE,
         "T-prop4": Handling.REWRITTEN, "T-prop5": Handling.REWRITTEN, "T-prop6": Handling.REWRITTEN,
         "T-prop7": Handling.REWRITTEN, "T-prop8": Handling.MARKED, "T-prop9": Handling.MARKED,
@@ -1257,12 +1417,27 @@ class TrainerApiRule(Rule):
             "tuner-lr-find",
         ),
         Example(
-            "import pytorch_lightning as pl\n\ntrainer = pl.Trainer(auto_lr_find=True)\ntrainer.tune(model, datamodule=dm)\n",
-            "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n"
-            "from pytorch_lightning.utilities.seed import isolate_rng\n\ntrainer = pl.Trainer(auto_lr_find=True)\n"
-            f"# TODO(lightmigrate): LM102 {LR_SUGGESTION} ({GUIDE})\n"
-            "with isolate_rng():\n    tuner = Tuner(trainer)\n"
-            "    tuner.lr_find(model, datamodule=dm, update_attr=True)\n",
+            "import pytorch_lightning as pl\n\n\ndef find_lr(model, loader):\n    trainer = pl.Trainer(max_epochs=1)\n"
+            "    lr_finder = trainer.tuner.lr_find(model, loader, num_training=50)\n"
+            "    return lr_finder.suggestion()\n",
+            "import torch\nimport pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\n\n"
+            f"{SUGGEST_CODE}\n\n"
+            "def find_lr(model, loader):\n    trainer = pl.Trainer(max_epochs=1)\n"
+            "    lr_finder = Tuner(trainer).lr_find(model, loader, num_training=50, update_attr=False)\n"
+            "    return lr_suggestion_19(lr_finder)\n",
+            "lr-find-suggestion-19",
+        ),
+        Example(
+            "import pytorch_lightning as pl\n\n\ndef fit(model, dm):\n    trainer = pl.Trainer(auto_lr_find=True)\n"
+            "    trainer.tune(model, datamodule=dm)\n",
+            "import torch\nimport pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n"
+            "from pytorch_lightning.utilities.seed import isolate_rng\n"
+            "from pytorch_lightning.utilities.parsing import lightning_hasattr, lightning_setattr\n\n\n"
+            f"{SUGGEST_CODE}\n\n{APPLY_CODE}\n\n"
+            "def fit(model, dm):\n    trainer = pl.Trainer(auto_lr_find=True)\n"
+            "    with isolate_rng():\n        tuner = Tuner(trainer)\n"
+            "        lr_finder = tuner.lr_find(model, datamodule=dm, update_attr=True)\n"
+            "        apply_lr_suggestion_19(model, lr_finder)\n",
             "tune-to-tuner",
         ),
         Example(
@@ -1288,6 +1463,12 @@ class TrainerApiRule(Rule):
         finder.visit(source.tree)
         if finder.wrapped:
             finder.sites += _wrap_sites(finder.wrapped, finder.assigned, source.tree, text)
+        if finder.suggestion_calls > finder.suggestion_sites:
+            # a ``.suggestion()`` whose finder the rule cannot follow: the lr_find calls whose
+            # result may reach it say why
+            lost = {_place(call) for call, function in finder.lr_finds if not finder.followed(call, function)}
+            finder.sites = [replace(s, data=s.data or LR_LOST) if s.action == "tuner" and (s.line, s.col) in lost
+                            else s for s in finder.sites]
         return sorted(finder.sites, key=lambda s: (s.line, s.col))
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
@@ -1295,4 +1476,9 @@ class TrainerApiRule(Rule):
         out = transform(module, t)
         for from_, name in dict.fromkeys(t.imports):
             out = ensure_import(out, from_, name)
+        if t.helpers:
+            out, parsing = ensure_helpers(out, t.helpers)
+            if parsing:
+                for name in ("lightning_hasattr", "lightning_setattr"):
+                    out = ensure_import(out, f"{t.root}.utilities.parsing", name)
         return out

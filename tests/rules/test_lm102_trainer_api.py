@@ -7,7 +7,8 @@ from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine import transform_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import RuleContext, Site, SourceFile
-from lightmigrate.rules.lm102_trainer_api import LR_SUGGESTION, TrainerApiRule
+from lightmigrate.rules.lm102_trainer_api import LR_LOST, LR_SET_ELSEWHERE, LR_SUGGESTION, TrainerApiRule
+from lightmigrate.rules.shared.lr_suggestion import APPLY_CODE, SUGGEST_CODE
 
 from .conftest import check_rewrite, run_rule
 
@@ -69,14 +70,92 @@ def test_fit_keywords():
                   "t.validate(m, dataloaders=b)\nt.test(m, dataloaders=c)\n")
 
 
+GUIDE_URL = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
+HELPERS_HEAD = "import torch\nimport pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n"
+
+
 def test_tuner_lr_find_keeps_the_19_default():
+    """``update_attr=True`` given: 1.9 set its own suggestion, which the line after sets again."""
     src = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\nf = trainer.tuner.lr_find(model, update_attr=True)\n" \
           "n = trainer.tuner.scale_batch_size(model)\n"
     check_rewrite(RULE, src,
-                  "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\ntrainer = pl.Trainer()\n"
-                  f"# TODO(lightmigrate): LM102 {LR_SUGGESTION} (https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)\n"
+                  HELPERS_HEAD + "from pytorch_lightning.utilities.parsing import lightning_hasattr, lightning_setattr\n\n\n"
+                  f"{SUGGEST_CODE}\n\n{APPLY_CODE}\n\ntrainer = pl.Trainer()\n"
                   "f = Tuner(trainer).lr_find(model, update_attr=True)\n"
+                  "apply_lr_suggestion_19(model, f)\n"
                   "n = Tuner(trainer).scale_batch_size(model, max_trials=26, margin=0.0, max_val=2**31)\n")
+
+
+def test_lr_find_update_attr_inside_an_expression_is_marked():
+    src = "import pytorch_lightning as pl\n\ntrainer = pl.Trainer()\nprint(trainer.tuner.lr_find(model, update_attr=True))\n"
+    check_rewrite(RULE, src,
+                  "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\ntrainer = pl.Trainer()\n"
+                  f"# TODO(lightmigrate): LM102 {LR_SUGGESTION.format(why=LR_SET_ELSEWHERE)} ({GUIDE_URL})\n"
+                  "print(Tuner(trainer).lr_find(model, update_attr=True))\n")
+
+
+def test_suggestion_of_a_1x_finder_gets_1_9s_rule():
+    """T-meth2: the finder bound once in the function, the lr_find call itself, the finder read
+    as ``.results`` and ``.plot()``: 1.9's suggestion through a helper added once, after the
+    imports (``import torch`` is there already), no marker."""
+    src = ("import torch\nimport pytorch_lightning as pl\n\nSEED = 1\n\n\ndef find(model, dl):\n"
+           "    trainer = pl.Trainer(max_epochs=3)\n"
+           "    lr_finder = trainer.tuner.lr_find(model, dl, num_training=50)\n"
+           "    lr_finder.plot(suggest=True)\n"
+           "    new_lr = lr_finder.suggestion(skip_begin=5)\n"
+           "    return new_lr, lr_finder.results, trainer.tuner.lr_find(model).suggestion()\n")
+    check_rewrite(RULE, src,
+                  "import torch\nimport pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n\n\n"
+                  f"{SUGGEST_CODE}\n\nSEED = 1\n\n\ndef find(model, dl):\n"
+                  "    trainer = pl.Trainer(max_epochs=3)\n"
+                  "    lr_finder = Tuner(trainer).lr_find(model, dl, num_training=50, update_attr=False)\n"
+                  "    lr_finder.plot(suggest=True)\n"
+                  "    new_lr = lr_suggestion_19(lr_finder, skip_begin=5)\n"
+                  "    return new_lr, lr_finder.results, lr_suggestion_19(Tuner(trainer).lr_find(model, update_attr=False))\n")
+
+
+def test_suggestion_on_a_finder_of_a_project_trainer_attribute():
+    """pytorch_tabular 1.0's ``find_learning_rate`` (the sweep): ``self.trainer.tuner.lr_find(...)``;
+    the file also reads ``result['lr_find'].suggestion()`` of a ``tune()`` it cannot rewrite, which
+    does not concern this finder."""
+    src = ("import pytorch_lightning as pl\nimport torch\n\n\nclass TabularModel:\n"
+           "    def fit(self, train_loader):\n"
+           "        result = self.trainer.tune(self.model, train_loader)\n"
+           "        print(result['lr_find'].suggestion())\n\n"
+           "    def find_learning_rate(self, model, train_loader, plot=True):\n"
+           "        lr_finder = self.trainer.tuner.lr_find(\n            model=self.model,\n"
+           "            train_dataloaders=train_loader,\n        )\n"
+           "        if plot:\n            fig = lr_finder.plot(suggest=True)\n"
+           "        new_lr = lr_finder.suggestion()\n        return new_lr, lr_finder.results\n")
+    out, _ = run_rule(RULE, src)
+    assert "        new_lr = lr_suggestion_19(lr_finder)\n" in out
+    assert "            train_dataloaders=train_loader,\n            update_attr=False,\n        )\n" in out
+    assert "T-meth2" not in out and out.count("def lr_suggestion_19(") == 1 and out.count("import torch") == 1
+    assert "        print(result['lr_find'].suggestion())\n" in out  # (its tune() is marked: T-meth1)
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_suggestion_the_rule_cannot_trace_keeps_the_marker_where_the_finder_leaves():
+    src = ("import pytorch_lightning as pl\n\n\ndef find(model, trainer):\n"
+           "    finder = trainer.tuner.lr_find(model)\n    return finder\n\n\n"
+           "def kept(model, trainer):\n    finder = trainer.tuner.lr_find(model)\n    return finder.suggestion()\n\n\n"
+           "def report(f):\n    return f.suggestion()\n")
+    out, _ = run_rule(RULE, src)
+    marker = f"    # TODO(lightmigrate): LM102 {LR_SUGGESTION.format(why=LR_LOST)} ({GUIDE_URL})\n"
+    assert out.count(marker) == 1
+    assert marker + "    finder = Tuner(trainer).lr_find(model, update_attr=False)\n    return finder\n" in out
+    assert "    return lr_suggestion_19(finder)\n" in out and "    return f.suggestion()\n" in out
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_helpers_already_in_the_file_are_not_written_again():
+    first, _ = run_rule(RULE, "import pytorch_lightning as pl\n\n\ndef a(model, trainer):\n"
+                              "    return trainer.tuner.lr_find(model).suggestion()\n")
+    more = first + "\n\ndef b(model, trainer):\n    f = trainer.tuner.lr_find(model, update_attr=True)\n"
+    out, _ = run_rule(RULE, more)
+    assert out.count("def lr_suggestion_19(") == 1 and out.count("def apply_lr_suggestion_19(") == 1
+    assert "    apply_lr_suggestion_19(model, f)\n" in out
+    assert run_rule(RULE, out)[0] == out
 
 
 def test_tuner_argument_added_on_its_own_line():
@@ -97,11 +176,30 @@ def test_tune_batch_size_then_lr():
     src = ("import pytorch_lightning as pl\n\ndef main():\n    trainer = pl.Trainer(auto_scale_batch_size=True, auto_lr_find='lr')\n"
            "    trainer.tune(model, scale_batch_size_kwargs={'max_trials': 3})\n")
     out, _ = run_rule(RULE, src)
-    assert "    # TODO(lightmigrate): LM102 T-meth1/T-meth2: 2.x's lr_find suggestion" in out
+    assert "TODO(lightmigrate)" not in out
     assert out.endswith("    with isolate_rng():\n        tuner = Tuner(trainer)\n"
-                        "        tuner.scale_batch_size(model, mode=\"power\", max_trials=4, margin=0.0, max_val=2**31)\n"
-                        "        tuner.lr_find(model, update_attr=True, attr_name=\"lr\")\n")
+                        "        tuner.scale_batch_size(\n            model,\n            mode=\"power\",\n"
+                        "            max_trials=4,\n            margin=0.0,\n            max_val=2**31,\n        )\n"
+                        "        lr_finder = tuner.lr_find(model, update_attr=True, attr_name=\"lr\")\n"
+                        "        apply_lr_suggestion_19(model, lr_finder, \"lr\")\n")
     assert run_rule(RULE, out)[0] == out
+
+
+def test_tune_lr_find_kwargs_become_keywords_and_keep_1_9s_update_attr():
+    """1.9's tune(): ``lr_find_kwargs.setdefault("update_attr", True)``: a literal dict's entries
+    become keywords; with ``update_attr=False`` in it 1.9 set nothing, so no helper; a
+    non-literal ``update_attr`` leaves the tune() call marked."""
+    src = ("import pytorch_lightning as pl\n\n\ndef main(model, dl, lr_finder):\n    trainer = pl.Trainer(auto_lr_find=True)\n"
+           "    trainer.tune(model, lr_find_kwargs={'min_lr': 1e-5, 'mode': 'linear'})\n")
+    out, _ = run_rule(RULE, src)
+    assert ("        lr_finder_1 = tuner.lr_find(model, update_attr=True, min_lr=1e-5, mode='linear')\n"
+            "        apply_lr_suggestion_19(model, lr_finder_1)\n") in out
+    assert run_rule(RULE, out)[0] == out
+    off, _ = run_rule(RULE, src.replace("'mode': 'linear'", "'update_attr': False"))
+    assert "        tuner.lr_find(model, update_attr=False, min_lr=1e-5)\n" in off
+    assert "lr_suggestion_19" not in off
+    unknown, _ = run_rule(RULE, src.replace("'mode': 'linear'", "'update_attr': flag"))
+    assert "# TODO(lightmigrate): LM102 T-meth1" in unknown and "trainer.tune(" in unknown
 
 
 def test_tune_without_visible_flags_is_marked():
@@ -142,17 +240,19 @@ def test_tune_of_a_trainer_another_method_makes_from_an_unreadable_dict_says_exa
 
 def test_tune_result_keeps_1_9_dict():
     """Issue 25 kind 4: ``result = trainer.tune(...)`` (pytorch_tabular-style) becomes Tuner calls whose
-    results fill the dict 1.9's tune() returned, keyed by the tuners that ran."""
+    results fill the dict 1.9's tune() returned, keyed by the tuners that ran; 1.9's suggestion is
+    set on the model and read from ``result['lr_find']``."""
     src = ("import pytorch_lightning as pl\n\n\ndef main(model, dl):\n    trainer = pl.Trainer(auto_lr_find=True)\n"
            "    result = trainer.tune(model, dl)\n    print(result['lr_find'].suggestion())\n")
     check_rewrite(RULE, src,
-                  "import pytorch_lightning as pl\nfrom pytorch_lightning.tuner import Tuner\n"
-                  "from pytorch_lightning.utilities.seed import isolate_rng\n\n\ndef main(model, dl):\n"
+                  HELPERS_HEAD + "from pytorch_lightning.utilities.seed import isolate_rng\n"
+                  "from pytorch_lightning.utilities.parsing import lightning_hasattr, lightning_setattr\n\n\n"
+                  f"{SUGGEST_CODE}\n\n{APPLY_CODE}\n\ndef main(model, dl):\n"
                   "    trainer = pl.Trainer(auto_lr_find=True)\n"
-                  f"    # TODO(lightmigrate): LM102 {LR_SUGGESTION} (https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html)\n"
                   "    with isolate_rng():\n        tuner = Tuner(trainer)\n"
-                  '        result = {"lr_find": tuner.lr_find(model, train_dataloaders=dl, update_attr=True)}\n'
-                  "    print(result['lr_find'].suggestion())\n")
+                  '        result = {\n            "lr_find": tuner.lr_find(model, train_dataloaders=dl, update_attr=True),\n'
+                  '        }\n        apply_lr_suggestion_19(model, result["lr_find"])\n'
+                  "    print(lr_suggestion_19(result['lr_find']))\n")
     both = src.replace("auto_lr_find=True", "auto_lr_find=True, auto_scale_batch_size='binsearch'")
     out, _ = run_rule(RULE, both)
     assert ('        result = {\n            "scale_batch_size": tuner.scale_batch_size(model, train_dataloaders=dl, '
@@ -337,7 +437,7 @@ def test_find_tune_statements():
             "a = 1; t.tune(m)\nt.tune(m); a = 1\nt.tune(m, unknown=1)\n")
     found = sites(text)
     # only a statement on its own line becomes Tuner calls; every trainer.tune() call is marked
-    assert [(s.line, s.action, s.data if s.action == "tune" else s.data[0][:10]) for s in found] == [
+    assert [(s.line, s.action, s.data[:2] if s.action == "tune" else s.data[0][:10]) for s in found] == [
         (3, "tune", (True, False)), (3, "call", "tune-mark:"), (4, "call", "tune-mark:"),
         (5, "call", "tune-mark:"), (6, "call", "tune-mark:"), (7, "call", "tune-mark:")]
     twice = text.replace("t = pl.Trainer(auto_lr_find=True)\n", "t = pl.Trainer(auto_lr_find=True)\n" * 2)
