@@ -96,37 +96,41 @@ def test_children_match_libcst_children():
             todo.extend(node.children)
 
 
-MATCHERS = [
-    m.Call(func=m.Attribute(attr=m.Name("log") | m.Name("log_dict"))),
-    m.ClassDef() | m.FunctionDef(),
-    m.Name(),
-    m.Comma(),  # trivia: the search must enter whitespace and punctuation
-    m.MatchIfTrue(lambda n: isinstance(n, cst.Name) and n.value == "self"),  # handed to libcst
+TYPES = [
+    (cst.Call,),
+    (cst.ClassDef, cst.FunctionDef),
+    (cst.Name,),
+    (cst.Comma,),  # trivia: the search must enter whitespace and punctuation
+    (cst.BaseSmallStatement,),  # a base class: every kind of small statement
 ]
+
+
+def libcst_findall(node, types):
+    return m.findall(node, m.MatchIfTrue(lambda n: isinstance(n, types)))
 
 
 def test_find_all_matches_libcst_findall():
     for module in modules():
-        for matcher in MATCHERS:
-            assert [id(n) for n in find_all(module, matcher)] == [id(n) for n in m.findall(module, matcher)]
-    assert find_all(cst.parse_module(SNIPPET), m.Name("os"))  # found something
+        for types in TYPES:
+            assert [id(n) for n in find_all(module, *types)] == [id(n) for n in libcst_findall(module, types)]
+    assert find_all(cst.parse_module(SNIPPET), cst.Import)  # found something
 
 
 def test_find_all_answers_the_same_from_its_index():
     # A tree's nodes are kept by type on its first search and looked up after: same nodes, same order,
-    # also for a matcher of two types whose nodes interleave, and for subtrees of a searched tree.
+    # also for types whose nodes interleave, and for subtrees of a searched tree.
     from lightmigrate.cst import walk as cst_walk
 
     cst_walk.forget_masks()
-    mixed = m.Attribute() | m.Name() | m.Call()
+    mixed = (cst.Attribute, cst.Name, cst.Call)
     for module in modules():
-        expected = [id(n) for n in m.findall(module, mixed)]
-        assert [id(n) for n in find_all(module, mixed)] == expected  # walked
+        expected = [id(n) for n in libcst_findall(module, mixed)]
+        assert [id(n) for n in find_all(module, *mixed)] == expected  # walked
         assert cst_walk._SEARCHED[id(module)][0] is module
-        assert [id(n) for n in find_all(module, mixed)] == expected  # looked up
-        for cls in find_all(module, m.ClassDef())[:3]:
+        assert [id(n) for n in find_all(module, *mixed)] == expected  # looked up
+        for cls in find_all(module, cst.ClassDef)[:3]:
             for _ in range(2):
-                assert [id(n) for n in find_all(cls, mixed)] == [id(n) for n in m.findall(cls, mixed)]
+                assert [id(n) for n in find_all(cls, *mixed)] == [id(n) for n in libcst_findall(cls, mixed)]
     assert len(expected) > 50
     cst_walk.forget_masks()
     assert not cst_walk._SEARCHED
@@ -203,7 +207,7 @@ def test_pruning_skips_subtrees_without_hooked_nodes_and_never_prunes_custom_on_
     assert out.code == module.code and len(seen) == 1
     assert rebuilt == []  # no Name holds a Lambda: none was entered, none rebuilt
     module.visit(cst.CSTTransformer())
-    assert len(rebuilt) == len(find_all(module, m.Name())) > 20  # libcst alone rebuilds them all
+    assert len(rebuilt) == len(find_all(module, cst.Name)) > 20  # libcst alone rebuilds them all
 
     class Custom(PrunedTransformer):  # acts on every node: must see them all
         def __init__(self):

@@ -1,1 +1,1 @@
-"""The libcst toolkit the rules build on: a walk that does not rebuild trees, cheap code generation and positions, matchers imported lazily, and editing helpers."""
+"""The libcst toolkit the rules build on: a walk that does not rebuild trees, cheap code generation and positions, and editing helpers (no libcst.matchers: it costs a quarter of a second to import)."""

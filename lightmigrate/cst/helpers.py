@@ -11,7 +11,6 @@ import textwrap
 from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
 
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.cst.codegen import code_for, known_text, module_code, remember_text
@@ -122,8 +121,27 @@ def body_of(func: cst.FunctionDef) -> List[Statement]:
     return list(body.body)  # a one-line ``def f(): x`` has a SimpleStatementSuite
 
 
+def is_name(node: object, value: str) -> bool:
+    """``node`` is the name ``value``."""
+    return isinstance(node, cst.Name) and node.value == value
+
+
+def is_attribute(node: object, attr: str, receiver: Optional[str] = None) -> bool:
+    """``node`` is ``X.attr`` (``receiver.attr`` when ``receiver`` is given)."""
+    return (isinstance(node, cst.Attribute) and node.attr.value == attr
+            and (receiver is None or is_name(node.value, receiver)))
+
+
+def one_statement(stmt: object, kind: type) -> Optional[cst.CSTNode]:
+    """The small statement of a line that holds one, of type ``kind`` (else None)."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], kind):
+        return stmt.body[0]
+    return None
+
+
 def is_docstring(stmt: Statement) -> bool:
-    return m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())]))
+    expr = one_statement(stmt, cst.Expr)
+    return expr is not None and isinstance(expr.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def split_docstring(stmts: Sequence[Statement]) -> Tuple[List[Statement], List[Statement]]:
@@ -286,7 +304,8 @@ def super_call_attr(node: cst.CSTNode) -> Optional[str]:
     if (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
-        and m.matches(node.func.value, m.Call(func=m.Name("super")))
+        and isinstance(node.func.value, cst.Call)
+        and is_name(node.func.value.func, "super")
     ):
         return node.func.attr.value
     return None

@@ -22,10 +22,19 @@ import inspect
 import json
 import os
 import re
+import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
+
+
+def _matcher_decoratable(kind: type) -> bool:
+    """Whether ``kind`` is one of libcst's matcher-decorated visitors (which only libcst's own
+    visit runs). A class can be one only once ``libcst.matchers`` is imported; lightmigrate's
+    rules never import it (it costs a quarter of a second)."""
+    matchers = sys.modules.get("libcst.matchers")
+    return matchers is not None and issubclass(
+        kind, (matchers.MatcherDecoratableVisitor, matchers.MatcherDecoratableTransformer))
 
 _VISIT_FUNCTIONS = frozenset({"visit_required", "visit_optional", "visit_sentinel", "visit_sequence",
                               "visit_body_sequence", "visit_iterable", "visit_body_iterable"})
@@ -240,7 +249,7 @@ class _Plan:
         self.plain_dispatch = plain_dispatch
         self.fast = (
             isinstance(kind, type) and issubclass(kind, cst.CSTVisitor)
-            and not issubclass(kind, (cst.CSTTransformer, m.MatcherDecoratableVisitor))
+            and not issubclass(kind, cst.CSTTransformer) and not _matcher_decoratable(kind)
             and kind.on_visit_attribute is cst.CSTVisitor.on_visit_attribute
             and kind.on_leave_attribute is cst.CSTVisitor.on_leave_attribute
             and not any(_ATTRIBUTE_HOOK.match(name) for name in own)
@@ -319,19 +328,6 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             leave(parent)
 
 
-def _matcher_types(matcher) -> Optional[frozenset]:
-    """The node type names ``matcher`` can match (libcst compares class names first), or
-    None when that is not known (a predicate, a metadata matcher, an inverse...)."""
-    if isinstance(matcher, m.OneOf):
-        parts = [_matcher_types(option) for option in matcher.options]
-        return None if any(p is None for p in parts) else frozenset().union(*parts)  # type: ignore[arg-type]
-    name = type(matcher).__name__
-    if (isinstance(matcher, m.BaseMatcherNode) and type(matcher).__module__.startswith("libcst.matchers")
-            and isinstance(getattr(cst, name, None), type) and issubclass(getattr(cst, name), cst.CSTNode)):
-        return frozenset({name})
-    return None
-
-
 def _preorder(node: cst.CSTNode, trivia: bool = False) -> List[cst.CSTNode]:
     """Every node of ``node``'s tree, in visiting order; the trivia (``_is_trivia``) only when
     ``trivia`` is true."""
@@ -369,19 +365,18 @@ def _by_type(root: cst.CSTNode) -> Dict[str, List[Tuple[int, cst.CSTNode]]]:
     return index
 
 
-def find_all(node: cst.CSTNode, matcher) -> List[cst.CSTNode]:
-    """``libcst.matchers.findall(node, matcher)`` (no metadata): the matching nodes of the
-    tree in visiting order, without rebuilding the tree. The tree is walked once: its nodes are
-    kept by type, and later searches of it look up the nodes of the matcher's types."""
-    types = _matcher_types(matcher)
-    if types is None:  # a predicate or metadata matcher: libcst does it
-        return list(m.findall(node, matcher))
-    if not types & _trivia_names():
-        lists = [part for part in map(_by_type(node).get, types) if part]
-        candidates = lists[0] if len(lists) == 1 else sorted(pair for part in lists for pair in part)
-        return [found for _, found in candidates if m.matches(found, matcher)]
-    # (the index leaves whitespace and punctuation out: a search for those walks them)
-    return [n for n in _preorder(node, trivia=True) if type(n).__name__ in types and m.matches(n, matcher)]
+def find_all(node: cst.CSTNode, *types: type) -> List[cst.CSTNode]:
+    """The nodes of ``node``'s tree (``node`` included) that are instances of one of ``types``
+    (libcst node classes), in visiting order, without rebuilding the tree. The tree is walked
+    once: its nodes are kept by type, and later searches of it look up the nodes of the types
+    asked for."""
+    names = frozenset(t.__name__ for t in types)
+    if names & _trivia_names():  # (the index leaves whitespace and punctuation out)
+        return [n for n in _preorder(node, trivia=True) if isinstance(n, types)]
+    by_type = _by_type(node)
+    lists = [part for name, part in by_type.items() if part and isinstance(part[0][1], types)]
+    candidates = lists[0] if len(lists) == 1 else sorted(pair for part in lists for pair in part)
+    return [found for _, found in candidates]
 
 
 # --- transformers that skip subtrees they cannot change ----------------------------------------
@@ -537,7 +532,7 @@ class _TransformPlan:
     def __init__(self, kind: type) -> None:
         own = own_hooks(kind, cst.CSTTransformer)
         self.ours = (
-            issubclass(kind, cst.CSTTransformer) and not issubclass(kind, m.MatcherDecoratableTransformer)
+            issubclass(kind, cst.CSTTransformer) and not _matcher_decoratable(kind)
             and kind.on_visit_attribute is cst.CSTTransformer.on_visit_attribute
             and kind.on_leave_attribute is cst.CSTTransformer.on_leave_attribute
             and not any(_ATTRIBUTE_HOOK.match(name) for name in own)

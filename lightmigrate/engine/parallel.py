@@ -101,7 +101,6 @@ def map_in_order(
     progress: Optional[Progress] = None,
     stage: str = "",
     total: Optional[int] = None,
-    started: Optional[Callable[[], None]] = None,
 ) -> List[Optional[R]]:
     """``[func(item, *shared) for item in items]`` on up to ``jobs`` processes.
 
@@ -110,8 +109,6 @@ def map_in_order(
     runs in this process. ``items`` may be a generator (give its length as ``total``): the
     processes start on the first items while this one is still producing the next. A None
     item stands for a file with nothing to do: its result is None, and it counts as done.
-    ``started`` is called once the worker processes exist (only when there is a pool): this
-    process may then start a thread without a fork copying it half-way.
     """
     if total is None:
         items = list(items)
@@ -149,9 +146,6 @@ def map_in_order(
                     results.append(None)
             if not pending:
                 break
-            if started is not None:
-                started()
-                started = None
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 results[pending.pop(future)] = future.result()

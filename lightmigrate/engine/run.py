@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from lightmigrate.cst import matchers
 from lightmigrate.cst.compat import fast_paths_ok
 from lightmigrate.cst.walk import field_orders
 from lightmigrate.engine.discovery import discover
@@ -123,23 +122,20 @@ def run_bytes(data: bytes, path: str, rules: Sequence[Rule], mode: Mode = Mode.W
     return report, new_data if mode is Mode.WRITE else data
 
 
-def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode) -> FileResult:
-    """``process_source`` with the rules enabled for this file (``item`` is ``(source, codes,
-    matched)``): the rule objects travel to each worker once, the per-file codes with every
-    file, with the codes the prefilter matched (None for a YAML config or a notebook)."""
-    source, codes, matched = item
-    return process_source(source, [r for r in rules if r.code in codes], project, mode, matched)
+def _process_selected(item: tuple, rules: Sequence[Rule], project: ProjectIndex, mode: Mode,
+                      sources: Sequence[Optional[Source]]) -> FileResult:
+    """``process_source`` with the rules enabled for this file (``item`` is ``(its index in
+    sources, codes, matched)``): the rule objects and the texts travel to each worker once (a
+    forked worker shares them), the per-file codes with every file, with the codes the
+    prefilter matched (None for a YAML config or a notebook)."""
+    i, codes, matched = item
+    return process_source(sources[i], [r for r in rules if r.code in codes], project, mode, matched)
 
 
 def _prepare_migration() -> None:
-    """Make ready, in a thread of this process while the survey's processes work, what every
-    process that migrates would otherwise build for itself: the matchers module, libcst's
-    field orders (``cst/walk.py``) and the check of the fast paths (``cst/compat.py``). Those
-    processes are forked after ``matchers.loaded()``."""
-    matchers.preload(then=_ready_fast_paths)
-
-
-def _ready_fast_paths() -> None:
+    """Make ready, before the processes that migrate are forked, what each of them would
+    otherwise work out for itself: libcst's field orders (``cst/walk.py``) and the check of
+    the fast paths (``cst/compat.py``)."""
     field_orders()
     fast_paths_ok()
 
@@ -210,7 +206,7 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
         # while the survey's processes work, this one imports what the migrating ones will need
         project = survey([(notebook.indexable_text(s.path, s.text), s.path, probes.get(i))
                           for i, s in enumerate(sources) if s is not None],
-                         jobs, progress, started=_prepare_migration if jobs > 1 else None)
+                         jobs, progress)
         # a tree the index parses for one of these files is kept for its migration
         project.migrating = frozenset(sources[i].path for i in todo)
         _add_linked(sources, file_rules, project, passed)
@@ -223,11 +219,12 @@ def _run(paths: Iterable[str], rules: Sequence[Rule], mode: Mode, settings, jobs
     # is left with a big file at the end while the others wait; results come back by file.
     if jobs > 1:
         todo.sort(key=lambda i: -len(sources[i].text))
-    work = ((sources[i], tuple(r.code for r in file_rules[i]),
+    work = ((i, tuple(r.code for r in file_rules[i]),
              None if notebook.is_notebook(sources[i].path) else passed.get(i)) for i in todo)
-    matchers.loaded()  # no process is forked in the middle of that import
-    results = map_in_order(_process_selected, work, jobs, (rules, project, mode), progress, TRANSFORM_STAGE,
-                           total=len(todo))
+    if jobs > 1 and len(todo) > 1:
+        _prepare_migration()
+    results = map_in_order(_process_selected, work, jobs, (rules, project, mode, sources), progress,
+                           TRANSFORM_STAGE, total=len(todo))
     for i, result in zip(todo, results):
         if result is not None:
             report.files[i] = result

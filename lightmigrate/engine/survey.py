@@ -63,7 +63,6 @@ def sized_spans(items: Sequence, size: Callable[[object], int], jobs: int) -> Li
 
 def survey(
     files: Sequence[SurveyItem], jobs: int = 1, progress: Optional[Progress] = None,
-    started: Optional[Callable[[], None]] = None,
 ) -> ProjectIndex:
     """The class index of ``files`` (in run order, as one process would build it). The files
     are handled on ``jobs`` processes (parsed, or read for what the index keeps of a file it
@@ -76,8 +75,7 @@ def survey(
         spans = sized_spans(files, lambda item: len(item[0]), jobs)
         by_files = None if progress is None else \
             (lambda stage, done, total: progress(stage, spans[done - 1][1] if done else 0, len(files)))
-        results = [r for part in map_in_order(_survey_span, spans, jobs, (files,), by_files, INDEX_STAGE,
-                                              started=started)
+        results = [r for part in map_in_order(_survey_span, spans, jobs, (files,), by_files, INDEX_STAGE)
                    for r in part]
     else:
         results = map_in_order(_survey_one, files, 1, (), progress, INDEX_STAGE)

@@ -19,7 +19,7 @@ import ast
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
+from lightmigrate.cst.helpers import is_name
 
 from lightmigrate.analysis.ast_nodes import ast_nodes
 from lightmigrate.cst.helpers import add_marker, code_of
@@ -190,7 +190,7 @@ class _MarkMonitors(PrunedTransformer):
         self.hit: Optional[str] = None
 
     def leave_Arg(self, original, updated):
-        if m.matches(updated, m.Arg(keyword=m.Name("monitor"), value=m.SimpleString())):
+        if is_name(updated.keyword, "monitor") and isinstance(updated.value, cst.SimpleString):
             value = _string(updated.value)
             if value in self.names:
                 self.hit = value

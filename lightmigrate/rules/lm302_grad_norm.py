@@ -21,7 +21,7 @@ import ast
 from typing import FrozenSet, List, Optional, Sequence
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
+from lightmigrate.cst.helpers import one_statement
 
 from lightmigrate.cst.helpers import (
     add_marker,
@@ -167,7 +167,7 @@ class _AddLogging(PrunedTransformer):
             body = "\n".join("    " + line for line in (sup.rstrip("\n").split("\n") if sup else [])) + ("\n" if sup else "")
             src = f"def {HOOK}(self, optimizer):\n{body}    pass\n"
             func = parse_method(src)
-            stmts = [s for s in body_of(func) if not m.matches(s, m.SimpleStatementLine(body=[m.Pass()]))]
+            stmts = [s for s in body_of(func) if one_statement(s, cst.Pass) is None]
             func = func.with_changes(body=func.body.with_changes(body=[*stmts, *_statements(self.norm, logs, "optimizer", "self")]))
             spacing = [cst.EmptyLine(indent=False)]
             items.append(func.with_changes(leading_lines=spacing))

@@ -18,7 +18,7 @@ import ast
 from typing import Dict, List, Optional, Sequence, Union
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
+from lightmigrate.cst.helpers import is_attribute
 
 from lightmigrate.cst.helpers import add_marker
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
@@ -75,7 +75,7 @@ class _Method(PrunedTransformer):
         self.changed = False
 
     def _is_attr(self, node: cst.BaseExpression) -> bool:
-        return m.matches(node, m.Attribute(value=m.Name(self.receiver), attr=m.Name("precision")))
+        return is_attribute(node, "precision", self.receiver)
 
     def leave_Comparison(self, original, updated):
         left = updated.left

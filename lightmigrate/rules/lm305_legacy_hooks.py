@@ -65,7 +65,6 @@ from lightmigrate.rules.shared.hooksa_ast import char_col
 from lightmigrate.catalog.hooks import removed_table
 from lightmigrate.rules.shared.legacy_super import LEGACY_NOOP_HOOKS, SUPER_TRIGGERS, inferred_kinds, super_calls
 from lightmigrate.cst.helpers import add_markers, marker_text, super_call_attr
-from lightmigrate.cst.matchers import m
 from lightmigrate.cst.walk import transform, find_all, PrunedTransformer
 
 CODE = "LM305"
@@ -103,7 +102,7 @@ def _add_params(func: cst.FunctionDef, names: Tuple[str, ...]) -> Tuple[cst.Func
 
 
 def _names(func: cst.FunctionDef) -> List[cst.Name]:
-    return list(find_all(func.body, m.Name()))  # type: ignore[arg-type]
+    return list(find_all(func.body, cst.Name))  # type: ignore[arg-type]
 
 
 _KINDS = frozenset({"module", "callback"})
@@ -384,7 +383,7 @@ class _Fix(KindTransformer):
         redirect: Dict[cst.Call, Tuple[str, Tuple[str, ...]]] = {}
         drop = set()
         marks: List[str] = []
-        for call in find_all(item, m.Call()):
+        for call in find_all(item, cst.Call):
             name = super_call_attr(call)
             if name is None:
                 continue
@@ -411,7 +410,7 @@ class _Fix(KindTransformer):
             else:
                 marks.append(data)
         if drop:
-            drop = {stmt for stmt in find_all(item, m.SimpleStatementLine())
+            drop = {stmt for stmt in find_all(item, cst.SimpleStatementLine)
                     if len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value in drop}
         if redirect or drop:
             item = transform(item, _SuperCalls(redirect, frozenset(drop)))

@@ -25,7 +25,7 @@ import tokenize
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
+from lightmigrate.cst.helpers import is_attribute, is_name
 
 from lightmigrate.cst.helpers import add_marker, self_name, code_of
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
@@ -146,7 +146,7 @@ class _ModuleCalls(PrunedTransformer):
 
     def leave_Call(self, original, updated):
         f = updated.func
-        if not (isinstance(f, cst.Attribute) and m.matches(f.value, m.Name(self.slf))):
+        if not (isinstance(f, cst.Attribute) and is_name(f.value, self.slf)):
             return updated
         if f.attr.value in ("log", "log_dict"):
             args = []
@@ -256,14 +256,14 @@ def _method_sites(source: SourceFile, cls: ast.ClassDef, kind: str, marks: _Mark
 
 def _why_model_size(receiver: str):
     def why(node: cst.CSTNode) -> Optional[str]:
-        if m.matches(node, m.Attribute(value=m.Name(receiver), attr=m.Name("model_size"))):
+        if is_attribute(node, "model_size", receiver):
             return WHY_MODEL_SIZE
         return None
     return why
 
 
 def _why_pbar(node: cst.CSTNode) -> Optional[str]:
-    if isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name("get_progress_bar_dict"))):
+    if isinstance(node, cst.Call) and is_attribute(node.func, "get_progress_bar_dict"):
         return WHY_PBAR
     return None
 

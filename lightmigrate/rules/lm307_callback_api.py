@@ -38,7 +38,7 @@ import tokenize
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from lightmigrate.cst.matchers import m
+from lightmigrate.cst.helpers import is_attribute, is_name
 
 from lightmigrate.cst.helpers import (
     code_of,
@@ -102,7 +102,7 @@ class _Members(PrunedTransformer):
         self.hits: List[str] = []
 
     def leave_Attribute(self, original, updated):
-        if m.matches(updated.value, m.Name(self.slf)) and updated.attr.value in self.table:
+        if is_name(updated.value, self.slf) and updated.attr.value in self.table:
             self.hits.append(updated.attr.value)
             return cst.parse_expression(self.table[updated.attr.value].format(t=f"{self.slf}.trainer", s=self.slf))
         return updated
@@ -244,9 +244,10 @@ def _why(datamodules: Callable[[], frozenset]):
             if fname in ("BatchSizeFinder", "scale_batch_size") and not any(
                     a.keyword is not None and a.keyword.value == "margin" for a in node.args):
                 return WHY_BSF
-        if isinstance(node, cst.Subscript) and m.matches(node.value, m.Call(func=m.Name("get_standard_metrics"))
-                                                         | m.Call(func=m.Attribute(attr=m.Name("get_standard_metrics")))):
-            if m.matches(node.slice[0], m.SubscriptElement(slice=m.Index(value=m.SimpleString()))):
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call) and (
+                is_name(node.value.func, "get_standard_metrics") or is_attribute(node.value.func, "get_standard_metrics")):
+            key = node.slice[0].slice
+            if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
                 return WHY_LOSS
         return None
     return why

@@ -31,7 +31,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from lightmigrate.analysis.ast_nodes import NodeVisitor
-from lightmigrate.cst.matchers import m
+from lightmigrate.cst.helpers import is_name
 
 from lightmigrate.cst.helpers import (
     add_marker, append_statements, keep_only_params, parse_method, parse_statements, self_name,
@@ -441,7 +441,7 @@ class _NextFix(PrunedTransformer):
         self.it = it
 
     def leave_Call(self, original, updated):
-        if m.matches(updated, m.Call(func=m.Name("next"), args=[m.Arg(value=m.Name(self.it))])):
+        if is_name(updated.func, "next") and len(updated.args) == 1 and is_name(updated.args[0].value, self.it):
             return cst.Subscript(value=updated, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
         return updated
 
