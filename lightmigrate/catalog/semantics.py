@@ -98,6 +98,10 @@ _OPTIMIZE = f"{LM005}:_optimize"
 _SCHED = f"{LM005}:_scheduler_helper"
 _EPOCH_END5 = f"{LM005}:_MultiOptimizerMigration._epoch_end"
 _TBPTT = f"{LM006}:_Tbptt._rewrite"
+# B.2 order: which callbacks read or change what a body computes or reads, and the run-once method they call first
+_READ_PLAN = "lightmigrate.rules.shared.epoch_end_readers:read_plan"
+_ONCE = f"{LM001}:_ClassMigration._migrate_top_once"
+_CALLBACK_CALLS = f"{LM001}:_CallbackCalls"
 
 FACTS: Tuple[Fact, ...] = (
     # ---- B.1 what `outputs` holds: training, automatic optimization ---------------------------
@@ -196,15 +200,21 @@ FACTS: Tuple[Fact, ...] = (
     _f("B2.1", "B.2", "last batch: optimizer step, then step- and epoch-interval non-plateau schedulers, then on_train_batch_end",
        "kept", ["LM005"], [_LOOP, _SCHED], ["two_optimizers_epoch_end_early_return.py", "step_end_logs_scheduler_lr.py"]),
     _f("B2.2", "B.2", "validation: validation_epoch_end, then callbacks' and module's on_validation_epoch_end, then on_validation_end",
-       "partial", ["LM001"], [f"{LM001}:_ClassMigration._note_callback_order"], ["callback_reads_epoch_end_state.py"],
-       gap="the body now runs after user callbacks' on_validation_epoch_end; LM001 reports a NOTE when the project "
-           "has such callbacks; the case reads only where both orders agree"),
+       "kept", ["LM001"], [_READ_PLAN, _ONCE, _CALLBACK_CALLS],
+       ["callback_changes_epoch_end_state.py", "callback_reads_epoch_end_result.py",
+        "callbacks_read_logged_metrics_subclass.py", "callback_reads_kept_module_reference.py"],
+       seen_to_fail=("callback_changes_epoch_end_state.py mismatches (reported_score one validation late: 0.131 vs "
+                     "0.334 at step 2) when LM001 does not follow a callback's call of a module method that reads "
+                     "what validation_epoch_end stored (the body then runs after the callback's hook)")),
     _f("B2.3", "B.2", "end-of-epoch validation runs before training_epoch_end",
        "kept", ["LM001"], [_BUFFERS], ["callback_reads_epoch_end_state.py", "val_check_interval_half.py"]),
     _f("B2.4", "B.2", "training_epoch_end runs before every callback's on_train_epoch_end",
-       "partial", ["LM001"], [f"{LM001}:_ClassMigration._note_callback_order"], ["callback_reads_epoch_end_state.py"],
-       gap="user callbacks' on_train_epoch_end now run before the body (ModelCheckpoint/EarlyStopping still after); "
-           "a NOTE, not a rewrite"),
+       "kept", ["LM001"], [_READ_PLAN, _ONCE, _CALLBACK_CALLS],
+       ["callback_changes_epoch_end_state.py", "callback_reads_epoch_end_result.py",
+        "callbacks_read_logged_metrics_subclass.py", "callback_reads_kept_module_reference.py"],
+       seen_to_fail=("callback_changes_epoch_end_state.py mismatches (noise_scale 0.4 vs 0.8 at step 2: the body "
+                     "logged the scale the callback had already halved) when LM001 does not order a callback that "
+                     "changes an attribute the body reads")),
     _f("B2.5", "B.2", "ModelCheckpoint/EarlyStopping saw metrics logged in training_epoch_end",
        "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"], ["checkpoint_early_stopping_epoch_end.py"],
        seen_to_fail=("checkpoint_early_stopping_epoch_end.py mismatches (ModelCheckpoint(train_mean) best score 3.595 "
