@@ -522,12 +522,21 @@ FACTS: Tuple[Fact, ...] = (
        seen_to_fail="standalone_validate_and_test.py, no_sanity_then_validate_test.py and test_epoch_end_reuses_validation.py mismatch (val_num_outputs 4 vs 2, losses) when LM001 creates the eval buffers once instead of resetting them at each run's start"),
     _f("L18", "loops/optimization/optimizer_loop.py::_training_step",
        "with self.log in training_step_end and two optimizers, no metric optimizer 0 logged (in training_step or "
-       "training_step_end) at an epoch's first batch reached the logger", "missing", ["LM005"], [_OPTIMIZE], new=True,
-       reason="the corpus holds only cases that match: a probe (corpus/step_end_per_optimizer.py with "
-              "`self.log(f\"scaled_loss_{i}\", scaled)` in training_step_end) mismatches 1.9.5: raw_loss_0 and "
-              "scaled_loss_0 missing at steps 0 and 3 on 1.9.5, logged by the migrated run",
-       gap="the migrated loop logs them; reproducing a lost metric is not attempted (found while writing the B3.3 "
-           "case; the 1.9.5 mechanism was not traced)"),
+       "training_step_end) at an epoch's first batch reached the logger", "marked", ["LM005"],
+       [f"{LM005}:_logs", _OPTIMIZE], new=True, reason=MARKED.replace("is marked, not migrated", "is marked"),
+       gap=("the cause (traced in 1.9.5): LightningModule.log resets the values already logged under the current "
+            "hook's name whenever LoggerConnector.should_reset_tensors says so, i.e. the hook name changed during "
+            "an epoch's first batch (meant for a hook's first call of the epoch); with two optimizers the hooks "
+            "alternate there (training_step, training_step_end, training_step...), so optimizer 1's calls wipe "
+            "optimizer 0's values (patching should_reset_tensors to False on 1.9.5 brings raw_loss_0 and "
+            "scaled_loss_0 back at steps 0 and 3 of the probe: corpus/step_end_per_optimizer.py with "
+            "`self.log(f\"scaled_loss_{i}\", scaled)` in training_step_end). LM005's loop calls training_step_end "
+            "inside the 2.x training_step, under one hook name, so nothing is reset; reproducing the loss would "
+            "mean logging under a hook name 2.x's fx validator rejects or resetting the trainer's private results: "
+            "LM005 marks a training_step_end that logs (unless optimizer frequencies run one optimizer per batch). "
+            "Other hooks that log between two optimizers' steps on the first batch (on_after_backward...) lost "
+            "values the same way in 1.9.5; 2.x keeps the same reset for the hooks it calls, so those may match, "
+            "but no probe checked it")),
 )
 
 
