@@ -221,9 +221,17 @@ FACTS: Tuple[Fact, ...] = (
                      "vs 0.530, train_mean) when the migrated training buffer is not reset every epoch")),
     _f("B2.6", "B.2", "metrics logged in the module's on_train_epoch_end were not seen by ModelCheckpoint/EarlyStopping",
        "partial", ["LM309"], [f"{LM309}:_notes"],
-       reason=NO_CASE + " a pending/ case (it would mismatch: 1.9.5 checked before the module's hook, 2.x after; "
-                        "ModelCheckpoint/EarlyStopping results are recorded since issue 26)",
-       gap="2.x runs those callbacks after the module's hook: LM309 reports a NOTE (C11), nothing is rewritten"),
+       reason=("no case can match: corpus/pending/monitor_metric_logged_in_on_train_epoch_end.py (no validation, the "
+               "callbacks check at the train epoch end) runs on 1.9.5 and mismatches the migration (1.9.5: best "
+               "checkpoint epoch 2 step 9 with the score of epoch 1, stopped_epoch 3; 2.x: the score of each epoch "
+               "as it ends, training stops an epoch earlier)"),
+       gap=("kept where the callbacks check in on_validation_end (validation inside the epoch or not every epoch: "
+            "it runs before the train epoch end in both versions); where they check at the train epoch end 2.x runs "
+            "them after the module's hook and nothing is rewritten: LM309 reports a NOTE (C11). A faithful rewrite "
+            "needs a hook after the monitoring callbacks in which a metric logged still reaches the loggers at that "
+            "epoch, and 2.x's FitLoop.on_advance_end has none; a marker cannot be placed so that a second run "
+            "changes nothing (after LM001 moves training_epoch_end into on_train_epoch_end, the metrics 1.9's "
+            "callbacks saw, B2.5, and those they did not are logged from the same hook)")),
     _f("B2.7", "B.2", "the module's on_train_epoch_end runs after the training_epoch_end body",
        "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top", f"{LM001}:_ClassMigration._merge_safe"],
        ["merge_existing_hooks.py"],
@@ -476,12 +484,12 @@ FACTS: Tuple[Fact, ...] = (
            "mismatched 1.9.5 before: the loop stepped it once per epoch)"),
     _f("L6", "loops/dataloader/evaluation_loop.py::on_run_start",
        "every evaluation run starts with module.zero_grad(): a validation inside an accumulation window "
-       "(val_check_interval) discards the gradients accumulated so far", "partial", ["LM309"], [f"{LM309}:_checks_mid_epoch"],
-       new=True, reason="not kept, only noted: a case (accumulate_grad_batches=2 with val_check_interval=1) mismatches "
-                        "1.9.5 (the probe in gap), and the corpus holds only cases that match",
-       gap="2.x does not zero them and nothing is rewritten: LM309 reports a NOTE at a Trainer call with both "
-           "arguments (probe run on both: final weights differ on 2.6.6, unmigrated and migrated alike, equal "
-           "without the mid-window validation)"),
+       "(val_check_interval) discards the gradients accumulated so far", "kept", ["LM101"],
+       ["lightmigrate.catalog.trainer_args:map_arguments", "lightmigrate.catalog.trainer_args:_may_check_mid_epoch"],
+       ["validation_inside_accumulation_window.py"], new=True,
+       seen_to_fail=("validation_inside_accumulation_window.py mismatches 1.9.5 (train_loss 2.667 vs 3.078 at step 2, "
+                     "val_loss, weights) on main, where the Trainer dict gets no callback zeroing the gradients at "
+                     "validation start")),
     _f("L7", "loops/epoch/evaluation_epoch_loop.py::_on_evaluation_batch_end",
        "on_validation_batch_end receives the step_end result, None for a step that returned None",
        "kept", ["LM003"], [_INLINE], ["step_end_logs_only_or_none.py"], new=True,
