@@ -1058,6 +1058,21 @@ def _callback_class(root: str) -> type:
             st.eval_outputs = {}
             _call_user(pl_module, hook, outputs[0] if outputs and count == 1 else outputs)
 
+        def _zero_grad(self, pl_module: Any) -> None:
+            # 1.9.5's EvaluationLoop.on_run_start (and PredictionLoop's) zeroed the module's gradients
+            # after the model-eval hook, before every on_*_start hook (ledger L6); this callback is first
+            if self._mine(pl_module) is not None:
+                pl_module.zero_grad()
+
+        def on_validation_start(self, trainer: Any, pl_module: Any) -> None:
+            self._zero_grad(pl_module)
+
+        def on_test_start(self, trainer: Any, pl_module: Any) -> None:
+            self._zero_grad(pl_module)
+
+        def on_predict_start(self, trainer: Any, pl_module: Any) -> None:
+            self._zero_grad(pl_module)
+
         def on_validation_epoch_start(self, trainer: Any, pl_module: Any) -> None:
             self._eval_start(pl_module)
 
