@@ -102,6 +102,11 @@ _TBPTT = f"{LM006}:_Tbptt._rewrite"
 _READ_PLAN = "lightmigrate.rules.shared.epoch_end_readers:read_plan"
 _ONCE = f"{LM001}:_ClassMigration._migrate_top_once"
 _CALLBACK_CALLS = f"{LM001}:_CallbackCalls"
+_LIBRARY_FIRST = "lightmigrate.rules.shared.epoch_end_readers:library_callback_first"
+_PRUNING_GAP = ("a Lightning callback that changes the module in that hook cannot call the run-once method: 1.9.5's "
+                "ModelPruning prunes in on_train_epoch_end (in on_validation_epoch_end with "
+                "prune_on_train_epoch_end=False), now before the body; LM001 marks the module's hook when the project "
+                "names it (a probe: training_epoch_end counted 0 zero weights at epoch 0 on 1.9.5, 2 migrated)")
 
 FACTS: Tuple[Fact, ...] = (
     # ---- B.1 what `outputs` holds: training, automatic optimization ---------------------------
@@ -200,18 +205,20 @@ FACTS: Tuple[Fact, ...] = (
     _f("B2.1", "B.2", "last batch: optimizer step, then step- and epoch-interval non-plateau schedulers, then on_train_batch_end",
        "kept", ["LM005"], [_LOOP, _SCHED], ["two_optimizers_epoch_end_early_return.py", "step_end_logs_scheduler_lr.py"]),
     _f("B2.2", "B.2", "validation: validation_epoch_end, then callbacks' and module's on_validation_epoch_end, then on_validation_end",
-       "kept", ["LM001"], [_READ_PLAN, _ONCE, _CALLBACK_CALLS],
+       "kept", ["LM001"], [_READ_PLAN, _ONCE, _CALLBACK_CALLS, _LIBRARY_FIRST],
        ["callback_changes_epoch_end_state.py", "callback_reads_epoch_end_result.py",
         "callbacks_read_logged_metrics_subclass.py", "callback_reads_kept_module_reference.py"],
+       gap=_PRUNING_GAP,
        seen_to_fail=("callback_changes_epoch_end_state.py mismatches (reported_score one validation late: 0.131 vs "
                      "0.334 at step 2) when LM001 does not follow a callback's call of a module method that reads "
                      "what validation_epoch_end stored (the body then runs after the callback's hook)")),
     _f("B2.3", "B.2", "end-of-epoch validation runs before training_epoch_end",
        "kept", ["LM001"], [_BUFFERS], ["callback_reads_epoch_end_state.py", "val_check_interval_half.py"]),
     _f("B2.4", "B.2", "training_epoch_end runs before every callback's on_train_epoch_end",
-       "kept", ["LM001"], [_READ_PLAN, _ONCE, _CALLBACK_CALLS],
+       "kept", ["LM001"], [_READ_PLAN, _ONCE, _CALLBACK_CALLS, _LIBRARY_FIRST],
        ["callback_changes_epoch_end_state.py", "callback_reads_epoch_end_result.py",
         "callbacks_read_logged_metrics_subclass.py", "callback_reads_kept_module_reference.py"],
+       gap=_PRUNING_GAP,
        seen_to_fail=("callback_changes_epoch_end_state.py mismatches (noise_scale 0.4 vs 0.8 at step 2: the body "
                      "logged the scale the callback had already halved) when LM001 does not order a callback that "
                      "changes an attribute the body reads")),

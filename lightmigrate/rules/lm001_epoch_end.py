@@ -97,6 +97,7 @@ from lightmigrate.rules.shared.epoch_end_readers import (
     ReadPlan,
     calls_run_once,
     describe,
+    library_callback_first,
     module_param,
     plain,
     read_plan,
@@ -349,6 +350,9 @@ class _ClassMigration(StageHookEditor):
             self._note_callback_order(stage)
         if old is not None and top is self.info:
             self._migrate_top(stage, old, buf, helper)
+            why = library_callback_first(self.index, stage.old)
+            if why is not None:
+                self.mark(stage.new, why)
         else:
             if old is not None:
                 # A subclass override: keep it as an override of the parent's helper.
@@ -794,7 +798,8 @@ class EpochEndRule(Rule):
         "it sets, also through a module method, or the metrics it logged), or changes an attribute the "
         "body reads, the body becomes a method that runs once per epoch "
         "(`_finish_validation_epoch`...), which that callback calls first and the module's hook calls "
-        "after it (a marker on the callback where that cannot be done)."
+        "after it (a marker on the callback where that cannot be done; a marker on the module's hook when the "
+        "project uses ModelPruning, a Lightning callback that prunes the weights there first)."
     )
 
     examples = (

@@ -2053,3 +2053,33 @@ def test_training_epoch_end_returning_a_call_is_not_marked():
     out, _ = run_rule(RULE, src, path="m.py")
     assert "TODO(lightmigrate)" not in out
     assert "return self.adapter.training_epoch_end(outputs)" in out
+
+
+@pytest.mark.parametrize("trainer, train_marked, val_marked", [
+    ('ModelPruning("l1_unstructured", amount=0.5)', True, False),
+    ('ModelPruning("l1_unstructured", amount=0.5, prune_on_train_epoch_end=False)', True, True),
+    ("EarlyStopping(monitor='x')", False, False),
+])
+def test_model_pruning_before_the_body_is_marked_ledger_b2_4(trainer, train_marked, val_marked):
+    """1.9.5 ran training_epoch_end before ModelPruning pruned the weights in its
+    on_train_epoch_end (validation_epoch_end before its on_validation_epoch_end when
+    prune_on_train_epoch_end=False); 2.x runs the Lightning callback first and it cannot call the
+    run-once method (a probe: the body counted 0 zero weights at epoch 0 on 1.9.5, 2 migrated)."""
+    text = HEAD + f'''\
+class M(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.log("zeros", (self.net.weight == 0).float().sum())
+
+    def validation_epoch_end(self, outputs):
+        self.log("val_zeros", (self.net.weight == 0).float().sum())
+
+
+trainer = pl.Trainer(callbacks=[{trainer}])
+'''
+    out, _ = run_rule(RULE, text)
+    lines = out.splitlines()
+    train = lines.index("    def on_train_epoch_end(self):")
+    val = lines.index("    def on_validation_epoch_end(self):")
+    assert lines[train - 1].startswith("    # TODO(lightmigrate): LM001 (ledger B2.4) ModelPruning") is train_marked
+    assert lines[val - 1].startswith("    # TODO(lightmigrate): LM001 (ledger B2.2) ModelPruning") is val_marked
+    assert run_rule(RULE, out)[0] == out

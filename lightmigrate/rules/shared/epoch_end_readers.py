@@ -221,6 +221,25 @@ def _texts_naming(index: ProjectIndex, name: str) -> List[str]:
 _MARKER_LINE = re.compile(r"^[ \t]*#[ \t]*" + re.escape(MARKER_PREFIX) + r".*$", re.MULTILINE)
 
 
+def library_callback_first(index: ProjectIndex, old: str) -> Optional[str]:
+    """Why a marker goes on the module's hook that runs the 1.x body of ``old``, when the project
+    uses a Lightning callback that changes the module in its own hook of that stage: 1.9.5's
+    ``ModelPruning`` prunes the weights in ``on_train_epoch_end`` (in ``on_validation_epoch_end``
+    with ``prune_on_train_epoch_end=False``). 1.x ran the body before it, 2.x runs it after; the
+    callback is Lightning's, so it cannot be made to call the run-once method (ledger B2.2, B2.4)."""
+    if old not in ("training_epoch_end", "validation_epoch_end"):
+        return None
+    texts = _texts_naming(index, "ModelPruning")
+    if old == "validation_epoch_end":
+        texts = [t for t in texts if "prune_on_train_epoch_end" in t]
+    if not texts:
+        return None
+    hook = CALLBACK_HOOK[old]
+    return (f"(ledger {'B2.4' if old == 'training_epoch_end' else 'B2.2'}) ModelPruning prunes the weights in its "
+            f"{hook}, which 2.x runs before this one and 1.x ran after {old}: if the body reads the weights (or runs "
+            f"the model), it now sees them pruned")
+
+
 def _without_markers(text: Optional[str]) -> Optional[str]:
     """``text`` without lightmigrate's marker comments (a marker that names a module does not
     link it with the callback it is on: a second run decides as the first did)."""
@@ -556,6 +575,7 @@ __all__ = [
     "calls_run_once",
     "class_node",
     "describe",
+    "library_callback_first",
     "module_param",
     "plain",
     "read_plan",
