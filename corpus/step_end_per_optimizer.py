@@ -5,7 +5,7 @@ optimizers; `training_step(batch, batch_idx, optimizer_idx)` returns `{"loss", "
 `training_step_end` scales the loss by a per-optimizer weight (what the closure backpropagates)
 and counts its calls per optimizer in a buffer (it does not log: with `self.log` in
 `training_step_end` and two optimizers 1.9.5 dropped optimizer 0's metrics of each epoch's first
-batch, which the migration does not reproduce: ledger fact L18). 1.9 called it once per optimizer per
+batch, which the migration cannot reproduce: LM005 marks such a hook, ledger fact L18). 1.9 called it once per optimizer per
 batch, inside that optimizer's closure; LM005's loop (and LM003's inlining into the old step)
 must do the same: the counts, the logged values and the trained weights show it.
 """

@@ -98,6 +98,15 @@ _OPTIMIZE = f"{LM005}:_optimize"
 _SCHED = f"{LM005}:_scheduler_helper"
 _EPOCH_END5 = f"{LM005}:_MultiOptimizerMigration._epoch_end"
 _TBPTT = f"{LM006}:_Tbptt._rewrite"
+# B.2 order: which callbacks read or change what a body computes or reads, and the run-once method they call first
+_READ_PLAN = "lightmigrate.rules.shared.epoch_end_readers:read_plan"
+_ONCE = f"{LM001}:_ClassMigration._migrate_top_once"
+_CALLBACK_CALLS = f"{LM001}:_CallbackCalls"
+_LIBRARY_FIRST = "lightmigrate.rules.shared.epoch_end_readers:library_callback_first"
+_PRUNING_GAP = ("a Lightning callback that changes the module in that hook cannot call the run-once method: 1.9.5's "
+                "ModelPruning prunes in on_train_epoch_end (in on_validation_epoch_end with "
+                "prune_on_train_epoch_end=False), now before the body; LM001 marks the module's hook when the project "
+                "names it (a probe: training_epoch_end counted 0 zero weights at epoch 0 on 1.9.5, 2 migrated)")
 
 FACTS: Tuple[Fact, ...] = (
     # ---- B.1 what `outputs` holds: training, automatic optimization ---------------------------
@@ -210,9 +219,13 @@ FACTS: Tuple[Fact, ...] = (
                     "(two_optimizers_epoch_end_early_return.py still matched: it reads the LR in training_epoch_end, "
                     "after both; step_end_logs_scheduler_lr.py has one optimizer, where 2.x keeps the order itself)"),
     _f("B2.2", "B.2", "validation: validation_epoch_end, then callbacks' and module's on_validation_epoch_end, then on_validation_end",
-       "partial", ["LM001"], [f"{LM001}:_ClassMigration._note_callback_order"], ["callback_reads_epoch_end_state.py"],
-       gap="the body now runs after user callbacks' on_validation_epoch_end; LM001 reports a NOTE when the project "
-           "has such callbacks; the case reads only where both orders agree"),
+       "kept", ["LM001"], [_READ_PLAN, _ONCE, _CALLBACK_CALLS, _LIBRARY_FIRST],
+       ["callback_changes_epoch_end_state.py", "callback_reads_epoch_end_result.py",
+        "callbacks_read_logged_metrics_subclass.py", "callback_reads_kept_module_reference.py"],
+       gap=_PRUNING_GAP,
+       seen_to_fail=("callback_changes_epoch_end_state.py mismatches (reported_score one validation late: 0.131 vs "
+                     "0.334 at step 2) when LM001 does not follow a callback's call of a module method that reads "
+                     "what validation_epoch_end stored (the body then runs after the callback's hook)")),
     _f("B2.3", "B.2", "end-of-epoch validation runs before training_epoch_end",
        "kept", ["LM001"], [_BUFFERS, f"{LM001}:_ClassMigration._migrate_top"],
        ["train_epoch_end_reads_validation.py", "callback_reads_epoch_end_state.py", "val_check_interval_half.py"],
@@ -223,18 +236,30 @@ FACTS: Tuple[Fact, ...] = (
                     "(callback_reads_epoch_end_state.py and val_check_interval_half.py then differed only in when the "
                     "epoch-end body ran)"),
     _f("B2.4", "B.2", "training_epoch_end runs before every callback's on_train_epoch_end",
-       "partial", ["LM001"], [f"{LM001}:_ClassMigration._note_callback_order"], ["callback_reads_epoch_end_state.py"],
-       gap="user callbacks' on_train_epoch_end now run before the body (ModelCheckpoint/EarlyStopping still after); "
-           "a NOTE, not a rewrite"),
+       "kept", ["LM001"], [_READ_PLAN, _ONCE, _CALLBACK_CALLS, _LIBRARY_FIRST],
+       ["callback_changes_epoch_end_state.py", "callback_reads_epoch_end_result.py",
+        "callbacks_read_logged_metrics_subclass.py", "callback_reads_kept_module_reference.py"],
+       gap=_PRUNING_GAP,
+       seen_to_fail=("callback_changes_epoch_end_state.py mismatches (noise_scale 0.4 vs 0.8 at step 2: the body "
+                     "logged the scale the callback had already halved) when LM001 does not order a callback that "
+                     "changes an attribute the body reads")),
     _f("B2.5", "B.2", "ModelCheckpoint/EarlyStopping saw metrics logged in training_epoch_end",
        "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top"], ["checkpoint_early_stopping_epoch_end.py"],
        seen_to_fail=("checkpoint_early_stopping_epoch_end.py mismatches (ModelCheckpoint(train_mean) best score 3.595 "
                      "vs 0.530, train_mean) when the migrated training buffer is not reset every epoch")),
     _f("B2.6", "B.2", "metrics logged in the module's on_train_epoch_end were not seen by ModelCheckpoint/EarlyStopping",
        "partial", ["LM309"], [f"{LM309}:_notes"],
-       reason=NO_CASE + " a pending/ case (it would mismatch: 1.9.5 checked before the module's hook, 2.x after; "
-                        "ModelCheckpoint/EarlyStopping results are recorded since issue 26)",
-       gap="2.x runs those callbacks after the module's hook: LM309 reports a NOTE (C11), nothing is rewritten"),
+       reason=("no case can match: corpus/pending/monitor_metric_logged_in_on_train_epoch_end.py (no validation, the "
+               "callbacks check at the train epoch end) runs on 1.9.5 and mismatches the migration (1.9.5: best "
+               "checkpoint epoch 2 step 9 with the score of epoch 1, stopped_epoch 3; 2.x: the score of each epoch "
+               "as it ends, training stops an epoch earlier)"),
+       gap=("kept where the callbacks check in on_validation_end (validation inside the epoch or not every epoch: "
+            "it runs before the train epoch end in both versions); where they check at the train epoch end 2.x runs "
+            "them after the module's hook and nothing is rewritten: LM309 reports a NOTE (C11). A faithful rewrite "
+            "needs a hook after the monitoring callbacks in which a metric logged still reaches the loggers at that "
+            "epoch, and 2.x's FitLoop.on_advance_end has none; a marker cannot be placed so that a second run "
+            "changes nothing (after LM001 moves training_epoch_end into on_train_epoch_end, the metrics 1.9's "
+            "callbacks saw, B2.5, and those they did not are logged from the same hook)")),
     _f("B2.7", "B.2", "the module's on_train_epoch_end runs after the training_epoch_end body",
        "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top", f"{LM001}:_ClassMigration._merge_safe"],
        ["merge_existing_hooks.py"],
@@ -521,12 +546,12 @@ FACTS: Tuple[Fact, ...] = (
            "mismatched 1.9.5 before: the loop stepped it once per epoch)"),
     _f("L6", "loops/dataloader/evaluation_loop.py::on_run_start",
        "every evaluation run starts with module.zero_grad(): a validation inside an accumulation window "
-       "(val_check_interval) discards the gradients accumulated so far", "partial", ["LM309"], [f"{LM309}:_checks_mid_epoch"],
-       new=True, reason="not kept, only noted: a case (accumulate_grad_batches=2 with val_check_interval=1) mismatches "
-                        "1.9.5 (the probe in gap), and the corpus holds only cases that match",
-       gap="2.x does not zero them and nothing is rewritten: LM309 reports a NOTE at a Trainer call with both "
-           "arguments (probe run on both: final weights differ on 2.6.6, unmigrated and migrated alike, equal "
-           "without the mid-window validation)"),
+       "(val_check_interval) discards the gradients accumulated so far", "kept", ["LM101"],
+       ["lightmigrate.catalog.trainer_args:map_arguments", "lightmigrate.catalog.trainer_args:_may_check_mid_epoch"],
+       ["validation_inside_accumulation_window.py"], new=True,
+       seen_to_fail=("validation_inside_accumulation_window.py mismatches 1.9.5 (train_loss 2.667 vs 3.078 at step 2, "
+                     "val_loss, weights) on main, where the Trainer dict gets no callback zeroing the gradients at "
+                     "validation start")),
     _f("L7", "loops/epoch/evaluation_epoch_loop.py::_on_evaluation_batch_end",
        "on_validation_batch_end receives the step_end result, None for a step that returned None",
        "kept", ["LM003"], [_INLINE], ["step_end_logs_only_or_none.py"], new=True,
@@ -567,12 +592,24 @@ FACTS: Tuple[Fact, ...] = (
        seen_to_fail="standalone_validate_and_test.py, no_sanity_then_validate_test.py and test_epoch_end_reuses_validation.py mismatch (val_num_outputs 4 vs 2, losses) when LM001 creates the eval buffers once instead of resetting them at each run's start"),
     _f("L18", "loops/optimization/optimizer_loop.py::_training_step",
        "with self.log in training_step_end and two optimizers, no metric optimizer 0 logged (in training_step or "
-       "training_step_end) at an epoch's first batch reached the logger", "missing", ["LM005"], [_OPTIMIZE], new=True,
-       reason="the corpus holds only cases that match: a probe (corpus/step_end_per_optimizer.py with "
-              "`self.log(f\"scaled_loss_{i}\", scaled)` in training_step_end) mismatches 1.9.5: raw_loss_0 and "
-              "scaled_loss_0 missing at steps 0 and 3 on 1.9.5, logged by the migrated run",
-       gap="the migrated loop logs them; reproducing a lost metric is not attempted (found while writing the B3.3 "
-           "case; the 1.9.5 mechanism was not traced)"),
+       "training_step_end) at an epoch's first batch reached the logger", "marked", ["LM005"],
+       [f"{LM005}:_logs", _OPTIMIZE], new=True,
+       reason=("no case can match: a probe (corpus/step_end_per_optimizer.py with `self.log(f\"scaled_loss_{i}\", "
+               "scaled)` in training_step_end) mismatches 1.9.5, which lost raw_loss_0 and scaled_loss_0 at steps 0 and "
+               "3; the migrated loop logs them"),
+       gap=("the cause (traced in 1.9.5): LightningModule.log resets the values already logged under the current "
+            "hook's name whenever LoggerConnector.should_reset_tensors says so, i.e. the hook name changed during "
+            "an epoch's first batch (meant for a hook's first call of the epoch); with two optimizers the hooks "
+            "alternate there (training_step, training_step_end, training_step...), so optimizer 1's calls wipe "
+            "optimizer 0's values (patching should_reset_tensors to False on 1.9.5 brings raw_loss_0 and "
+            "scaled_loss_0 back at steps 0 and 3 of the probe: corpus/step_end_per_optimizer.py with "
+            "`self.log(f\"scaled_loss_{i}\", scaled)` in training_step_end). LM005's loop calls training_step_end "
+            "inside the 2.x training_step, under one hook name, so nothing is reset; reproducing the loss would "
+            "mean logging under a hook name 2.x's fx validator rejects or resetting the trainer's private results: "
+            "LM005 marks a training_step_end that logs (unless optimizer frequencies run one optimizer per batch). "
+            "Other hooks that log between two optimizers' steps on the first batch (on_after_backward...) lost "
+            "values the same way in 1.9.5; 2.x keeps the same reset for the hooks it calls, so those may match, "
+            "but no probe checked it")),
 )
 
 

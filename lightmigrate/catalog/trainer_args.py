@@ -210,6 +210,30 @@ class _Builder:
             self.out.markers.append(text)
 
 
+# ledger L6, read from 1.9.5's EvaluationLoop.on_run_start (module.zero_grad() after the model-eval hook, before
+# every on_validation_start hook): 2.x does not zero the gradients there
+ZERO_GRAD_AT_VALIDATION = "LambdaCallback(on_validation_start=lambda trainer, pl_module: pl_module.zero_grad())"
+
+
+def _may_accumulate(value: Value) -> bool:
+    """``accumulate_grad_batches`` that may be more than 1 (a schedule, a name...)."""
+    return not (value.literal is not NOT_LITERAL and not isinstance(value.literal, dict)
+                and value.literal in (None, 0, 1))
+
+
+def _may_check_mid_epoch(value: Value) -> bool:
+    """``val_check_interval`` that may validate inside an epoch: a fraction below 1, a batch count,
+    or a value not known."""
+    v = value.literal
+    if v is NOT_LITERAL:
+        return True
+    if isinstance(v, bool) or v is None:
+        return False
+    if isinstance(v, float):
+        return v < 1.0
+    return isinstance(v, int)
+
+
 def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = False,
                   resume_handled: bool = False, local: Optional[Callable[[], Optional[str]]] = None,
                   tuned: bool = False, combined: bool = False,
@@ -331,8 +355,17 @@ def map_arguments(entries: Sequence[Entry], quote: str = '"', has_tune: bool = F
         b.mark("T17: `multiple_trainloader_mode` was removed; return CombinedLoader(loaders, mode=...) "
                "from train_dataloader")
 
-    # --- T11: accumulate_grad_batches as a schedule
+    # --- ledger L6: 1.9 zeroed the module's gradients at every validation start
     agb = b.get("accumulate_grad_batches")
+    vci = b.get("val_check_interval")
+    calls = b.get("callbacks")
+    if (agb is not None and vci is not None and _may_accumulate(agb.value) and _may_check_mid_epoch(vci.value)
+            and not (calls is not None and "zero_grad()" in calls.value.code)):
+        b.out.callbacks.append(ZERO_GRAD_AT_VALIDATION)
+        b.out.imports.append(("callbacks", "LambdaCallback"))
+        b.out.fixed.append("a callback zeroes the gradients at each validation start, as 1.9 did (a validation "
+                           "inside an accumulation window discarded the gradients accumulated so far)")
+    # --- T11: accumulate_grad_batches as a schedule
     if agb is not None and isinstance(agb.value.literal, dict):
         sched = agb.value.literal
         if all(isinstance(k, int) and isinstance(v, int) for k, v in sched.items()):

@@ -23,7 +23,8 @@ Two shapes of output code:
   exactly as it did in 1.9.
 - *run-once* (issue 21 kind 6, spec B.2): 1.9 ran the body before every callback's
   ``on_*_epoch_end``, 2.x runs the module's hook after them. When a callback of the project reads
-  there what the body computed (``rules/shared/epoch_end_readers.py`` decides which), the body
+  there what the body computed, or changes what it reads (``rules/shared/epoch_end_readers.py``
+  decides which), the body
   (or the call of the helper) moves into ``_finish_validation_epoch()`` (...), which returns at
   once when it ran already since the epoch started (its buffer, reset then, is None): the
   callback's hook calls it first, the module's ``on_*_epoch_end`` calls it too.
@@ -96,7 +97,9 @@ from lightmigrate.rules.shared.epoch_end_readers import (
     ReadPlan,
     calls_run_once,
     describe,
+    library_callback_first,
     module_param,
+    plain,
     read_plan,
 )
 from lightmigrate.rules.shared.predict_results import predict_results
@@ -347,6 +350,9 @@ class _ClassMigration(StageHookEditor):
             self._note_callback_order(stage)
         if old is not None and top is self.info:
             self._migrate_top(stage, old, buf, helper)
+            why = library_callback_first(self.index, stage.old)
+            if why is not None:
+                self.mark(stage.new, why)
         else:
             if old is not None:
                 # A subclass override: keep it as an override of the parent's helper.
@@ -789,9 +795,11 @@ class EpochEndRule(Rule):
         "validation_epoch_end` follow the migration. Multi-optimizer and TBPTT training outputs get a marker. "
         "1.x ran each body before every callback's `on_*_epoch_end`, 2.x runs the module's hook after "
         "them: when a callback of the project reads in that hook what the body computed (an attribute "
-        "it sets, or the metrics it logged), the body becomes a method that runs once per epoch "
+        "it sets, also through a module method, or the metrics it logged), or changes an attribute the "
+        "body reads, the body becomes a method that runs once per epoch "
         "(`_finish_validation_epoch`...), which that callback calls first and the module's hook calls "
-        "after it (a marker on the callback where that cannot be done)."
+        "after it (a marker on the callback where that cannot be done; a marker on the module's hook when the "
+        "project uses ModelPruning, a Lightning callback that prunes the weights there first)."
     )
 
     examples = (
@@ -1171,9 +1179,10 @@ def _callback_sites(source: SourceFile, ctx: RuleContext, plans: _Plans) -> List
 def _reading_line(func: AstFunction, attrs: Sequence[str]) -> int:
     """The line of the first statement of ``func``'s body that mentions one of ``attrs`` (the
     first statement when none does)."""
+    names = {plain(a) for a in attrs}
     for st in func.body:
         for n in ast.walk(st):
-            if isinstance(n, ast.Attribute) and (n.attr in attrs or n.attr.endswith("_metrics")):
+            if isinstance(n, ast.Attribute) and (n.attr in names or n.attr.endswith("_metrics")):
                 return st.lineno
     return func.body[0].lineno
 
@@ -1219,8 +1228,8 @@ class _CallbackCalls(PrunedTransformer):
                 continue
             stmt = (f"if hasattr({module}, \"{call}\"):\n    {module}.{call}()" if guarded else f"{module}.{call}()")
             items[i] = prepend_statements(func, parse_statements(stmt))
-            self.ctx.report(CODE, f"{original.name.value}.{hook} calls {module}.{call}() first: it reads {what}, "
-                                  f"which 1.x computed before this hook and 2.x after it", Kind.FIXED, hline, hcol)
+            self.ctx.report(CODE, f"{original.name.value}.{hook} calls {module}.{call}() first: it reads {what}; "
+                                  f"1.x ran that body before this hook, 2.x after it", Kind.FIXED, hline, hcol)
         return updated.with_changes(body=updated.body.with_changes(body=items))
 
 

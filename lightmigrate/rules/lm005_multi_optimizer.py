@@ -1000,7 +1000,10 @@ class _MultiOptimizerMigration(ClassEditor):
             new_funcs.append(_scheduler_helper(plan, plan.step_schedulers))
         self.insert_before(step_helper, new_funcs)
         if has_end:
+            end = self.get("training_step_end")
             self.rename("training_step_end", end_helper)
+            if not conf.frequencies and end is not None and _logs(end):
+                self.mark(end_helper, STEP_END_LOGS)
         self._init(s)
         if plan.batch_end_outputs and batch_end is not None:
             out = param_names(batch_end)[1]
@@ -1186,6 +1189,17 @@ class _MultiOptimizerMigration(ClassEditor):
         func = func.with_changes(body=func.body.with_changes(body=stmts))
         anchor = "configure_optimizers" if self.get("configure_optimizers") is not None else plan.step_helper
         self.insert_before(anchor, [func])
+
+
+# ledger fact L18, read from 1.9.5's LightningModule.log and LoggerConnector.should_reset_tensors
+STEP_END_LOGS = ("(ledger L18) with several optimizers 1.9.5 dropped what optimizer 0 logged, here and in "
+                 "training_step, on each epoch's first batch (its logger reset a hook's logged values whenever the "
+                 "hook name changed during that batch); this loop logs them: the logged metrics differ there")
+
+
+def _logs(func: cst.FunctionDef) -> bool:
+    """Whether ``func`` calls ``<self>.log(...)`` / ``<self>.log_dict(...)``."""
+    return re.search(rf"\b{re.escape(self_name(func))}\.log(?:_dict)?\(", code_of(func)) is not None
 
 
 def _has_returns(stmts) -> bool:
@@ -1419,7 +1433,9 @@ class MultiOptimizerRule(Rule):
         "training_epoch_end becomes on_train_epoch_end and receives 1.9's outputs[batch][optimizer]. A user "
         "optimizer_step that only runs the closure still counts a step, as in 1.9; callbacks' on_before_zero_grad "
         "is called in the closure and callbacks' on_train_batch_end gets 1.9's per-optimizer list back. What cannot "
-        "be read statically (frequencies, plateau monitors, non-literal Trainer values, TBPTT) gets a marker."
+        "be read statically (frequencies, plateau monitors, non-literal Trainer values, TBPTT) gets a marker, and "
+        "so does a training_step_end that logs: 1.9.5 dropped what optimizer 0 logged on each epoch's first batch "
+        "then (ledger L18), which the loop cannot reproduce."
     )
     examples = (
         Example(

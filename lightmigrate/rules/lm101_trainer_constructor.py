@@ -902,6 +902,14 @@ def _new_value_node(entry: tam.Entry, origin_value: Optional[cst.BaseExpression]
     return cst.parse_expression(entry.value.code)
 
 
+def _callbacks_cause(additions: List[str]) -> str:
+    """What the marker for callbacks it could not add names as their cause."""
+    causes = ["A.8/T11"] if any(a != tam.ZERO_GRAD_AT_VALIDATION for a in additions) else []
+    if tam.ZERO_GRAD_AT_VALIDATION in additions:
+        causes.append("ledger L6 (1.9 zeroed the gradients at every validation start)")
+    return ", ".join(causes)
+
+
 def _callbacks_value(existing: Optional[cst.BaseExpression], additions: List[str]) -> Optional[cst.BaseExpression]:
     """``existing`` (a list literal, or nothing) with ``additions`` appended, or None when the
     callbacks are not a list literal."""
@@ -1375,7 +1383,7 @@ class _Transformer(PrunedTransformer):
             if e.name == "callbacks" and mapped.callbacks:
                 value = _callbacks_value(getattr(e.value, "node", None), mapped.callbacks)
                 if value is None:
-                    self._mark([f"A.8/T11: add {', '.join(mapped.callbacks)} to this Trainer's callbacks ({tam.GUIDE})"])
+                    self._mark([f"{_callbacks_cause(mapped.callbacks)}: add {', '.join(mapped.callbacks)} to this Trainer's callbacks ({tam.GUIDE})"])
                     value = getattr(e.value, "node", None) or cst.parse_expression(e.value.code)
                 out.append(e.origin.with_changes(value=value))
                 callbacks_done = True
@@ -1431,7 +1439,7 @@ class _Transformer(PrunedTransformer):
             if e.name == "callbacks" and mapped.callbacks:
                 value = _callbacks_value(getattr(e.value, "node", None), mapped.callbacks)
                 if value is None:
-                    self._mark([f"A.8/T11: add {', '.join(mapped.callbacks)} to these Trainer callbacks ({tam.GUIDE})"])
+                    self._mark([f"{_callbacks_cause(mapped.callbacks)}: add {', '.join(mapped.callbacks)} to these Trainer callbacks ({tam.GUIDE})"])
                 else:
                     out.append(e.origin.with_changes(value=value))
                     callbacks_done = True

@@ -15,9 +15,6 @@ The code is never changed. Each note is reported once per file, at the line that
 - B-9: ``.eval()`` in a file that calls ``.fit(``: 2.2+ no longer calls ``model.train()`` at
   the start of fit.
 - B-10: ``CSVLogger`` (columns sorted from 2.2).
-- (issue 26, ledger fact L6) a ``Trainer(...)`` call with both ``accumulate_grad_batches`` and
-  ``val_check_interval``: 1.9 zeroed the gradients at the start of every validation run, so a
-  validation inside an accumulation window discarded the accumulated gradients; 2.x keeps them.
 - B-4: a file that installs its own signal handler (``signal.signal``) and runs
   ``validate``/``test``/``predict``: 2.x registers the Trainer's handlers for those too.
 - B-5: a file that relies on Kubeflow (names it): auto-detection is off from 2.0.7.
@@ -59,9 +56,6 @@ NOTE_KUBEFLOW = ("Kubeflow is no longer auto-detected from Lightning 2.0.7: pass
 NOTE_RICH = ("from Lightning 2.6 the default progress bar is `RichProgressBar` (and the summary `RichModelSummary`) "
              "when rich is installed: pass `callbacks=[TQDMProgressBar()]` to keep the tqdm bar this code expects")
 NOTE_CSV = "CSVLogger writes its columns sorted from Lightning 2.2: read metrics.csv by column name"
-NOTE_VAL_ZERO_GRAD = ("1.9 zeroed the module's gradients at the start of every validation run, so a validation "
-                      "inside an accumulation window (val_check_interval with accumulate_grad_batches) discarded the "
-                      "gradients accumulated so far; 2.x keeps them: the same run trains differently")
 _DDP = re.compile(r"""["']ddp[a-z_]*["']|DDPStrategy|DDPSpawnStrategy""")
 _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
 _LOSS = re.compile(r"""["']loss["']""")
@@ -122,23 +116,6 @@ def _logs_loss(text: str, func: ast.AST) -> bool:
     (quoted)."""
     return any(_method_called(node, _LOGS) and _LOSS.search(ast.get_source_segment(text, node) or "")
                for node in ast.walk(func))
-
-
-def _keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
-    return next((kw.value for kw in call.keywords if kw.arg == name), None)
-
-
-def _accumulates(call: ast.Call) -> bool:
-    """``Trainer(accumulate_grad_batches=...)`` with a value that may be more than 1."""
-    value = _keyword(call, "accumulate_grad_batches")
-    return value is not None and not (isinstance(value, ast.Constant) and value.value in (None, 0, 1))
-
-
-def _checks_mid_epoch(call: ast.Call) -> bool:
-    """``Trainer(val_check_interval=...)`` with a value that may validate inside an epoch (ledger
-    fact L6, read from 1.9.5's ``EvaluationLoop.on_run_start``)."""
-    value = _keyword(call, "val_check_interval")
-    return value is not None and not (isinstance(value, ast.Constant) and value.value in (None, 1.0))
 
 
 def _may_return_none(func: ast.AST) -> bool:
@@ -252,10 +229,6 @@ def _notes(source: SourceFile, ctx: RuleContext) -> List[Site]:
         evals = nodes.first(lambda n: _method_called(n, ("eval",)) and not n.args and not n.keywords)
         if evals is not None:
             note(evals, NOTE_TRAIN)
-    if "val_check_interval" in text and "accumulate_grad_batches" in text:
-        both = nodes.first(lambda n: _called(n, ("Trainer",)) and _accumulates(n) and _checks_mid_epoch(n))
-        if both is not None:
-            note(both, NOTE_VAL_ZERO_GRAD)
     if "CSVLogger" in text:
         csv = nodes.first(lambda n: _called(n, ("CSVLogger",)))
         if csv is not None:
@@ -286,16 +259,14 @@ class BehaviourNotesRule(Rule):
     safety = Safety.PRESERVING
     edits_code = False  # notes only: no libcst parse for it
     triggers = ("progress_bar_metrics", "get_metrics", "ddp", "EarlyStopping", "ModelCheckpoint", "seed_everything", ".eval()", "CSVLogger",
-                "spawn", "signal.signal", "ubeflow", "UBEFLOW", "progress_bar_callback", "val_check_interval")
+                "spawn", "signal.signal", "ubeflow", "UBEFLOW", "progress_bar_callback")
     description = (
         "Some 1.9 behaviour changed in 2.x without an error and without code to rewrite. This rule changes "
         "nothing; it reports a NOTE where a file is affected: no running \"loss\" in the progress bar (M22), "
         "`training_step` returning None under DDP (M26), EarlyStopping/ModelCheckpoint now after the module's "
         "`on_train_epoch_end` (C11), `fit` twice with spawn, `seed_everything()` without seed, `fit` no longer "
         "calling `model.train()`, CSVLogger column order, the Trainer's signal handlers in validate/test/predict, "
-        "Kubeflow no longer auto-detected, Rich progress bar and summary by default (A.7), and validation inside "
-        "an accumulation window no longer discarding the accumulated gradients (1.9 zeroed them at every "
-        "validation start)."
+        "Kubeflow no longer auto-detected, Rich progress bar and summary by default (A.7)."
     )
     coverage = {"M22": Handling.NOTED, "M26": Handling.NOTED, "C11": Handling.NOTED, "B-2": Handling.NOTED,
                 "B-3": Handling.NOTED, "B-7": Handling.NOTED, "B-8": Handling.NOTED, "B-9": Handling.NOTED,
@@ -345,8 +316,6 @@ pl.seed_everything(42)
         if "signal" in text and any(run in text for run in ("validate", "test", "predict")):
             return True
         if "training_step" in text and _DDP.search(text):
-            return True
-        if "val_check_interval" in text and "accumulate_grad_batches" in text:
             return True
         return "monitor" in text and ("on_train_epoch_end" in text or "training_epoch_end" in text)
 

@@ -236,6 +236,26 @@ def _lightning(model: Any, sub: str) -> Any:
     return importlib.import_module(_root_of(_lightning_base(type(model))) + sub)
 
 
+def _monitors_first(model: Any) -> None:
+    """Run the trainer's EarlyStopping / checkpoint callbacks' ``on_train_epoch_end`` now, before
+    the module's, and make 2.x's call of them after the module's hook (its "monitoring" pass,
+    ``trainer/call.py::_call_callback_hooks``) skip them once."""
+    callbacks = _lightning(model, ".callbacks")
+    kinds = (callbacks.EarlyStopping, callbacks.Checkpoint)
+    trainer = model.trainer
+    for callback in trainer.callbacks:
+        if isinstance(callback, kinds) and "on_train_epoch_end" not in vars(callback):
+            type(callback).on_train_epoch_end(callback, trainer, model)
+            callback.on_train_epoch_end = _skip_once(callback)
+
+
+def _skip_once(callback: Any) -> Callable[..., None]:
+    def skipped(*args: Any, **kwargs: Any) -> None:
+        del callback.on_train_epoch_end  # (the class's hook again from the next epoch on)
+
+    return skipped
+
+
 def _call_user(model: Any, name: str, *args: Any, **kwargs: Any) -> Any:
     """Call ``name`` as resolved BELOW the shim class (the user's method, else the 1.9 default
     of the adapter) with 1.9 arguments, with ``_current_fx_name`` set like 1.9 did."""
@@ -568,6 +588,16 @@ def _shim_class(user_cls: type) -> type:
         return sup(self).on_train_batch_end(prepared, batch, batch_idx, *rest)
 
     ns["on_train_batch_end"] = on_train_batch_end
+
+    # ---- 1.9 ran every callback's on_train_epoch_end, EarlyStopping's and ModelCheckpoint's
+    # included, before the module's; 2.x runs those two after it (ledger B2.6) ----------------
+    if _user_defines(user_cls, "on_train_epoch_end"):
+
+        def on_train_epoch_end(self: Any) -> Any:
+            _monitors_first(self)
+            return sup(self).on_train_epoch_end()
+
+        ns["on_train_epoch_end"] = on_train_epoch_end
 
     # ---- evaluation batch hooks: 1.9 always passed dataloader_idx -------------------------
     for hook in EVAL_BATCH_HOOKS:
@@ -1057,6 +1087,21 @@ def _callback_class(root: str) -> type:
             outputs = [st.eval_outputs.get(i, []) for i in range(count)]
             st.eval_outputs = {}
             _call_user(pl_module, hook, outputs[0] if outputs and count == 1 else outputs)
+
+        def _zero_grad(self, pl_module: Any) -> None:
+            # 1.9.5's EvaluationLoop.on_run_start (and PredictionLoop's) zeroed the module's gradients
+            # after the model-eval hook, before every on_*_start hook (ledger L6); this callback is first
+            if self._mine(pl_module) is not None:
+                pl_module.zero_grad()
+
+        def on_validation_start(self, trainer: Any, pl_module: Any) -> None:
+            self._zero_grad(pl_module)
+
+        def on_test_start(self, trainer: Any, pl_module: Any) -> None:
+            self._zero_grad(pl_module)
+
+        def on_predict_start(self, trainer: Any, pl_module: Any) -> None:
+            self._zero_grad(pl_module)
 
         def on_validation_epoch_start(self, trainer: Any, pl_module: Any) -> None:
             self._eval_start(pl_module)

@@ -608,6 +608,109 @@ class Regressor(pl.LightningModule):
     assert not [f for f in findings if f.kind is Kind.NOTE]  # (handled: no note about the order)
 
 
+def test_callback_changing_what_the_body_reads_calls_the_run_once_method_first():
+    """Ledger B2.4: 1.9 ran training_epoch_end before the callback halved the module's noise
+    scale, so the body logged the scale the epoch trained with; run after the callback, it
+    would log the halved one."""
+    findings = rw('''\
+class Annealing(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module):
+        pl_module.noise_scale = pl_module.noise_scale * 0.5
+
+
+class Regressor(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.log("noise_scale", self.noise_scale)
+''', '''\
+class Annealing(pl.Callback):
+    def on_train_epoch_end(self, trainer, pl_module):
+        pl_module._finish_train_epoch()
+        pl_module.noise_scale = pl_module.noise_scale * 0.5
+
+
+class Regressor(pl.LightningModule):
+    def on_train_epoch_start(self):
+        self.training_step_outputs = []
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        if outputs:
+            self.training_step_outputs.append(outputs)
+
+    def on_train_epoch_end(self):
+        self._finish_train_epoch()
+
+    def _finish_train_epoch(self):
+        # 1.x ran training_epoch_end before the callbacks' on_train_epoch_end:
+        # Annealing calls this first; it runs once per epoch
+        if self.training_step_outputs is None:
+            return
+        self.training_step_outputs = None
+        self.log("noise_scale", self.noise_scale)
+''')
+    fixed = [f.message for f in findings if f.kind is Kind.FIXED]
+    assert any(m.startswith("Annealing.on_train_epoch_end calls pl_module._finish_train_epoch() first: it reads "
+                            "noise_scale (which it changes) (Regressor.training_epoch_end)") for m in fixed)
+
+
+@pytest.mark.parametrize("change", [
+    "pl_module.history.append(trainer.current_epoch)",
+    "pl_module.history[0] = 1",
+    "pl_module.history += [1]",
+    'setattr(pl_module, "history", [])',
+    "del pl_module.history",
+])
+def test_each_way_a_callback_changes_what_the_body_reads_orders_it_first(change):
+    text = HEAD + f'''\
+class Writer(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        {change}
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("rounds", float(len(self.history)))
+'''
+    out, _ = run_rule(RULE, text)
+    assert "        pl_module._finish_validation_epoch()\n        " + change in out
+    assert run_rule(RULE, out)[0] == out
+
+
+@pytest.mark.parametrize("callback, changed", [
+    ("pl_module.log('score', pl_module.score())", True),  # score() reads val_mean, which the body sets
+    ("print(pl_module.describe())", True),  # describe() reads it through self.score()
+    ("print(pl_module.unrelated())", False),  # reads nothing the body sets
+    ("pl_module.other = 1", False),  # changes what the body does not read
+])
+def test_callback_calling_a_module_method_that_reads_the_body_results(callback, changed):
+    """Ledger B2.2: the callback reaches what validation_epoch_end stored through a method of the
+    module (also one calling another)."""
+    text = HEAD + f'''\
+class Reporter(pl.Callback):
+    def on_validation_epoch_end(self, trainer, pl_module):
+        {callback}
+
+
+class Model(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.val_mean = sum(outputs) / len(outputs)
+
+    def score(self):
+        return 1.0 / (1.0 + self.val_mean)
+
+    def describe(self):
+        return f"score {{self.score():.3f}}"
+
+    def unrelated(self):
+        return self.current_epoch
+'''
+    out, findings = run_rule(RULE, text)
+    assert ("pl_module._finish_validation_epoch()" in out) is changed
+    assert ("def _finish_validation_epoch(self):" in out) is changed
+    notes = [f for f in findings if f.kind is Kind.NOTE]
+    assert bool(notes) is not changed  # (the order note only where the order is not kept)
+    assert run_rule(RULE, out)[0] == out
+
+
 def test_run_once_method_with_a_subclass_override_and_an_existing_hook():
     """The family keeps the helper (a subclass overrides the hook with super()); the run-once
     method hands it the outputs, and the existing on_validation_epoch_end (which 1.x ran after
@@ -1960,3 +2063,33 @@ def test_training_epoch_end_returning_a_call_is_not_marked():
     out, _ = run_rule(RULE, src, path="m.py")
     assert "TODO(lightmigrate)" not in out
     assert "return self.adapter.training_epoch_end(outputs)" in out
+
+
+@pytest.mark.parametrize("trainer, train_marked, val_marked", [
+    ('ModelPruning("l1_unstructured", amount=0.5)', True, False),
+    ('ModelPruning("l1_unstructured", amount=0.5, prune_on_train_epoch_end=False)', True, True),
+    ("EarlyStopping(monitor='x')", False, False),
+])
+def test_model_pruning_before_the_body_is_marked_ledger_b2_4(trainer, train_marked, val_marked):
+    """1.9.5 ran training_epoch_end before ModelPruning pruned the weights in its
+    on_train_epoch_end (validation_epoch_end before its on_validation_epoch_end when
+    prune_on_train_epoch_end=False); 2.x runs the Lightning callback first and it cannot call the
+    run-once method (a probe: the body counted 0 zero weights at epoch 0 on 1.9.5, 2 migrated)."""
+    text = HEAD + f'''\
+class M(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.log("zeros", (self.net.weight == 0).float().sum())
+
+    def validation_epoch_end(self, outputs):
+        self.log("val_zeros", (self.net.weight == 0).float().sum())
+
+
+trainer = pl.Trainer(callbacks=[{trainer}])
+'''
+    out, _ = run_rule(RULE, text)
+    lines = out.splitlines()
+    train = lines.index("    def on_train_epoch_end(self):")
+    val = lines.index("    def on_validation_epoch_end(self):")
+    assert lines[train - 1].startswith("    # TODO(lightmigrate): LM001 (ledger B2.4) ModelPruning") is train_marked
+    assert lines[val - 1].startswith("    # TODO(lightmigrate): LM001 (ledger B2.2) ModelPruning") is val_marked
+    assert run_rule(RULE, out)[0] == out

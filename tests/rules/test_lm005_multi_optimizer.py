@@ -738,3 +738,38 @@ def test_accumulating_batches_run_without_ddp_gradient_sync():
     assert run_rule(RULE, model, path="model.py", project_files={"config.py": config})[0] == model
     plain, _ = run_rule(RULE, GAN, path="model.py")
     assert "self.toggle_optimizer(optimizer)" in plain and "toggle_model" not in plain
+
+
+STEP_END = HEAD + '''\
+class TwoHeads(pl.LightningModule):
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return {"loss": batch.sum(), "idx": optimizer_idx}
+
+    def training_step_end(self, out):
+{body}
+        return out
+
+    def configure_optimizers(self):
+{optimizers}
+'''
+TWO = "        return [torch.optim.SGD([self.a], lr=0.1), torch.optim.SGD([self.b], lr=0.1)]"
+BY_FREQUENCY = ('        return [{"optimizer": torch.optim.SGD([self.a], lr=0.1), "frequency": 1},\n'
+                '                {"optimizer": torch.optim.SGD([self.b], lr=0.1), "frequency": 1}]')
+
+
+@pytest.mark.parametrize("body, optimizers, marked", [
+    ('        self.log(f"scaled_{out[\'idx\']}", out["loss"])', TWO, True),
+    ('        self.log_dict({"scaled": out["loss"]})', TWO, True),
+    ('        out["loss"] = out["loss"] * 2', TWO, False),  # it logs nothing
+    ('        self.log("scaled", out["loss"])', BY_FREQUENCY, False),  # one optimizer per batch: nothing lost
+])
+def test_training_step_end_that_logs_is_marked_ledger_l18(body, optimizers, marked):
+    """1.9.5 dropped optimizer 0's logged values on each epoch's first batch when training_step_end
+    logged (its logger reset a hook's values whenever the hook name changed during that batch);
+    the loop cannot lose them the same way: a marker names ledger fact L18."""
+    out, _ = run_rule(RULE, STEP_END.replace("{body}", body).replace("{optimizers}", optimizers))
+    lines = out.splitlines()
+    at = lines.index("    def _training_step_end(self, out):")
+    assert ("# TODO(lightmigrate): LM005 (ledger L18)" in out) is marked
+    assert lines[at - 1].startswith("    # TODO(lightmigrate): LM005 (ledger L18) ") is marked  # on the moved hook
+    assert run_rule(RULE, out)[0] == out

@@ -576,3 +576,34 @@ def test_from_argparse_args_keeps_a_marker_for_an_argument_1_9_no_longer_took():
     assert lines[call - 1].startswith("    # TODO(lightmigrate): LM101 T-args: `early_stop_callback` is not a Trainer")
     assert run_rule(RULE, out)[0] == out
     compile(out, "m.py", "exec")
+
+
+ZERO = "LambdaCallback(on_validation_start=lambda trainer, pl_module: pl_module.zero_grad())"
+
+
+@pytest.mark.parametrize("args, added", [
+    ("accumulate_grad_batches=2, val_check_interval=0.5", True),
+    ("accumulate_grad_batches=acc, val_check_interval=n", True),  # values not known: they may
+    ("accumulate_grad_batches={0: 1, 1: 2}, val_check_interval=10", True),  # a schedule, every 10 batches
+    ("accumulate_grad_batches=1, val_check_interval=0.5", False),  # no accumulation window
+    ("accumulate_grad_batches=4, val_check_interval=1.0", False),  # validation at the epoch end only
+    ("accumulate_grad_batches=4", False),
+])
+def test_validation_inside_an_accumulation_window_zeroes_the_gradients_ledger_l6(args, added):
+    """1.9.5's EvaluationLoop.on_run_start called module.zero_grad() at every validation start,
+    so a validation inside an accumulation window discarded the gradients accumulated so far;
+    2.x keeps them. The Trainer gets a callback that zeroes them there."""
+    out, _ = run_rule(RULE, PL + f"t = pl.Trainer({args})\n")
+    assert (ZERO in out) is added
+    assert ("from pytorch_lightning.callbacks import LambdaCallback" in out) is added
+    assert run_rule(RULE, out)[0] == out
+
+
+def test_zero_grad_callback_joins_a_callbacks_list_or_is_marked():
+    rw(PL + "t = pl.Trainer(accumulate_grad_batches=2, val_check_interval=0.25, callbacks=[cb])\n",
+       "import pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import LambdaCallback\n\n"
+       "t = pl.Trainer(\n    accumulate_grad_batches=2,\n    val_check_interval=0.25,\n"
+       f"    callbacks=[cb, {ZERO}],\n)\n")
+    out, _ = run_rule(RULE, PL + "t = pl.Trainer(accumulate_grad_batches=2, val_check_interval=0.25, callbacks=cbs)\n")
+    assert f"# TODO(lightmigrate): LM101 ledger L6 (1.9 zeroed the gradients at every validation start): add {ZERO}" in out
+    assert run_rule(RULE, out)[0] == out

@@ -151,10 +151,6 @@ stop = EarlyStopping(monitor="score")
     ("model.eval()\ntrainer.fit(model)\n", [(1, 0)]),
     ("import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.test(model)\n", [(2, 0)]),
     ("x = trainer.progress_bar_callback\n", [(1, 4)]),
-    # issue 26, ledger fact L6: 1.9 zeroed the gradients at every validation start (a probe with
-    # accumulate_grad_batches=2, val_check_interval=1 ended with other weights on 2.6.6)
-    ("import pytorch_lightning as pl\nt = pl.Trainer(accumulate_grad_batches=2, val_check_interval=0.5)\n", [(2, 4)]),
-    ("import pytorch_lightning as pl\nt = pl.Trainer(accumulate_grad_batches=acc, val_check_interval=n)\n", [(2, 4)]),
     ("m = trainer.progress_bar_metrics\n", [(1, 4)]),
     ("from pytorch_lightning.plugins.environments import KubeflowEnvironment\n", [(1, 51)]),
     ("import lightning\né = 'kubeflow'\n", [(2, 4)]),  # columns count characters, as libcst's do
@@ -169,9 +165,8 @@ stop = EarlyStopping(monitor="score")
     (DDP_MODULE.replace("(pl.LightningModule)", "(object)"), []),  # not a LightningModule
     (EPOCH_END.replace('monitor="score"', "patience=3"), []),  # nothing monitored
     ("trainer.fit(model)\ntrainer.fit(model)\n", []),  # twice, but no spawn strategy
-    ("import pytorch_lightning as pl\nt = pl.Trainer(accumulate_grad_batches=1, val_check_interval=0.5)\n", []),
-    ("import pytorch_lightning as pl\nt = pl.Trainer(accumulate_grad_batches=4)\n", []),  # validation at epoch end
-    ("import pytorch_lightning as pl\nt = pl.Trainer(accumulate_grad_batches=4, val_check_interval=1.0)\n", []),
+    # ledger fact L6 (1.9 zeroed the gradients at every validation start) is kept by LM101, not noted
+    ("import pytorch_lightning as pl\nt = pl.Trainer(accumulate_grad_batches=2, val_check_interval=0.5)\n", []),
     ("import signal\nsignal.signal(signal.SIGTERM, handler)\ntrainer.fit(model)\n", []),
     ("# kubeflow, in a comment only\nx = 1\n", []),
     # code that is not Lightning's: no import, no Lightning class, no trainer (issue 21, kind 8)

@@ -6,8 +6,10 @@
 / ``on_test_epoch_end``. 2.x runs the callbacks' hooks first (for training: all but
 ``ModelCheckpoint`` / ``EarlyStopping``, which come after the module's hook), then the module's
 ``on_*_epoch_end``, where LM001 puts the old body. A callback that reads an attribute the body
-sets (``pl_module.val_mean``), or the metrics it logged (``trainer.callback_metrics``), would
-see the previous epoch's value.
+sets (``pl_module.val_mean``, also through a module method: ``pl_module.score()``), or the
+metrics it logged (``trainer.callback_metrics``), would see the previous epoch's value; a body that
+reads an attribute such a callback changes (``pl_module.noise_scale *= 0.5``) would see the
+changed value.
 
 LM001 keeps the 1.x order: the module gets a method (``RUN_ONCE_EPOCH_END``) that runs the old
 body once per epoch; such a callback calls it first, and the module's ``on_*_epoch_end`` calls
@@ -50,6 +52,12 @@ ANY_LOGGED = LOGGED + "*"
 # attribute a body sets; a body that sets attributes so (``setattr(self, name, value)``) sets it,
 # which matches any attribute a callback reads.
 ANY_ATTR = "<attribute>*"
+# A callback that changes a module attribute (``pl_module.X = ...``, ``pl_module.X.append(...)``)
+# gets ``CHANGED + X`` too: it matters when a body reads ``X`` (1.x ran the body before the
+# change). A callback that calls a module method (``pl_module.score()``) reads ``score()``, which
+# a body "sets" when the method reads (also through the module's methods it calls) an attribute
+# the body sets.
+CHANGED = "<changed>"
 _METRICS = frozenset({"callback_metrics", "logged_metrics", "progress_bar_metrics"})
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "pop", "clear", "remove", "setdefault",
                        "copy_", "add_", "zero_", "fill_", "reset", "__setitem__"})
@@ -116,16 +124,22 @@ def _read_plan(index: ProjectIndex, old: str, hook: str, callbacks: List[ClassIn
     # what each family's bodies of ``old`` set
     sets: Dict[ClassInfo, Set[str]] = {}
     held: Set[ClassInfo] = set()  # families whose hook LM001 leaves (marked, or for LM005/LM006)
+    changes = {x[len(CHANGED):] for found in reads.values() for x in found if x.startswith(CHANGED)}
+    calls = {x[:-2] for found in reads.values() for x in found if x.endswith("()")}
     for m in index.classes(mentioning=old):
         if old not in m.methods or not index.in_lightning_hierarchy(m):
             continue
-        func_set = _body_sets(index, m, old)
-        if not func_set:
+        func_set, func_uses = _body_effects(index, m, old)
+        if not func_set and not func_uses & changes:
             continue
         top = Hierarchy.of(index, m).top_definer(old)
         if blocked(top):
             held.add(top)
-        sets.setdefault(top, set()).update(func_set)
+        got = sets.setdefault(top, set())
+        got.update(func_set)
+        got.update(CHANGED + x for x in func_uses & changes)
+        if calls and func_set:
+            got.update(f"{name}()" for name in _methods_reading(index, m, calls, func_set))
     readers = []
     families: Set[ClassInfo] = set()
     name = RUN_ONCE[old]
@@ -206,6 +220,25 @@ def _texts_naming(index: ProjectIndex, name: str) -> List[str]:
 _MARKER_LINE = re.compile(r"^[ \t]*#[ \t]*" + re.escape(MARKER_PREFIX) + r".*$", re.MULTILINE)
 
 
+def library_callback_first(index: ProjectIndex, old: str) -> Optional[str]:
+    """Why a marker goes on the module's hook that runs the 1.x body of ``old``, when the project
+    uses a Lightning callback that changes the module in its own hook of that stage: 1.9.5's
+    ``ModelPruning`` prunes the weights in ``on_train_epoch_end`` (in ``on_validation_epoch_end``
+    with ``prune_on_train_epoch_end=False``). 1.x ran the body before it, 2.x runs it after; the
+    callback is Lightning's, so it cannot be made to call the run-once method (ledger B2.2, B2.4)."""
+    if old not in ("training_epoch_end", "validation_epoch_end"):
+        return None
+    texts = _texts_naming(index, "ModelPruning")
+    if old == "validation_epoch_end":
+        texts = [t for t in texts if "prune_on_train_epoch_end" in t]
+    if not texts:
+        return None
+    hook = CALLBACK_HOOK[old]
+    return (f"(ledger {'B2.4' if old == 'training_epoch_end' else 'B2.2'}) ModelPruning prunes the weights in its "
+            f"{hook}, which 2.x runs before this one and 1.x ran after {old}: if the body reads the weights (or runs "
+            f"the model), it now sees them pruned")
+
+
 def _without_markers(text: Optional[str]) -> Optional[str]:
     """``text`` without lightmigrate's marker comments (a marker that names a module does not
     link it with the callback it is on: a second run decides as the first did)."""
@@ -235,7 +268,16 @@ def describe(read: str) -> str:
         return "the module's attributes"
     if read.startswith(LOGGED):
         return f"the metric {read[len(LOGGED):]!r} it logs"
+    if read.startswith(CHANGED):
+        return f"{read[len(CHANGED):]} (which it changes)"
     return read
+
+
+def plain(read: str) -> str:
+    """The attribute or method name of what a callback reads (``CHANGED + X``, ``X()``: ``X``)."""
+    if read.startswith(CHANGED):
+        return read[len(CHANGED):]
+    return read[:-2] if read.endswith("()") else read
 
 
 
@@ -247,8 +289,9 @@ def _others_use(index: ProjectIndex, callback: ClassInfo, families: Set[ClassInf
     has no run-once method (a callback written for it too must not call one). ``linked``: the
     callback's families were found used with it; so must such a module be."""
     logs = any(a.startswith(LOGGED) for a in attrs) or ANY_ATTR in attrs  # (any module may have them)
+    names = {plain(a) for a in attrs}
     for c in index.kind_classes():
-        if (not logs and not attrs & c.attributes) or c in families:
+        if (not logs and not names & (c.attributes | c.methods)) or c in families:
             continue
         if not any(a in families for a in index.ancestors(c)[0]) and (
                 not linked or _used_together(index, callback, c)):
@@ -287,18 +330,20 @@ def _root_attr(node: ast.AST, s: str) -> Optional[str]:
     return None
 
 
-def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
-    """The attributes the class's ``old`` sets or changes in place (``self.X = ...``,
-    ``self.X[k] = ...``, ``self.X.append(...)``), also through the class's own methods it calls
-    as ``self.m(...)`` (``setattr(self, "X", ...)`` too; ``ANY_ATTR`` when the name is not a
-    literal); ``LOGGED`` when it logs (``self.log``, ``self.log_dict``)."""
+def _body_effects(index: ProjectIndex, info: ClassInfo, old: str) -> Tuple[Set[str], Set[str]]:
+    """What the class's ``old`` sets and what it reads. Sets: the attributes it sets or changes
+    in place (``self.X = ...``, ``self.X[k] = ...``, ``self.X.append(...)``), also through the
+    class's own methods it calls as ``self.m(...)`` (``setattr(self, "X", ...)`` too;
+    ``ANY_ATTR`` when the name is not a literal); ``LOGGED`` when it logs (``self.log``,
+    ``self.log_dict``). Reads: the attributes it reads as ``self.X`` (so too)."""
     node = class_node(index, info)
     if node is None:
-        return set()
+        return set(), set()
     methods = class_methods(node)
     aliases = {t.id: st.value.id for st in node.body if isinstance(st, ast.Assign) and isinstance(st.value, ast.Name)
                for t in st.targets if isinstance(t, ast.Name)}  # ``test_epoch_end = validation_epoch_end``
     out: Set[str] = set()
+    uses: Set[str] = set()
     todo, seen = [old], set()
     while todo:
         name = todo.pop()
@@ -316,6 +361,8 @@ def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
                 root = _root_attr(n, s)
                 if root is not None:
                     out.add(root)
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == s:
+                uses.add(n.attr)
             elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr"
                   and len(n.args) >= 2 and isinstance(n.args[0], ast.Name) and n.args[0].id == s):
                 key = n.args[1]
@@ -333,6 +380,33 @@ def _body_sets(index: ProjectIndex, info: ClassInfo, old: str) -> Set[str]:
                     root = _root_attr(f.value, s) if isinstance(f.value, (ast.Attribute, ast.Subscript)) else None
                     if root is not None:
                         out.add(root)
+    return out, uses
+
+
+def _methods_reading(index: ProjectIndex, info: ClassInfo, names: Set[str], sets: Set[str]) -> List[str]:
+    """Those of ``names`` (methods a callback calls on the module) that ``info`` or its project
+    ancestors define and that read, as ``self.X`` (also through the methods they call as
+    ``self.m(...)``), an attribute of ``sets``."""
+    methods: Dict[str, ast.AST] = {}
+    for c in reversed([info, *index.ancestors(info)[0]]):
+        node = class_node(index, c)
+        if node is not None:
+            methods.update(class_methods(node))
+    out = []
+    for name in sorted(names & methods.keys()):
+        todo, seen, read = [name], set(), set()
+        while todo:
+            func = methods.get(todo.pop())
+            if func is None or func in seen:
+                continue
+            seen.add(func)
+            s = _first_param(func)
+            for n in ast.walk(func):
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == s:
+                    read.add(n.attr)
+                    todo.append(n.attr)
+        if read & sets:
+            out.append(name)
     return out
 
 
@@ -412,16 +486,38 @@ def _callback_reads(func: ast.AST, trainer: Optional[str], module: Optional[str]
                 and isinstance(key, ast.Constant) and isinstance(key.value, str)):
             out.add(LOGGED + key.value)
             keyed.add(id(inner))
+
+    def changed(n: ast.AST) -> Optional[str]:  # X when ``n`` is ``<module>.X`` or reaches it (``.X[k].y``)
+        while isinstance(n, (ast.Attribute, ast.Subscript)):
+            if isinstance(n, ast.Attribute) and is_module(n.value):
+                return n.attr
+            n = n.value
+        return None
+
     for n in nodes:
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            name = changed(n)
+            if name is not None:
+                out.add(CHANGED + name)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if is_module(n.func.value):
+                out.add(n.func.attr + "()")
+            elif n.func.attr in _MUTATORS:
+                name = changed(n.func.value)
+                if name is not None:
+                    out.add(CHANGED + name)
         if isinstance(n, ast.Attribute):
             if is_module(n.value):
                 out.add(ANY_ATTR if n.attr == "__dict__" else n.attr)
             elif n.attr in _METRICS and is_trainer(n.value) and id(n) not in keyed:
                 out.add(ANY_LOGGED)
-        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr")
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr", "setattr")
               and len(n.args) >= 2 and is_module(n.args[0])):
             key = n.args[1]
-            out.add(key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ANY_ATTR)
+            literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
+            out.add(key.value if literal else ANY_ATTR)  # type: ignore[union-attr]
+            if literal and n.func.id == "setattr":
+                out.add(CHANGED + key.value)  # type: ignore[union-attr]
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars"
               and len(n.args) == 1 and is_module(n.args[0])):
             out.add(ANY_ATTR)
@@ -460,6 +556,7 @@ def module_param(func: ast.AST) -> Optional[str]:
 __all__ = [
     "ANY_LOGGED",
     "CALLBACK_HOOK",
+    "CHANGED",
     "EMPTY",
     "LOGGED",
     "RUN_ONCE",
@@ -468,6 +565,8 @@ __all__ = [
     "calls_run_once",
     "class_node",
     "describe",
+    "library_callback_first",
     "module_param",
+    "plain",
     "read_plan",
 ]
