@@ -55,13 +55,14 @@ def _migrate(**kwargs: Any) -> Any:
 
 def _echo(**kwargs: Any) -> Any:
     """For the tests: the arguments back, with this child's process id."""
-    return {"args": kwargs, "pid": os.getpid(), "cwd": os.getcwd()}
+    return {"args": kwargs, "pid": os.getpid(), "ppid": os.getppid(), "cwd": os.getcwd()}
 
 
 def _sleep(seconds: float) -> Any:
     """For the tests: a job that takes a while."""
+    started = time.time()
     time.sleep(seconds)
-    return {"pid": os.getpid()}
+    return {"pid": os.getpid(), "ppid": os.getppid(), "started": started}
 
 
 CALLS: Dict[str, Callable[..., Any]] = {"run_plan": _run_plan, "migrate": _migrate, "echo": _echo, "sleep": _sleep}
