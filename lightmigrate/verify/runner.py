@@ -98,6 +98,10 @@ def _seed(pl: Any, seed: int) -> None:
     # on a busy 2-core machine (an LSTM case: 3.8 s with it, 0.5 s without). Both sides of a
     # comparison run with the same setting, so it decides speed only, never a verdict.
     torch.backends.mkldnn.enabled = False
+    # Cases are tiny: one thread runs them about three times faster than two (OpenMP's start-up
+    # and spin-waiting cost more than the work), and two cases then keep two cores busy. Both
+    # sides run with it, so it decides speed only, never a verdict.
+    torch.set_num_threads(1)
 
 
 def _quiet() -> None:

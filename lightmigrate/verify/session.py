@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -293,17 +293,16 @@ def _run_cold(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Pat
 def _run_warm(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Path, str],
               oracle_python: Optional[str], out: Path, rules: Sequence[Rule], ref_plan: Dict[str, Any],
               watch: Dict[str, Any]) -> SideRuns:
-    """Each case on each side is a job for a warm worker; the reference jobs start at once, the
-    migrated ones once the copies are migrated (in a child of this interpreter's worker, where
-    the migration machinery is warm, when the rules are the registry's)."""
+    """The cases of each side are jobs for a warm worker (:func:`_submit`); the reference jobs
+    start at once, the migrated ones once the copies are migrated (in a child of this
+    interpreter's worker, where the migration machinery is warm, when the rules are the
+    registry's)."""
     env = oracle.runner_env()
     new_worker = warm.worker_for(sys.executable, env, ["pytorch_lightning", "migration"])
     ref_worker = new_worker if oracle_python is None else warm.worker_for(oracle_python, env, ["pytorch_lightning"])
-    ref_side = "v1" if oracle_python else "v1shim"
     pool = ThreadPoolExecutor(max_workers=parallel_cases())
     try:
-        ref_jobs = {c["name"]: pool.submit(_plan_job, ref_worker, ref_side, {**ref_plan, "cases": [c]})
-                    for c in ref_plan["cases"]}
+        ref_jobs = _submit(pool, ref_worker, "v1" if oracle_python else "v1shim", ref_plan)
         codes = _registry_codes(rules)
         if codes is None:  # rules the worker cannot name: migrate here
             migrated, errors, new_cases = migrate_groups(groups, names, out, rules)
@@ -314,36 +313,59 @@ def _run_warm(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Pat
                 "codes": codes})
             migrated = {n: Path(p) for n, p in done["migrated"].items()}
             errors, new_cases = done["errors"], done["cases"]
-        new_jobs = {c["name"]: pool.submit(_plan_job, new_worker, "v2",
-                                           {"cases": [c], "watch": {c["name"]: watch[c["name"]]}})
-                    for c in new_cases}
-        expected = {name: job.result() for name, job in ref_jobs.items()}
-        actual = {name: job.result() for name, job in new_jobs.items()}
+        new_jobs = _submit(pool, new_worker, "v2", {"cases": new_cases, "watch": watch})
+        expected, actual = _gather(ref_jobs), _gather(new_jobs)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return SideRuns(expected, actual, migrated, errors, ref_plan)
 
 
 def _run_plan(python: str, side: str, plan: Dict[str, Any], warm_workers: bool = True) -> Dict[str, Any]:
-    """The records (case name -> record) of ``plan`` run on ``python``: case by case on its warm
-    worker, else (or when that fails) in one fresh interpreter."""
+    """The records (case name -> record) of ``plan`` run on ``python``: on its warm worker,
+    else (or when that fails) in one fresh interpreter."""
     if warm_workers and warm.enabled():
         try:
             worker = warm.worker_for(python, oracle.runner_env(), ["pytorch_lightning"])
             with ThreadPoolExecutor(max_workers=parallel_cases()) as pool:
-                jobs = {c["name"]: pool.submit(_plan_job, worker, side, {**plan, "cases": [c]}) for c in plan["cases"]}
-                return {name: job.result() for name, job in jobs.items()}
+                return _gather(_submit(pool, worker, side, plan))
         except warm.ServerError:
             pass
     return oracle.PlanRun(python, side, plan).finish()["cases"]
 
 
+def _submit(pool: ThreadPoolExecutor, worker: "warm.Worker", side: str, plan: Dict[str, Any]) -> List[Future]:
+    """Run ``plan``'s cases on ``worker``, a few per child (:func:`_chunk_size`), as many
+    children at a time as ``pool`` has threads."""
+    cases = list(plan["cases"])
+    size = _chunk_size(len(cases), parallel_cases())
+    jobs = []
+    for chunk in [cases[i:i + size] for i in range(0, len(cases), size)]:
+        part = {**plan, "cases": chunk}
+        if plan.get("watch") is not None:
+            part["watch"] = {c["name"]: plan["watch"][c["name"]] for c in chunk if c["name"] in plan["watch"]}
+        jobs.append(pool.submit(_plan_job, worker, side, part))
+    return jobs
+
+
+def _gather(jobs: Sequence[Future]) -> Dict[str, Any]:
+    return {name: record for job in jobs for name, record in job.result().items()}
+
+
+def _chunk_size(cases: int, slots: int) -> int:
+    """Cases per child: one for a few cases (so both sides of one case run side by side), up to
+    8 for many: a child's first case pays about half a second that the next ones do not (first
+    calls into torch and Lightning), and a queue of small chunks still keeps every slot busy
+    to the end."""
+    return max(1, min(8, cases // (3 * slots)))
+
+
 def _plan_job(worker: "warm.Worker", side: str, plan: Dict[str, Any]) -> Dict[str, Any]:
-    """Run a plan of ONE case in a child of ``worker``; that case's record."""
-    (case,) = plan["cases"]
-    with open(case["file"], encoding="utf-8") as fh:
-        root = "pytorch_lightning" if side == "v1" else detect_root(fh.read())
-    return worker.call("run_plan", {"plan": plan, "side": side}, imports=[root])["cases"][case["name"]]
+    """Run ``plan`` (its cases one after the other) in a child of ``worker``; their records."""
+    roots = set()
+    for case in plan["cases"]:
+        with open(case["file"], encoding="utf-8") as fh:
+            roots.add("pytorch_lightning" if side == "v1" else detect_root(fh.read()))
+    return worker.call("run_plan", {"plan": plan, "side": side}, imports=sorted(roots))["cases"]
 
 
 def parallel_cases() -> int:

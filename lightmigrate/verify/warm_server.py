@@ -95,11 +95,81 @@ def warm_imports(imports: Sequence[str]) -> None:
             from lightmigrate.verify.runner import import_lightning
 
             import_lightning([name])  # (and torch's deterministic mode, as the runner does)
+            _warm_up_case(name)
         elif name == "migration":
             _warm_migration()
             _warmed.add(name)
         else:
             importlib.import_module(name)
+
+
+_WARM_UP_CASE = """import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+import {root} as pl
+
+
+class Model(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 1)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = torch.nn.functional.mse_loss(self.layer(x), y)
+        self.log("loss", loss)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", torch.nn.functional.mse_loss(self.layer(x), y))
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def lightmigrate_case():
+    data = TensorDataset(torch.randn(8, 4), torch.randn(8, 1))
+    return {{"model": Model(), "train_dataloaders": DataLoader(data, batch_size=4),
+             "val_dataloaders": DataLoader(data, batch_size=4), "trainer": {{"max_epochs": 1}}}}
+"""
+
+
+def _warm_up_case(root: str) -> None:
+    """Run a small case here, once, before any fork: a child's first case otherwise pays about
+    half a second of first calls into torch and Lightning. The runner runs cases on one torch
+    thread, so no thread pool exists afterwards (a fork after torch started threads hangs);
+    should one exist anyway, the worker refuses to start and verify runs cold."""
+    from lightmigrate.verify.runner import run_case
+
+    for name in ("lightmigrate.verify.shim", "lightmigrate.verify.shim_imports", "lightmigrate.verify.shim_trainer"):
+        try:  # (imported by the children that run originals under the shim; not installed here)
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a 1.x interpreter has no use for the shim
+            pass
+    threads = _threads()
+    folder = tempfile.mkdtemp(prefix="lightmigrate-warm-up-")
+    try:
+        path = os.path.join(folder, "warm_up_case.py")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(_WARM_UP_CASE.format(root=root))
+        record = run_case(path, "v2", root=root)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    sys.modules.pop("_lightmigrate_case_0_warm_up_case", None)
+    if record.get("error"):
+        sys.stderr.write(f"warm-up case failed (children start colder): {record['error']}\n")
+    if _threads() > threads:
+        raise SystemExit(f"the warm-up left {_threads() - threads} more thread(s); forking would not be safe")
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:  # pragma: no cover - no /proc
+        import threading
+
+        return threading.active_count()
 
 
 def _warm_migration() -> None:
