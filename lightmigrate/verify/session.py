@@ -315,6 +315,10 @@ def _run_warm(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Pat
             errors, new_cases = done["errors"], done["cases"]
         new_jobs = _submit(pool, new_worker, "v2", {"cases": new_cases, "watch": watch})
         expected, actual = _gather(ref_jobs), _gather(new_jobs)
+    except BaseException:  # (Ctrl-C, or a job failed: the children of the other jobs stop too)
+        for worker in {new_worker, ref_worker}:
+            worker.abort()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return SideRuns(expected, actual, migrated, errors, ref_plan)

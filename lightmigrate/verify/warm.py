@@ -24,10 +24,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence, Set
 
 from lightmigrate import __version__
 from lightmigrate.verify.warm_server import IDLE_SECONDS, JOB_SECONDS, source_fingerprint
@@ -95,6 +96,8 @@ class Worker:
         self.socket_path = str(folder / f"{key}.sock")
         self.lock_path = str(folder / f"{key}.lock")
         self.log_path = str(folder / f"{key}.log")
+        self._open: Set[socket.socket] = set()
+        self._lock = threading.Lock()
 
     def call(self, name: str, args: Mapping[str, Any], imports: Sequence[str] = (),
              timeout: float = JOB_SECONDS + 60) -> Any:
@@ -102,6 +105,8 @@ class Worker:
         return its result; raises ServerError when that cannot be done."""
         request = {"call": name, "args": dict(args), "env": self.env, "imports": list(imports)}
         conn = self.connect()
+        with self._lock:
+            self._open.add(conn)
         try:
             conn.settimeout(timeout)
             conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
@@ -114,6 +119,8 @@ class Worker:
         except OSError as exc:
             raise ServerError(f"lost the warm worker: {exc}") from exc
         finally:
+            with self._lock:
+                self._open.discard(conn)
             conn.close()
         try:
             reply = json.loads(b"".join(chunks).decode("utf-8"))
@@ -122,6 +129,16 @@ class Worker:
         if not reply.get("ok"):
             raise ServerError(f"the warm worker's job failed: {reply.get('error')}")
         return reply["result"]
+
+    def abort(self) -> None:
+        """Close every open job's connection: the children see it and stop (on Ctrl-C)."""
+        with self._lock:
+            for conn in self._open:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._open.clear()
 
     def connect(self) -> socket.socket:
         """A connection to the running worker, starting it first when there is none. The lock

@@ -32,6 +32,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from typing import Any, Callable, Dict, Optional, Sequence, Set
@@ -58,9 +59,12 @@ def _echo(**kwargs: Any) -> Any:
     return {"args": kwargs, "pid": os.getpid(), "ppid": os.getppid(), "cwd": os.getcwd()}
 
 
-def _sleep(seconds: float) -> Any:
-    """For the tests: a job that takes a while."""
+def _sleep(seconds: float, note: Optional[str] = None) -> Any:
+    """For the tests: a job that takes a while (writing its folder to ``note`` first)."""
     started = time.time()
+    if note:
+        with open(note, "w") as fh:
+            fh.write(os.getcwd())
     time.sleep(seconds)
     return {"pid": os.getpid(), "ppid": os.getppid(), "started": started}
 
@@ -324,6 +328,7 @@ def _child(conn: socket.socket, request: Dict[str, Any]) -> None:
             os.environ.clear()
             os.environ.update(request["env"])
         workdir = tempfile.mkdtemp(prefix="lightmigrate-job-")
+        _stop_when_abandoned(conn, workdir)
         os.chdir(workdir)
         result = CALLS[request["call"]](**(request.get("args") or {}))
         message: Dict[str, Any] = {"ok": True, "result": result}
@@ -331,6 +336,7 @@ def _child(conn: socket.socket, request: Dict[str, Any]) -> None:
         message = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
         status = 1
     try:
+        _finished.set()
         _send(conn, message)
         conn.close()
         if workdir:
@@ -338,6 +344,25 @@ def _child(conn: socket.socket, request: Dict[str, Any]) -> None:
             shutil.rmtree(workdir, ignore_errors=True)
     finally:
         os._exit(status)
+
+
+_finished = threading.Event()  # (set in a child once its job is done)
+
+
+def _stop_when_abandoned(conn: socket.socket, workdir: str) -> None:
+    """End this child when the client closes its end (Ctrl-C, or it gave up): the client sends
+    nothing after its request, so the connection turns readable only then."""
+    def watch() -> None:
+        try:
+            select.select([conn], [], [])
+            gone = not conn.recv(1, socket.MSG_PEEK)
+        except (OSError, ValueError):
+            gone = True
+        if gone and not _finished.is_set():
+            shutil.rmtree(workdir, ignore_errors=True)
+            os._exit(3)
+
+    threading.Thread(target=watch, name="lightmigrate-abandoned", daemon=True).start()
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

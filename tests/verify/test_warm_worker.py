@@ -166,3 +166,33 @@ def test_a_case_verifies_the_same_warm_and_cold_and_a_broken_worker_falls_back(r
     (cold,) = cold_report.cases
     assert cold.verdict == "match", (cold.error, cold.differences[:2])
     assert any("ran cold" in note and "without an answer" in note for note in cold_report.notes)
+
+
+def test_an_abandoned_job_stops_its_child(rundir):
+    folder, servers = rundir
+    w = worker()
+    first = echo(w, servers)
+    server = first["ppid"]
+    errors = []
+
+    def job():
+        try:
+            w.call("sleep", {"seconds": 60, "note": str(folder / "job-folder")})
+        except warm.ServerError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=job)
+    thread.start()
+    assert wait_for(lambda: (folder / "job-folder").exists())  # the job runs
+    (child,) = set(children(server)) - {first["pid"]}
+    started = time.monotonic()
+    w.abort()  # what verify does on Ctrl-C
+    thread.join(10)
+    assert errors and time.monotonic() - started < 10
+    assert wait_for(lambda: not os.path.exists(f"/proc/{child}"))  # stopped and reaped
+    assert not os.path.exists((folder / "job-folder").read_text())  # its folder removed
+
+
+def children(pid: int) -> list:
+    with open(f"/proc/{pid}/task/{pid}/children") as fh:
+        return [int(p) for p in fh.read().split()]
