@@ -16,7 +16,6 @@ cannot be reached or a job fails, :func:`call` raises :class:`ServerError` and v
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -201,6 +200,8 @@ def _try_connect(path: str) -> Optional[socket.socket]:
 
 @contextmanager
 def _locked(path: str) -> Iterator[None]:
+    import fcntl  # (not on Windows, where there is no worker)
+
     with open(path, "a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:

@@ -20,7 +20,6 @@ level: the worker also runs in pytorch-lightning 1.x interpreters that have neit
 from __future__ import annotations
 
 import argparse
-import fcntl
 import gc
 import importlib
 import importlib.util
@@ -248,6 +247,8 @@ class Server:
     def leave(self) -> bool:
         """Stop listening, unless a client is connecting right now (the clients connect while
         holding the lock; a connection already queued keeps the worker alive)."""
+        import fcntl
+
         with open(self.lock_path, "a") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
