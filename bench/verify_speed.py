@@ -11,10 +11,12 @@ for the tiny case: the cold run without a worker (``--no-server``: one fresh int
 side), the first call (starts the warm worker, which imports torch + Lightning), and warm
 calls (median over ``--repeat``); then the whole corpus twice on the warm workers (the first
 run may start the 1.x interpreter's worker for the cases the shim cannot run; the second is the
-figure of the goal), optionally cold (``--corpus-cold``), and where a warm call's time goes. Each figure comes with the wall time, the CPU time (user +
-system) of the command, its subprocesses AND the warm worker with its children, and the
-machine's load average before: on a shared machine the wall time mostly measures the other
-users, the CPU time much less so.
+figure of the goal), optionally cold (``--corpus-cold``), and where a warm call's time goes.
+Each figure comes with the wall time, the CPU time (user + system) of the command, its
+subprocesses AND the warm workers with their children, and the machine's load average before:
+on a shared machine the wall time mostly measures the other users, the CPU time much less so.
+Without ``$LIGHTMIGRATE_ORACLE_PYTHON`` (or a ``.venv-pl19`` next to ``bench/``) the cases the
+shim cannot run are errors, as they would be for a user.
 """
 
 from __future__ import annotations
