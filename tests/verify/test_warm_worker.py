@@ -150,10 +150,16 @@ def test_switched_off_by_the_environment(monkeypatch):
 
 def test_a_case_verifies_the_same_warm_and_cold_and_a_broken_worker_falls_back(rundir, monkeypatch):
     folder, servers = rundir
-    warm_report = session.verify_paths([str(TINY_CASE)])
+    cases = Path(tempfile.mkdtemp(prefix="lmw-cases-"))
+    shutil.copy(TINY_CASE, cases)
+    (cases / "pending").mkdir()
+    shutil.copy(TINY_CASE, cases / "pending" / "later.py")
+    warm_report = session.verify_paths([str(cases)])
+    shutil.rmtree(cases)
     (case,) = warm_report.cases
     assert case.verdict == "match", (case.error, case.differences[:2])
-    assert not warm_report.notes  # the worker ran it
+    # the worker ran it (no note says otherwise), and the note on pending/ is kept
+    assert len(warm_report.notes) == 1 and warm_report.notes[0].startswith("left out 1 case(s)")
     sockets = list(folder.glob("*.sock"))
     assert len(sockets) == 1  # one worker for both sides (the shim runs on this interpreter)
     servers.add(worker().call("echo", {})["ppid"])
