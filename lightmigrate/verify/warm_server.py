@@ -176,15 +176,13 @@ def _threads() -> int:
 
 
 def _warm_migration() -> None:
-    """Make the first migration of a job as quick as later ones: libcst's matchers and the
-    rules' lazily built tables are ready in every child. Only where libcst is installed."""
+    """Make the first migration of a job as quick as later ones (the first one in a process
+    costs more than half a second: modules and tables the rules build on first use): migrate a
+    small module here, before any fork. Only where libcst is installed."""
     if importlib.util.find_spec("libcst") is None:
         return
-    from lightmigrate.engine.run import _ready_fast_paths
     from lightmigrate.verify.session import warm_migration
 
-    importlib.import_module("libcst.matchers")
-    _ready_fast_paths()
     warm_migration()
 
 
