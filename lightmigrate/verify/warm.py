@@ -238,4 +238,3 @@ def worker_for(python: str, env: Mapping[str, str], imports: Sequence[str] = ())
     if sys.platform == "win32":  # pragma: no cover - no fork, no Unix sockets
         raise ServerError("no warm workers on Windows")
     return Worker(python, env, imports)
-
