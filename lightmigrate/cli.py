@@ -236,6 +236,9 @@ def coverage(markdown: bool) -> None:
               help="Also write the results as JUnit XML to this file (a test case per test or case).")
 @click.option("--sarif-file", type=click.Path(dir_okay=False),
               help="Also write the results as SARIF 2.1.0 to this file (for code scanning).")
+@click.option("--no-server", is_flag=True,
+              help="Run the cases in fresh interpreters, without the warm worker that keeps torch and Lightning "
+                   "imported between calls (also: LIGHTMIGRATE_VERIFY_SERVER=0).")
 @_exclude_option
 @_unified_imports_option
 def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[str, ...], rtol: float,
@@ -244,7 +247,7 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
            after_python: Optional[str], project: Optional[str], constraints: Tuple[str, ...],
            requirement_files: Tuple[str, ...], before_lightning: Optional[str], after_lightning: Optional[str],
            installer: str, rebuild_envs: bool, junit_xml: Optional[str], sarif_file: Optional[str],
-           exclude: List[str], unified_imports: bool) -> None:
+           no_server: bool, exclude: List[str], unified_imports: bool) -> None:
     """Run each case before and after migration and compare what matters.
 
     PATHS are case files (1.x code with a lightmigrate_case() entry point) or folders of them;
@@ -270,7 +273,7 @@ def verify(paths: Tuple[str, ...], oracle_python: Optional[str], sources: Tuple[
         rules = [] if no_migrate else migration_rules(_settings(paths, config_path, select, ignore, ()),
                                                       unified_imports)
         report = verify_paths(paths, oracle_python=oracle_python, sources=sources, rtol=rtol, atol=atol,
-                              rules=rules)
+                              rules=rules, warm_workers=not no_server)
     except VerifyError as exc:
         click.echo(f"lightmigrate verify: {exc}", err=True)
         sys.exit(2)

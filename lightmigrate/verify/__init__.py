@@ -8,6 +8,8 @@ Module layout:
 * ``compare``   - pure-Python comparison of two result documents.
 * ``hooks``     - stdlib-``ast`` helpers that read the 1.x epoch-end parameter names.
 * ``oracle``    - drives the runner in other interpreters (subprocess) and migrates case copies.
+* ``warm_server`` / ``warm`` - the warm worker (torch and Lightning imported once, a forked child
+  per job) that ``verify`` runs its cases on, and reaching it.
 * ``pytest_plugin`` - the pytest plugin that records every Trainer run of each test.
 * ``pytest_mode`` - ``verify --pytest``: a project's own tests before and after migration.
 

@@ -104,7 +104,7 @@ def run_in(
             cmd += ["--watch", str(watch_path)]
         if checkpoint_dir is not None:
             cmd += ["--save-checkpoints", str(Path(checkpoint_dir).resolve())]
-        run_env = _runner_env(env)
+        run_env = runner_env(env)
         try:
             proc = subprocess.run(
                 cmd, cwd=tmp, env=run_env, capture_output=True, text=True, timeout=timeout, check=False
@@ -118,7 +118,7 @@ def run_in(
         return json.loads(out_path.read_text(encoding="utf-8"))
 
 
-def _runner_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+def runner_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     run_env = dict(os.environ)
     run_env.update(env or {})
     root = str(repo_root())
@@ -147,7 +147,7 @@ class PlanRun:
         self.cmd = [str(self.python), "-m", "lightmigrate.verify.runner", "--plan", plan_arg, "--side", side,
                     "--out", str(self.out_path)]
         self.proc = subprocess.Popen(
-            self.cmd, cwd=self.tmp.name, env=_runner_env(), text=True,
+            self.cmd, cwd=self.tmp.name, env=runner_env(), text=True,
             stdin=subprocess.PIPE if plan is None else subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )

@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -22,10 +23,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from lightmigrate.engine import discover, read_source, transform_text
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.rules import ALL_RULES, Rule
-from lightmigrate.verify import oracle
+from lightmigrate.verify import oracle, warm
 from lightmigrate.verify.compare import Difference, compare_case
 from lightmigrate.verify.hook_log import certainly_dead
 from lightmigrate.verify.hooks import epoch_end_watch
+from lightmigrate.verify.runner import detect_root
 
 ENTRY_POINT = "def lightmigrate_case("
 
@@ -174,11 +176,13 @@ def verify_paths(
     atol: float = 1e-8,
     limit: Optional[int] = 10,
     rules: Optional[Sequence[Rule]] = None,
+    warm_workers: bool = True,
 ) -> VerifyReport:
     """``rules`` migrate the copies (all rules when None; none, to run the code as it is on 2.x:
     a hand port, or un-migrated 1.x code to see what 2.x does with it). Each project case
-    (:func:`project_source`) is migrated with its own package and imports it alone; all cases
-    run in one interpreter per side."""
+    (:func:`project_source`) is migrated with its own package and imports it alone. Each case
+    runs in a child of its interpreter's warm worker (``warm_workers``, see :func:`run_groups`),
+    else all cases run in one fresh interpreter per side."""
     started = time.perf_counter()
     rules = ALL_RULES if rules is None else list(rules)
     _require_lightning()
@@ -209,9 +213,10 @@ def verify_paths(
             if src is not None:
                 groups.append(([f], [*sources, *([] if str(src.resolve()) in sources else [str(src.resolve())])]))
                 names[f] = f.parent.name  # (every project case is a case.py)
-        runs = run_groups(groups, names, oracle_python, out, rules)
-        notes = {} if oracle_python else _rerun_on_oracle(runs, fallback_oracle())
-    cases = [_case_result(f, names[f], runs, notes, rtol, atol, limit) for group, _ in groups for f in group]
+        runs = run_groups(groups, names, oracle_python, out, rules, warm_workers=warm_workers)
+        case_notes = {} if oracle_python else _rerun_on_oracle(runs, fallback_oracle(), warm_workers)
+    cases = [_case_result(f, names[f], runs, case_notes, rtol, atol, limit) for group, _ in groups for f in group]
+    notes += [runs.worker_note] if runs.worker_note else []
     return VerifyReport(reference, cases, problems, time.perf_counter() - started, notes)
 
 
@@ -226,6 +231,7 @@ class SideRuns:
     migrated: Dict[str, Path]
     migrate_errors: Dict[str, str] = field(default_factory=dict)
     reference_plan: Dict[str, Any] = field(default_factory=dict)
+    worker_note: Optional[str] = None  # why the warm workers were not used, when they failed
 
     @property
     def migrate_error(self) -> Optional[str]:
@@ -244,19 +250,151 @@ def run_sides(files: Sequence[Path], sources: Sequence[str], oracle_python: Opti
 
 def run_groups(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Path, str],
                oracle_python: Optional[str], out: Path, rules: Sequence[Rule],
-               checkpoint_dir: Optional[Path] = None) -> SideRuns:
+               checkpoint_dir: Optional[Path] = None, warm_workers: bool = True) -> SideRuns:
     """Like :func:`run_sides` for several groups of case files, each group with its own source
-    folders (migrated together with its cases, under ``out/g<i>``; one group: under ``out``), in
-    ONE interpreter per side.
-    Both interpreters start first and import Lightning while the cases are migrated."""
+    folders (migrated together with its cases, under ``out/g<i>``; one group: under ``out``).
+    With ``warm_workers`` (and unless ``$LIGHTMIGRATE_VERIFY_SERVER=0``), each case runs in a
+    child forked by its interpreter's warm worker (:mod:`lightmigrate.verify.warm`), two or more
+    at a time; when a worker cannot be used, cold: ONE fresh interpreter per side for all cases."""
     ref_cases = [{"name": names[f], "file": str(f.resolve()), "sys_path": [*srcs, str(f.parent.resolve())]}
                  for files, srcs in groups for f in files]
     ref_plan = {"cases": ref_cases, "checkpoint_dir": str(checkpoint_dir.resolve()) if checkpoint_dir else None}
+    watch = {names[f]: epoch_end_watch(f.read_text(encoding="utf-8")) for files, _ in groups for f in files}
+    note = None
+    if warm_workers and warm.enabled():
+        try:
+            return _run_warm(groups, names, oracle_python, out, rules, ref_plan, watch)
+        except warm.ServerError as exc:
+            note = f"the warm worker could not be used, so the cases ran cold: {exc}"
+    runs = _run_cold(groups, names, oracle_python, out, rules, ref_plan, watch)
+    runs.worker_note = note
+    return runs
+
+
+def _run_cold(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Path, str],
+              oracle_python: Optional[str], out: Path, rules: Sequence[Rule], ref_plan: Dict[str, Any],
+              watch: Dict[str, Any]) -> SideRuns:
+    """Both interpreters start first and import Lightning while the cases are migrated."""
     try:
         ref = oracle.PlanRun(oracle_python or sys.executable, "v1" if oracle_python else "v1shim", ref_plan)
         new = oracle.PlanRun(sys.executable, "v2")
     except oracle.OracleError as exc:
         raise VerifyError(str(exc)) from exc
+    migrated, errors, new_cases = migrate_groups(groups, names, out, rules)
+    try:
+        expected = ref.finish()["cases"]
+        actual = new.finish({"cases": new_cases, "watch": watch})["cases"]
+    except oracle.OracleError as exc:
+        new.cancel()
+        raise VerifyError(str(exc)) from exc
+    return SideRuns(expected, actual, migrated, errors, ref_plan)
+
+
+def _run_warm(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Path, str],
+              oracle_python: Optional[str], out: Path, rules: Sequence[Rule], ref_plan: Dict[str, Any],
+              watch: Dict[str, Any]) -> SideRuns:
+    """The cases of each side are jobs for a warm worker (:func:`_submit`); the reference jobs
+    start at once, the migrated ones once the copies are migrated (in a child of this
+    interpreter's worker, where the migration machinery is warm, when the rules are the
+    registry's)."""
+    env = oracle.runner_env()
+    new_worker = warm.worker_for(sys.executable, env, ["pytorch_lightning", "migration"])
+    ref_worker = new_worker if oracle_python is None else warm.worker_for(oracle_python, env, ["pytorch_lightning"])
+    pool = ThreadPoolExecutor(max_workers=parallel_cases())
+    try:
+        ref_jobs = _submit(pool, ref_worker, "v1" if oracle_python else "v1shim", ref_plan)
+        codes = _registry_codes(rules)
+        if codes is None:  # rules the worker cannot name: migrate here
+            migrated, errors, new_cases = migrate_groups(groups, names, out, rules)
+        else:
+            done = new_worker.call("migrate", {  # (the worker's child runs in a folder of its own)
+                "groups": [[[os.path.abspath(f) for f in files], list(srcs)] for files, srcs in groups],
+                "names": {os.path.abspath(f): n for f, n in names.items()}, "out": os.path.abspath(out),
+                "codes": codes})
+            migrated = {n: Path(p) for n, p in done["migrated"].items()}
+            errors, new_cases = done["errors"], done["cases"]
+        new_jobs = _submit(pool, new_worker, "v2", {"cases": new_cases, "watch": watch})
+        expected, actual = _gather(ref_jobs), _gather(new_jobs)
+    except BaseException:  # (Ctrl-C, or a job failed: the children of the other jobs stop too)
+        for worker in {new_worker, ref_worker}:
+            worker.abort()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return SideRuns(expected, actual, migrated, errors, ref_plan)
+
+
+def _run_plan(python: str, side: str, plan: Dict[str, Any], warm_workers: bool = True) -> Dict[str, Any]:
+    """The records (case name -> record) of ``plan`` run on ``python``: on its warm worker,
+    else (or when that fails) in one fresh interpreter."""
+    if warm_workers and warm.enabled():
+        try:
+            worker = warm.worker_for(python, oracle.runner_env(), ["pytorch_lightning"])
+            with ThreadPoolExecutor(max_workers=parallel_cases()) as pool:
+                return _gather(_submit(pool, worker, side, plan))
+        except warm.ServerError:
+            pass
+    return oracle.PlanRun(python, side, plan).finish()["cases"]
+
+
+def _submit(pool: ThreadPoolExecutor, worker: "warm.Worker", side: str, plan: Dict[str, Any]) -> List[Future]:
+    """Run ``plan``'s cases on ``worker``, a few per child (:func:`_chunk_size`), as many
+    children at a time as ``pool`` has threads."""
+    cases = list(plan["cases"])
+    size = _chunk_size(len(cases), parallel_cases())
+    jobs = []
+    for chunk in [cases[i:i + size] for i in range(0, len(cases), size)]:
+        part = {**plan, "cases": chunk}
+        if plan.get("watch") is not None:
+            part["watch"] = {c["name"]: plan["watch"][c["name"]] for c in chunk if c["name"] in plan["watch"]}
+        jobs.append(pool.submit(_plan_job, worker, side, part))
+    return jobs
+
+
+def _gather(jobs: Sequence[Future]) -> Dict[str, Any]:
+    return {name: record for job in jobs for name, record in job.result().items()}
+
+
+def _chunk_size(cases: int, slots: int) -> int:
+    """Cases per child: one for a few cases (so both sides of one case run side by side), up to
+    8 for many: a child's first case pays about half a second that the next ones do not (first
+    calls into torch and Lightning), and a queue of small chunks still keeps every slot busy
+    to the end."""
+    return max(1, min(8, cases // (3 * slots)))
+
+
+def _plan_job(worker: "warm.Worker", side: str, plan: Dict[str, Any]) -> Dict[str, Any]:
+    """Run ``plan`` (its cases one after the other) in a child of ``worker``; their records."""
+    roots = set()
+    for case in plan["cases"]:
+        with open(case["file"], encoding="utf-8") as fh:
+            roots.add("pytorch_lightning" if side == "v1" else detect_root(fh.read()))
+    return worker.call("run_plan", {"plan": plan, "side": side}, imports=sorted(roots))["cases"]
+
+
+def parallel_cases() -> int:
+    """Cases run at the same time on warm workers: one per core, at least two (the two sides
+    of one case)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(2, cores)
+
+
+def _registry_codes(rules: Sequence[Rule]) -> Optional[List[str]]:
+    """The codes of ``rules`` when each is the registry's rule of that code, else None."""
+    from lightmigrate.rules import rules_by_code
+
+    known = rules_by_code()
+    return [r.code for r in rules] if all(known.get(r.code) is r for r in rules) else None
+
+
+def migrate_groups(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Path, str], out: Path,
+                   rules: Sequence[Rule]) -> Tuple[Dict[str, Path], Dict[str, str], List[Dict[str, Any]]]:
+    """Migrate each group (its case files and source folders, into ``out/g<i>``; one group:
+    into ``out``). Returns (case name -> migrated file, case name -> why its migration failed,
+    the migrated run's plan cases)."""
     migrated: Dict[str, Path] = {}
     errors: Dict[str, str] = {}
     new_cases: List[Dict[str, Any]] = []
@@ -272,14 +410,39 @@ def run_groups(groups: Sequence[Tuple[List[Path], List[str]]], names: Mapping[Pa
             migrated[names[f]] = copies[f.stem]
             new_cases.append({"name": names[f], "file": str(copies[f.stem]),
                               "sys_path": [*folders, str(f.parent.resolve())]})
-    watch = {names[f]: epoch_end_watch(f.read_text(encoding="utf-8")) for files, _ in groups for f in files}
-    try:
-        expected = ref.finish()["cases"]
-        actual = new.finish({"cases": new_cases, "watch": watch})["cases"]
-    except oracle.OracleError as exc:
-        new.cancel()
-        raise VerifyError(str(exc)) from exc
-    return SideRuns(expected, actual, migrated, errors, ref_plan)
+    return migrated, errors, new_cases
+
+
+def migrate_groups_by_code(groups: List[List[List[str]]], names: Dict[str, str], out: str,
+                           codes: List[str]) -> Dict[str, Any]:
+    """:func:`migrate_groups` as a warm worker's job: JSON in (rules by code), JSON out."""
+    from lightmigrate.rules import rules_by_code
+
+    known = rules_by_code()
+    migrated, errors, cases = migrate_groups([([Path(f) for f in files], srcs) for files, srcs in groups],
+                                             {Path(f): n for f, n in names.items()}, Path(out),
+                                             [known[c] for c in codes])
+    return {"migrated": {n: str(p) for n, p in migrated.items()}, "errors": errors, "cases": cases}
+
+
+_WARM_UP = """import pytorch_lightning as pl
+
+
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return self(batch)
+
+    def training_epoch_end(self, outputs):
+        self.log("n", len(outputs))
+"""
+
+
+def warm_migration() -> None:
+    """Migrate a small module once, so that what the rules build on first use is ready (a warm
+    worker does it before it forks its children)."""
+    project = ProjectIndex()
+    project.add_source(_WARM_UP, "warm_up.py")
+    transform_text(_WARM_UP, ALL_RULES, path="warm_up.py", project=project)
 
 
 SHIM_CANNOT = ("the v1 shim cannot run this original ({error}); it emulates 1.9's hooks, Trainer arguments and "
@@ -294,7 +457,7 @@ def fallback_oracle() -> Optional[str]:
     return os.path.abspath(python) if python.exists() else None
 
 
-def _rerun_on_oracle(runs: SideRuns, oracle_python: Optional[str]) -> Dict[str, str]:
+def _rerun_on_oracle(runs: SideRuns, oracle_python: Optional[str], warm_workers: bool = True) -> Dict[str, str]:
     """The originals the v1 shim could not run go to a real 1.x interpreter, when there is one.
     Returns case name -> what verify says about that case's reference."""
     failed = [c for c in runs.reference_plan["cases"] if (runs.expected.get(c["name"]) or {}).get("error")]
@@ -305,7 +468,7 @@ def _rerun_on_oracle(runs: SideRuns, oracle_python: Optional[str]) -> Dict[str, 
         return {name: note + "; run verify with --oracle PYTHON (a pytorch-lightning 1.x environment) to "
                 "check this case against real 1.x" for name, note in notes.items()}
     try:
-        again = oracle.PlanRun(oracle_python, "v1", {**runs.reference_plan, "cases": failed}).finish()["cases"]
+        again = _run_plan(oracle_python, "v1", {**runs.reference_plan, "cases": failed}, warm_workers)
     except oracle.OracleError as exc:
         return {name: f"{note}; the 1.x interpreter {oracle_python} failed too: {exc}" for name, note in notes.items()}
     runs.expected.update(again)
