@@ -285,28 +285,30 @@ def test_spreads_of_unknown_contents_are_marked_with_what_2x_rejects():
             return a, b, c
     ''')
     found = sites({"t.py": text}, "t.py")
+    # (no call of make() in the project: the tuple of calls that cannot be followed is empty)
     assert [(s.line, s.data[-1]) for s in found] == [
-        (5, (("param", "cfg", "make", "cfg", False),)), (6, (("param", "kw", "make", "kw", True),)),
+        (5, (("param", "cfg", "make", "cfg", False, ()),)), (6, (("param", "kw", "make", "kw", True, ()),)),
         (7, ("cfg.trainer",))]
     out = migrate({"t.py": text})["t.py"]
     assert out.count("# TODO(lightmigrate): LM101 T-args: ") == 3
     assert "`**cfg.trainer` holds; 2.x rejects the removed 1.x Trainer arguments (gpus, tpu_cores" in out
-    # a parameter: the marker says the contents come from the function's callers (pykeen's lit_pipeline)
-    assert ("T-args: `**cfg` passes on `cfg`, a parameter of `make()`, so what reaches the Trainer is what the "
-            "callers of `make()` give (the dicts this file's own calls give are migrated where they are written), "
-            "and callers outside this file may pass anything; 2.x rejects the removed 1.x Trainer arguments (gpus, "
+    # a parameter no call in the project gives: the marker says the contents come from callers
+    # outside the project (a public API)
+    assert ("T-args: `**cfg` passes on `cfg`, a parameter of `make()`, and no call of it in this project gives it "
+            "anything, so what reaches the Trainer comes from callers outside the project (a public API, a config "
+            "naming the function), which may pass anything; 2.x rejects the removed 1.x Trainer arguments (gpus, "
             "tpu_cores") in out
     assert "No rewrite of this line is faithful: it cannot tell which of those arguments come" in out
-    assert "T-args: `**kw` passes on the keyword arguments `make()` takes (`**kw`), so what reaches" in out
+    assert "T-args: `**kw` passes on the keyword arguments `make()` takes (`**kw`), and no call of it" in out
     kwargs_or_empty = text.replace("def make(cfg, **kw):", "def make(cfg=None, **kw):").replace(
         "pl.Trainer(**cfg)", "pl.Trainer(**(cfg or {}))")
     assert "T-args: `**(cfg or {})` passes on `cfg`, a parameter of `make()`" in migrate({"t.py": kwargs_or_empty})["t.py"]
 
 
 def test_the_dicts_a_files_own_calls_give_a_spread_parameter_are_migrated():
-    # pykeen's lit_pipeline(trainer_kwargs=...): a public function spreads its parameter into the
-    # Trainer; the file's own calls give it dicts, which are migrated where they are written (the
-    # marker stays for the callers outside the file)
+    # pykeen's lit_pipeline(trainer_kwargs=...): a function spreads its parameter into the
+    # Trainer; the file's own calls give it dicts, which are migrated where they are written; every
+    # call of it in the project is followed, so no marker stays
     text = textwrap.dedent('''\
         import pytorch_lightning
 
@@ -324,7 +326,7 @@ def test_the_dicts_a_files_own_calls_give_a_spread_parameter_are_migrated():
     assert 'lit_pipeline(model, trainer_kwargs=dict(accelerator="gpu", devices=2, max_epochs=2))' in out
     assert 'lit_pipeline(model, {"use_distributed_sampler": False, "max_epochs": 1})' in out
     assert "other(trainer_kwargs=dict(gpus=2))" in out  # not a function that reaches the Trainer
-    assert out.count("# TODO(lightmigrate): LM101 T-args: `**(trainer_kwargs or {})` passes on") == 1
+    assert "T-args" not in out
 
 
 def test_the_subclass_forwarding_its_kwargs_is_not_marked():
