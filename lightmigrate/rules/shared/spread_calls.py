@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Tuple
 
 from lightmigrate.analysis.ast_nodes import ast_dotted
 from lightmigrate.analysis.trainer_feeds import from_module, module_patterns
 from lightmigrate.analysis.trainer_spreaders import Spreader
-from lightmigrate.rules.shared.trainer_dicts import Builders, block_statements, builders, is_dict_call, value_builders
+from lightmigrate.rules.shared.trainer_dicts import (Builders, block_statements, builders, fresh_opaque, is_dict_call,
+                                                    value_builders)
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Given:
     found: Builders = field(default_factory=Builders)
     body: List[ast.stmt] = field(default_factory=list)
     why: str = ""  # when not followed: what the call gives, in the file's words
+    scope: Optional[ast.AST] = None  # the function around the call (None: the module)
 
 
 def _is_dictish(value: ast.expr) -> bool:
@@ -57,6 +59,10 @@ def _assigned_values(body: List[ast.stmt], name: str) -> Optional[List[ast.expr]
             for t in targets:
                 if isinstance(t, ast.Name) and t.id == name and stmt.value is not None:
                     out.append(stmt.value)
+                elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name:
+                    if not (isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
+                        return None  # name[key] = value: a key that cannot be read
+                    continue  # name["key"] = value: a key of the dict (``builders`` reads it)
                 elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
                     return None
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.Global,
@@ -81,8 +87,8 @@ def _named_dict(name: str, scope: Optional[ast.AST], tree: ast.Module) -> Option
             return None
         if not values:
             continue
-        if not all(_is_dictish(v) for v in values):
-            return None
+        if not all(_is_dictish(v) for v in values) or fresh_opaque(body, name):
+            return None  # (fresh_opaque: an update from something whose keys cannot be read)
         return builders(body, name), body
     return None
 
@@ -128,6 +134,31 @@ def _classify(call: ast.Call, sp: Spreader, scope: Optional[ast.AST], tree: ast.
         if named is not None:
             return Given(sp, call, True, named[0], named[1])
     return Given(sp, call, False, why=f"`{segment(value)}`")
+
+
+def _receiver(value: ast.expr, sp: Spreader, scope: Optional[ast.AST], tree: ast.Module, names: "_Names") -> str:
+    """What ``value.method(...)`` calls the method of: "self"; "instance" (a new object of the
+    method's class, made there or bound to a name of the scope once); "other" (an object of
+    another class made there, a Trainer); "unknown"."""
+    owner = replace(sp, name=sp.owner)
+
+    def made_by(call: ast.Call) -> str:
+        if names.calls(call.func, owner):
+            return "instance"
+        return "other" if (ast_dotted(call.func) or "").endswith("Trainer") else "unknown"
+
+    if isinstance(value, ast.Name) and value.id == "self":
+        return "self"
+    if isinstance(value, ast.Call):
+        return made_by(value)
+    if (ast_dotted(value) or "").lower().endswith("trainer"):
+        return "other"  # a Trainer's own fit, validate, ...
+    if isinstance(value, ast.Name):
+        body = scope.body if scope is not None else tree.body  # type: ignore[attr-defined]
+        values = _assigned_values(body, value.id)
+        if values and len(values) == 1 and isinstance(values[0], ast.Call):
+            return made_by(values[0])
+    return "unknown"
 
 
 class _Names:
@@ -178,13 +209,14 @@ class _Names:
         return False
 
 
-def calls_in(tree: ast.Module, path: str, spreaders: List[Spreader], segment) -> Tuple[List[Given], List[Tuple[Spreader, ast.AST]]]:
+def calls_in(tree: ast.Module, path: str, spreaders: List[Spreader], segment
+             ) -> Tuple[List[Given], List[Tuple[Spreader, ast.AST, Optional[ast.AST]]]]:
     """The calls of ``spreaders`` in the file ``path`` (its ``tree``; ``segment`` gives a node's
     source), and the other places that may call one: a method's name called on something other
     than ``self`` in its class, the function handed on as a value."""
     names = _Names(tree, path)
     given: List[Given] = []
-    maybe: List[Tuple[Spreader, ast.AST]] = []
+    maybe: List[Tuple[Spreader, ast.AST, Optional[ast.AST]]] = []
     plain = [sp for sp in spreaders if not sp.is_method]
     methods = [sp for sp in spreaders if sp.is_method]
 
@@ -201,19 +233,21 @@ def calls_in(tree: ast.Module, path: str, spreaders: List[Spreader], segment) ->
                 for sp in plain:
                     if names.calls(func, sp):
                         given.append(_classify(child, sp, scope, tree, segment))
+                        given[-1].scope = scope
                 if isinstance(func, ast.Attribute):
                     for sp in methods:
                         if func.attr != sp.name:
                             continue
-                        if isinstance(func.value, ast.Name) and func.value.id == "self" and cls == sp.owner \
-                                and path == sp.path:
+                        receiver = _receiver(func.value, sp, scope, tree, names)
+                        if (receiver == "self" and cls == sp.owner and path == sp.path) or receiver == "instance":
                             given.append(_classify(child, sp, scope, tree, segment))
-                        elif not _classify(child, sp, scope, tree, segment).followed:
-                            maybe.append((sp, child))  # a call of a method of that name on something else
+                            given[-1].scope = scope
+                        elif receiver == "unknown" and not _classify(child, sp, scope, tree, segment).followed:
+                            maybe.append((sp, child, scope))  # a call of a method of that name on something else
                 for arg in (*child.args, *(k.value for k in child.keywords)):
                     for sp in plain:
                         if names.calls(arg, sp):
-                            maybe.append((sp, arg))  # handed on: called elsewhere
+                            maybe.append((sp, arg, scope))  # handed on: called elsewhere
             visit(child, scope, cls)
 
     if plain or methods:
@@ -237,12 +271,14 @@ def _tree(path: str, text: str) -> Optional[ast.Module]:
     return tree
 
 
-def where(path: str, line: int, home: str) -> str:
-    """``path:line`` as the marker in the file ``home`` names it (relative to its folder)."""
-    if path == home:
-        return f"line {line}"
-    rel = posixpath.relpath(path.replace("\\", "/"), posixpath.dirname(home.replace("\\", "/")) or ".")
-    return f"{rel}:{line}"
+def where(path: str, scope: Optional[ast.AST], home: str) -> str:
+    """Where a call is, as the marker in the file ``home`` names it: the file (relative to the
+    folder of ``home``) and the function around it. Not its line: a migration of that file
+    (a key dropped above the call) moves it, and the marker must read the same the next run."""
+    rel = "this file" if path == home else \
+        posixpath.relpath(path.replace("\\", "/"), posixpath.dirname(home.replace("\\", "/")) or ".")
+    inside = f"`{scope.name}()`" if scope is not None else "module level"  # type: ignore[attr-defined]
+    return f"{rel}, {inside}"
 
 
 def unfollowed(project, sp: Spreader, current: Optional[Tuple[str, ast.Module]] = None) -> Optional[List[str]]:
@@ -260,7 +296,7 @@ def unfollowed(project, sp: Spreader, current: Optional[Tuple[str, ast.Module]] 
             continue
         tree = current[1] if current is not None and current[0] == path else _tree(path, text)
         if tree is None:
-            out.append(f"{where(path, 1, sp.path)} (a file lightmigrate cannot parse)")
+            out.append(f"{where(path, None, sp.path).rsplit(', ', 1)[0]} (a file lightmigrate cannot parse)")
             calls += 1
             continue
         def segment(node: ast.AST) -> str:
@@ -271,7 +307,7 @@ def unfollowed(project, sp: Spreader, current: Optional[Tuple[str, ast.Module]] 
         calls += len(given) + len(maybe)
         for g in given:
             if not g.followed:
-                out.append(f"{where(path, g.call.lineno, sp.path)} (gives {g.why})")
-        for _, node in maybe:
-            out.append(f"{where(path, node.lineno, sp.path)} (may call it)")  # type: ignore[attr-defined]
-    return out if calls else None
+                out.append(f"{where(path, g.scope, sp.path)} (gives {g.why})")
+        for _, node, scope in maybe:
+            out.append(f"{where(path, scope, sp.path)} (may call it: `{segment(node)[:60]}`)")
+    return list(dict.fromkeys(out)) if calls else None
