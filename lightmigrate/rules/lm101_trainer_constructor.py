@@ -30,10 +30,17 @@ Trainer (``Trainer(**config)``, with ``config`` built here or by another module'
 function: ``dict(...)``, ``config["key"] = value``, ``config.update(...)``) is migrated where it
 is set, and a ``**spread`` whose contents cannot be followed gets a marker naming what 2.x
 rejects. A spread of a function's own parameter (``def run(trainer_kwargs): Trainer(**trainer_kwargs)``,
-a public API) keeps that marker: the dicts the file's own calls of the function give are migrated
-where they are written, but what other callers pass is not known at that line, and no rewrite there
-keeps the 1.9 meaning short of translating the arguments at run time, which changes what the
-function accepts. A dict whose keys are a config's fields at run time, filtered by the Trainer's own
+also a class's ``__init__`` or a method, or its ``**kwargs``) is followed across the project: every
+call of the function in any file (imported by name, under an alias, through its module, a star
+import; ``self.method(...)``, or a method of an instance the scope makes) that gives the parameter
+a dict literal, ``dict(...)`` or a name the calling scope binds only to such dicts gets that dict
+migrated where it is written (for ``**kwargs``, the call's own keywords), also in a file that never
+mentions the Trainer. The spread keeps its marker only when some call cannot be followed (it
+gives a parameter of its own, a call's result, ``**`` arguments; the function is handed on as a
+value; a method of that name is called on an object of unknown class), naming each such call by
+its file and function, or when no call of it exists in the project (a public API: its callers
+outside the project may pass anything); no rewrite of that line keeps the 1.9 meaning short of
+translating the arguments at run time, which changes what the function accepts. A dict whose keys are a config's fields at run time, filtered by the Trainer's own
 parameters (pytorch_tabular's ``{k: v for k, v in self.config.items() if k in <Trainer
 parameters>}``), is marked too: 2.x drops the removed arguments among them without an error, which
 keys come is known only at run time, and their 2.x forms are code of other kinds (module hooks,
