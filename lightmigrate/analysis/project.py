@@ -898,9 +898,9 @@ class ProjectIndex:
         return [f for feeds in self.trainer_feeds.values() for f in feeds if matches(f.patterns, path)]
 
     def spreaders_named(self, text: str) -> List[Spreader]:
-        """The spreaders (see ``analysis/trainer_spreaders.py``) whose name ``text`` holds: the
-        functions a file of that text may call."""
-        return [s for found in self.trainer_spreaders.values() for s in found if s.name in text]
+        """The spreaders (see ``analysis/trainer_spreaders.py``) a file of ``text`` may call in
+        a way that can be followed (``Spreader.named_in``)."""
+        return [s for found in self.trainer_spreaders.values() for s in found if s.named_in(text)]
 
     def trainer_chain(self, info: ClassInfo) -> Optional[List[ClassInfo]]:
         """``info`` and its project ancestors up to the one whose base is Lightning's Trainer

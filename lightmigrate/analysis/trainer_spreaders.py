@@ -12,6 +12,7 @@ write, where they write them.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -35,6 +36,18 @@ class Spreader:
     has_tune: bool  # the file calls ``.tune(``: 1.9's tuner flags had an effect there
     line: int  # the Trainer call's line
 
+    def named_in(self, text: str) -> bool:
+        """Whether a file of ``text`` may hold a call of it that can be followed: its name as a
+        word (for a method, its class's name too: the calls followed are ``self.method(...)``
+        in the class and calls on an instance the scope makes)."""
+        if self.is_method and self.owner not in text:
+            return False
+        return _word(self.name, text)
+
+    def may_be_called_in(self, text: str) -> bool:
+        """Whether a file of ``text`` may call it at all (for a method: ``.name(`` on anything)."""
+        return f".{self.name}(" in text if self.is_method else _word(self.name, text)
+
     @property
     def is_init(self) -> bool:
         return bool(self.owner) and self.owner == self.name
@@ -42,6 +55,13 @@ class Spreader:
     @property
     def is_method(self) -> bool:
         return bool(self.owner) and self.owner != self.name
+
+
+def _word(name: str, text: str) -> bool:
+    """Whether ``name`` stands in ``text`` as a word (not inside a longer name)."""
+    if name not in text:
+        return False
+    return re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", text) is not None
 
 
 def _assigned_in(body: List[ast.stmt], name: str) -> bool:

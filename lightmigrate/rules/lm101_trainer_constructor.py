@@ -1838,8 +1838,8 @@ class TrainerConstructorRule(Rule):
             elif action == "strategy-class" and not lightning_strategy:
                 continue
             sites.append(Site(call.lineno, call.col_offset, last_name(call.func), action))
-        if facts.spreads:
-            called += trainer_spreaders(source.tree, source.path)
+        if any(_passed_parameter(scope, value) for scope, _, value, _, _ in facts.spreads):
+            called += trainer_spreaders(source.tree, source.path)  # (read as it is now, after earlier rules)
         flows = _Flows(source.tree, facts, feeds, ctx.project, source.path, called)
         for call, plan, has_tune in flows.kwarg_calls:
             if _call_acts(call, facts, False, combined=combined, plan=plan, has_tune=has_tune):

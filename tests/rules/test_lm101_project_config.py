@@ -781,8 +781,8 @@ def test_a_call_that_cannot_be_followed_keeps_the_marker_naming_it():
 
 
         def run_all(model, kw):
-            settings = {"gpus": 0}
-            settings["max_epochs"] = 1
+            settings = {"max_epochs": 1}
+            settings["gpus"] = 0
             train(model, trainer_kwargs=settings)
             train(model, trainer_kwargs=kw)
     ''')}
@@ -794,7 +794,8 @@ def test_a_call_that_cannot_be_followed_keeps_the_marker_naming_it():
             "written, but what these calls give cannot be followed: ../scripts/forward.py, `run_all()` (gives "
             "`kw`); 2.x rejects the removed 1.x Trainer arguments (gpus, tpu_cores") in run
     # the followed calls are migrated all the same
-    assert 'settings = {}\n    settings["max_epochs"] = 1' in out["scripts/forward.py"]
+    # (the key statement goes: the call below moves up a line, which the marker does not name)
+    assert 'settings = {"max_epochs": 1}\n    train(model, trainer_kwargs=settings)' in out["scripts/forward.py"]
     assert 'train(model, trainer_kwargs=dict(accelerator="gpu", devices=1, max_epochs=1))' in \
         out["scripts/by_name.py"]
 

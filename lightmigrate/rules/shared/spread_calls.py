@@ -257,6 +257,7 @@ def calls_in(tree: ast.Module, path: str, spreaders: List[Spreader], segment
 
 # path -> (text, tree or None): the project files read for the calls of a spreader (one process)
 _TREES: Dict[str, Tuple[str, Optional[ast.Module]]] = {}
+_KEPT = 64
 
 
 def _tree(path: str, text: str) -> Optional[ast.Module]:
@@ -267,6 +268,8 @@ def _tree(path: str, text: str) -> Optional[ast.Module]:
         tree: Optional[ast.Module] = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree = None
+    if len(_TREES) >= _KEPT:
+        del _TREES[next(iter(_TREES))]  # the oldest
     _TREES[path] = (text, tree)
     return tree
 
@@ -292,7 +295,7 @@ def unfollowed(project, sp: Spreader, current: Optional[Tuple[str, ast.Module]] 
         if path.endswith((".yaml", ".yml")):
             continue
         text = project.text_of(path)
-        if text is None or sp.name not in text:
+        if text is None or not sp.may_be_called_in(text):
             continue
         tree = current[1] if current is not None and current[0] == path else _tree(path, text)
         if tree is None:
