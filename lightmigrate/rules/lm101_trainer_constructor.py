@@ -40,9 +40,10 @@ gives a parameter of its own, a call's result, ``**`` arguments; the function is
 value; a method of that name is called on an object of unknown class), naming each such call by
 its file and function, or when no call of it exists in the project (a public API: its callers
 outside the project may pass anything); no rewrite of that line keeps the 1.9 meaning short of
-translating the arguments at run time, which changes what the function accepts. A dict whose keys are a config's fields at run time, filtered by the Trainer's own
-parameters (pytorch_tabular's ``{k: v for k, v in self.config.items() if k in <Trainer
-parameters>}``), is marked too: 2.x drops the removed arguments among them without an error, which
+translating the arguments at run time, which changes what the function accepts. A dict whose
+keys are a config's fields at run time, filtered by the Trainer's own parameters
+(pytorch_tabular's ``{k: v for k, v in self.config.items() if k in <Trainer parameters>}``), is
+marked too: 2.x drops the removed arguments among them without an error, which
 keys come is known only at run time, and their 2.x forms are code of other kinds (module hooks,
 Tuner calls, a ``devices`` value). A script that builds its parser with ``Trainer.add_argparse_args`` and its Trainer with
 ``Trainer.from_argparse_args`` gets explicit ``add_argument`` calls, parsed as 1.9.5 did, for the
