@@ -810,9 +810,13 @@ def test_the_function_handed_on_or_given_unknown_keywords_keeps_the_marker():
         def main(model, extra):
             ThreadPoolExecutor().submit(train, model, {"gpus": 1})
             fit_quietly(model, **extra)
+
+
+        def pick():
+            return train
     ''')}
     out = migrate(files)["pkg/run.py"]
-    assert "../scripts/a.py, `main()` (may call it: `train`)" in out
+    assert "../scripts/a.py, `main()` (may call it: `train`); ../scripts/a.py, `pick()` (may call it: `train`)" in out
     assert ("T-args: `**trainer_kwargs` passes on the keyword arguments `fit_quietly()` takes (`**trainer_kwargs`), "
             "and the dicts its calls in this project write are migrated where they are written, but what these "
             "calls give cannot be followed: ../scripts/a.py, `main()` (gives `**`/`*` arguments)") in out
@@ -853,6 +857,16 @@ def test_a_method_called_on_an_instance_in_another_file():
     # every call of Runner.fit is followed (trainer.fit: a Trainer's own method); train() and
     # fit_quietly() have no call in this project: their markers say so
     assert "`Runner.fit()`" not in out["pkg/run.py"] and out["pkg/run.py"].count("no call of it in this project") == 2
+    # a subclass in another file calling the inherited method on self
+    files["scripts/sub.py"] = textwrap.dedent('''\
+        from pkg.run import Runner as Base
+
+
+        class Nightly(Base):
+            def quick(self, loader):
+                self.fit(loader, fit_kwargs=dict(auto_select_gpus=False, max_epochs=2))
+    ''')
+    assert "self.fit(loader, fit_kwargs=dict(max_epochs=2))" in migrate(files)["scripts/sub.py"]
     # a method of that name on an object lightmigrate cannot tell, given something it cannot follow
     files["scripts/other.py"] = "def go(thing, loader, cfg):\n    thing.fit(loader, cfg)\n"
     marked = migrate(files)["pkg/run.py"]

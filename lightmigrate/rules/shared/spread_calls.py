@@ -220,14 +220,29 @@ def calls_in(tree: ast.Module, path: str, spreaders: List[Spreader], segment
     plain = [sp for sp in spreaders if not sp.is_method]
     methods = [sp for sp in spreaders if sp.is_method]
 
-    def visit(node: ast.AST, scope: Optional[ast.AST], cls: Optional[str]) -> None:
+    def inherits(cls: Optional[ast.ClassDef], sp: Spreader) -> bool:
+        """Whether ``self.method(...)`` in ``cls`` calls ``sp``: ``cls`` is its class, or names it
+        as a base (as this file imports it) and does not define the method itself."""
+        if cls is None:
+            return False
+        if cls.name == sp.owner and path == sp.path:
+            return True
+        owner = replace(sp, name=sp.owner)
+        return any(names.calls(b, owner) for b in cls.bases) and not any(
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == sp.name for n in cls.body)
+
+    def visit(node: ast.AST, scope: Optional[ast.AST], cls: Optional[ast.ClassDef]) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 visit(child, child, cls)
                 continue
             if isinstance(child, ast.ClassDef):
-                visit(child, scope, child.name)
+                visit(child, scope, child)
                 continue
+            if isinstance(child, (ast.Assign, ast.Return)) and child.value is not None:
+                for sp in plain:
+                    if names.calls(child.value, sp):
+                        maybe.append((sp, child.value, scope))  # bound to another name, returned: called elsewhere
             if isinstance(child, ast.Call):
                 func = child.func
                 for sp in plain:
@@ -239,7 +254,9 @@ def calls_in(tree: ast.Module, path: str, spreaders: List[Spreader], segment
                         if func.attr != sp.name:
                             continue
                         receiver = _receiver(func.value, sp, scope, tree, names)
-                        if (receiver == "self" and cls == sp.owner and path == sp.path) or receiver == "instance":
+                        if receiver == "self" and not inherits(cls, sp):
+                            receiver = "unknown"  # (another class's method of that name, or an override)
+                        if receiver in ("self", "instance"):
                             given.append(_classify(child, sp, scope, tree, segment))
                             given[-1].scope = scope
                         elif receiver == "unknown" and not _classify(child, sp, scope, tree, segment).followed:
