@@ -2,10 +2,11 @@
 caller gives it a dict with 1.x arguments (pykeen's `lit_pipeline(trainer_kwargs=dict(...))`).
 
 Exercises (issue 25, "Trainer arguments built somewhere else"): `num_processes=1` and
-`replace_sampler_ddp=False` were valid 1.9 arguments that 2.x rejects (`TypeError`). LM101 cannot
-see, at the spread, what other callers pass (the marker stays there), but migrates the dict this
-file's own call gives the parameter, where it is written: `accelerator="cpu", devices=1` and
-`use_distributed_sampler=False`. The project's training run is then repeated by the case.
+`replace_sampler_ddp=False` were valid 1.9 arguments that 2.x rejects (`TypeError`). LM101
+migrates the dict this file's own call gives the parameter, where it is written:
+`accelerator="cpu", devices=1` and `use_distributed_sampler=False`; every call of the function in
+the project is followed, so the spread keeps no marker. The project's training run is then
+repeated by the case.
 """
 import torch
 import torch.nn.functional as F

@@ -40,3 +40,19 @@ def test_the_spreads_the_search_lets_through_are_found_by_the_parse():
     found = trainer_feeds(ast.parse("from conf import CFG\nimport pytorch_lightning as pl\n"
                                     "t = pl.Trainer(\n    max_epochs=1,\n    **CFG,\n)\n"), "x.py")
     assert [(f.name, f.kind, f.callee) for f in found] == [("CFG", "value", "lightning")]
+
+
+def test_the_functions_that_spread_a_parameter_into_a_trainer_are_found():
+    from lightmigrate.analysis.trainer_spreaders import trainer_spreaders
+
+    text = ("import pytorch_lightning as pl\n\n"
+            "def train(model, trainer_kwargs=None):\n    pl.Trainer(**(trainer_kwargs or {})).fit(model)\n\n"
+            "def rebinds(kw):\n    kw = {**kw, 'max_epochs': 1}\n    pl.Trainer(**kw)\n\n"
+            "class Runner:\n    def __init__(self, model, *, cfg):\n        self.t = pl.Trainer(**cfg)\n\n"
+            "    def fit(self, loader, **kw):\n        pl.Trainer(**kw).fit(None, loader)\n")
+    found = trainer_spreaders(ast.parse(text), "pkg/run.py")
+    assert [(s.name, s.owner, s.param, s.position, s.kwarg, s.params) for s in found] == [
+        ("train", "", "trainer_kwargs", 1, False, ("model", "trainer_kwargs")),
+        ("Runner", "Runner", "cfg", None, False, ("model", "cfg")),
+        ("fit", "Runner", "kw", None, True, ("loader",)),
+    ]

@@ -20,7 +20,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 
 from lightmigrate.analysis.ast_nodes import ast_nodes
 from lightmigrate.analysis.text_patterns import KEYWORD_GAP, one_of
-from lightmigrate.analysis.trainer_feeds import Feed, matches, may_feed, trainer_feeds
+from lightmigrate.analysis.trainer_feeds import Feed, TrainerSpreads, matches, may_feed, trainer_feeds
+from lightmigrate.analysis.trainer_spreaders import Spreader, trainer_spreaders
 
 LIGHTNING_MODULE_NAMES = frozenset({"LightningModule"})
 # The base names ``ProjectIndex.ancestors`` does not follow (nor does ``may_inherit``).
@@ -496,30 +497,32 @@ class LazyEntry:
     names: Tuple[str, ...]  # the class names the text may define (``_CLASS_NAME``)
     bases: Optional[FrozenSet[str]]  # ``header_base_names``
     feeds: Tuple[Feed, ...] = ()  # ``_feeds``
+    spreaders: Tuple[Spreader, ...] = ()  # ``_feeds``
 
 
-def _feeds(text: str, path: str, tree: Optional[ast.AST] = None) -> Tuple[Feed, ...]:
-    """``trainer_feeds`` of a text that may spread a dict into a Trainer call (parsed here
-    when ``tree`` is not given), else nothing."""
+def _feeds(text: str, path: str, tree: Optional[ast.AST] = None) -> Tuple[Tuple[Feed, ...], Tuple[Spreader, ...]]:
+    """``trainer_feeds`` and ``trainer_spreaders`` of a text that may spread a dict into a
+    Trainer call (parsed here when ``tree`` is not given), else nothing."""
     if not may_feed(text) or is_yaml(path):
-        return ()
+        return (), ()
     if tree is None:
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return ()
-    return trainer_feeds(tree, path)
+            return (), ()
+    read = TrainerSpreads(tree, path)
+    return trainer_feeds(tree, path, read), trainer_spreaders(tree, path, read)  # type: ignore[arg-type]
 
 
 def lazy_entry(text: str, path: str, present: Optional[FrozenSet[str]] = None) -> LazyEntry:
     """The :class:`LazyEntry` of a text ``may_index_lazily`` accepts (the searches read its
     ``search_text``; ``present``: the ``TEXT_PROBES`` the text holds, if known)."""
     if not worth_indexing(text, present) or is_yaml(path):
-        return LazyEntry(_text_settings(text, path, present=present), False, (), None, _feeds(text, path))
+        return LazyEntry(_text_settings(text, path, present=present), False, (), None, *_feeds(text, path))
     searched = search_text(text)
     headers = class_headers(searched)
     return LazyEntry(_text_settings(text, path, present=present), True, tuple(dict.fromkeys(m.group(1) for m in headers)),
-                     header_base_names(searched, headers), _feeds(text, path))
+                     header_base_names(searched, headers), *_feeds(text, path))
 
 
 class ProjectIndex:
@@ -541,6 +544,9 @@ class ProjectIndex:
         # path -> the dicts its Trainer calls spread that come from other names or files
         # (``analysis/trainer_feeds.py``). Only files that spread something into a Trainer.
         self.trainer_feeds: Dict[str, Tuple[Feed, ...]] = {}
+        # path -> its functions that spread a parameter into a Trainer
+        # (``analysis/trainer_spreaders.py``), whose callers in any file build what reaches it
+        self.trainer_spreaders: Dict[str, Tuple[Spreader, ...]] = {}
         # the files whose text may define a method overriding ``nn.Module.train(self, mode)``
         self.train_overrides: Set[str] = set()
         # path -> its place among the files indexed (in run order); class -> (its file's
@@ -816,9 +822,11 @@ class ProjectIndex:
             self._texts[path] = text
         self._rank.setdefault(path, len(self._rank))
         self._add_settings(path, _text_settings(text, path, tree, present))
-        feeds = _feeds(text, path, tree)
+        feeds, spreaders = _feeds(text, path, tree)
         if feeds:
             self.trainer_feeds[path] = feeds
+        if spreaders:
+            self.trainer_spreaders[path] = spreaders
         if worth_indexing(text, present) and not is_yaml(path):
             self._index_tree(text, path, tree, nodes)
 
@@ -829,6 +837,8 @@ class ProjectIndex:
         self._add_settings(path, entry.settings)
         if entry.feeds:
             self.trainer_feeds[path] = entry.feeds
+        if entry.spreaders:
+            self.trainer_spreaders[path] = entry.spreaders
         if not entry.kept:
             return
         self._kinds, self._hierarchies, self._linked = {}, {}, {}
@@ -917,6 +927,11 @@ class ProjectIndex:
     def feeds_into(self, path: str) -> List[Feed]:
         """The feeds (see ``analysis/trainer_feeds.py``) whose dict the file ``path`` holds."""
         return [f for feeds in self.trainer_feeds.values() for f in feeds if matches(f.patterns, path)]
+
+    def spreaders_named(self, text: str) -> List[Spreader]:
+        """The spreaders (see ``analysis/trainer_spreaders.py``) a file of ``text`` may call in
+        a way that can be followed (``Spreader.named_in``)."""
+        return [s for found in self.trainer_spreaders.values() for s in found if s.named_in(text)]
 
     def trainer_chain(self, info: ClassInfo) -> Optional[List[ClassInfo]]:
         """``info`` and its project ancestors up to the one whose base is Lightning's Trainer

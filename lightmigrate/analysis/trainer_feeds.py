@@ -108,74 +108,89 @@ def _is_lightning(module: Optional[str], level: int) -> bool:
     return not level and (module or "").split(".")[0] in ("pytorch_lightning", "lightning")
 
 
-def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
-    """The feeds of the file ``path`` (its ``ast`` tree)."""
-    nodes = ast_nodes(tree)
-    names: Dict[str, Tuple[Tuple[str, ...], str]] = {}  # local name -> (module patterns, its name there)
-    modules: Dict[str, Tuple[str, ...]] = {}  # local name -> patterns of a module it may be
-    lightning_trainers: Set[str] = set()
-    lightning_packages: Set[str] = set()
-    local_functions: Set[str] = set()
-    assigned: Dict[str, List[ast.expr]] = {}
-    spreads: List[Tuple[ast.expr, str, str]] = []  # (value, the callee as written, its last name)
-    has_tune = False
-    for node in nodes:
-        kind = type(node)
-        if kind is ast.ImportFrom:
-            mod, level = node.module, node.level  # type: ignore[attr-defined]
-            for alias in node.names:  # type: ignore[attr-defined]
-                local = alias.asname or alias.name
-                if _is_lightning(mod, level):
-                    (lightning_trainers if alias.name == "Trainer" else lightning_packages).add(local)
-                    continue
-                names[local] = (module_patterns(mod or "", level, path), alias.name)
-                modules[local] = module_patterns(((mod + ".") if mod else "") + alias.name, level, path)
-        elif kind is ast.Import:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if _is_lightning(alias.name, 0):
-                    lightning_packages.add(alias.asname or alias.name.split(".")[0])
-                elif alias.asname:
-                    modules[alias.asname] = module_patterns(alias.name, 0, path)
-        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            local_functions.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.Assign:
-            for t in node.targets:  # type: ignore[attr-defined]
-                if type(t) is ast.Name:
-                    assigned.setdefault(t.id, []).append(node.value)  # type: ignore[attr-defined]
-        elif kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
-            if last == "tune":
-                has_tune = True
-            for k in node.keywords:  # type: ignore[attr-defined]
-                if k.arg is None:
-                    spreads.append((k.value, ast_dotted(func) or "", last))
-    # the calls of a ``...Trainer``, also under an import alias (``from pytorch_lightning import
-    # Trainer as PLT``, ``from pkg.trainer import MyTrainer as Runner``)
-    spreads = [(value, dotted, last) for value, dotted, last in spreads
-               if last.endswith("Trainer") or last in lightning_trainers
-               or (last in names and last == dotted and names[last][1].endswith("Trainer"))]
-    out: List[Feed] = []
+class TrainerSpreads:
+    """One pass over a file for its Trainer spreads: the names its imports bind, its functions
+    and assignments, and the ``**value`` arguments of its calls of a ``...Trainer``."""
 
-    def callee_of(dotted: str) -> Tuple[str, Tuple[str, ...]]:
+    def __init__(self, tree: ast.AST, path: str) -> None:
+        self.path = path
+        self.names: Dict[str, Tuple[Tuple[str, ...], str]] = {}  # local name -> (module patterns, its name there)
+        self.modules: Dict[str, Tuple[str, ...]] = {}  # local name -> patterns of a module it may be
+        self.lightning_trainers: Set[str] = set()
+        self.lightning_packages: Set[str] = set()
+        self.local_functions: Set[str] = set()
+        self.assigned: Dict[str, List[ast.expr]] = {}
+        self.spreads: List[Tuple[ast.expr, str, str]] = []  # (value, the callee as written, its last name)
+        self.has_tune = False
+        names, modules = self.names, self.modules
+        for node in ast_nodes(tree):
+            kind = type(node)
+            if kind is ast.ImportFrom:
+                mod, level = node.module, node.level  # type: ignore[attr-defined]
+                for alias in node.names:  # type: ignore[attr-defined]
+                    local = alias.asname or alias.name
+                    if _is_lightning(mod, level):
+                        (self.lightning_trainers if alias.name == "Trainer" else self.lightning_packages).add(local)
+                        continue
+                    names[local] = (module_patterns(mod or "", level, path), alias.name)
+                    modules[local] = module_patterns(((mod + ".") if mod else "") + alias.name, level, path)
+            elif kind is ast.Import:
+                for alias in node.names:  # type: ignore[attr-defined]
+                    if _is_lightning(alias.name, 0):
+                        self.lightning_packages.add(alias.asname or alias.name.split(".")[0])
+                    elif alias.asname:
+                        modules[alias.asname] = module_patterns(alias.name, 0, path)
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self.local_functions.add(node.name)  # type: ignore[attr-defined]
+            elif kind is ast.Assign:
+                for t in node.targets:  # type: ignore[attr-defined]
+                    if type(t) is ast.Name:
+                        self.assigned.setdefault(t.id, []).append(node.value)  # type: ignore[attr-defined]
+            elif kind is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+                if last == "tune":
+                    self.has_tune = True
+                for k in node.keywords:  # type: ignore[attr-defined]
+                    if k.arg is None:
+                        self.spreads.append((k.value, ast_dotted(func) or "", last))
+        # the calls of a ``...Trainer``, also under an import alias (``from pytorch_lightning import
+        # Trainer as PLT``, ``from pkg.trainer import MyTrainer as Runner``)
+        self.spreads = [(value, dotted, last) for value, dotted, last in self.spreads if self.is_trainer(dotted, last)]
+
+    def is_trainer(self, dotted: str, last: str) -> bool:
+        """Whether a call of ``dotted`` (its last name ``last``) may make a Trainer."""
+        names = self.names
+        return (last.endswith("Trainer") or last in self.lightning_trainers
+                or (last in names and last == dotted and names[last][1].endswith("Trainer")))
+
+    def callee_of(self, dotted: str) -> Tuple[str, Tuple[str, ...]]:
         """The callee ("lightning" or a class name) and where its class comes from."""
         head = dotted.split(".")[0]
-        if ("." not in dotted and dotted in lightning_trainers) or ("." in dotted and head in lightning_packages):
+        if ("." not in dotted and dotted in self.lightning_trainers) or (
+                "." in dotted and head in self.lightning_packages):
             return "lightning", ()
         if "." not in dotted:
-            return (names[dotted][1], names[dotted][0]) if dotted in names else (dotted, ())
-        return dotted.rsplit(".", 1)[-1], modules.get(dotted.rsplit(".", 1)[0], ("?",))
+            return (self.names[dotted][1], self.names[dotted][0]) if dotted in self.names else (dotted, ())
+        return dotted.rsplit(".", 1)[-1], self.modules.get(dotted.rsplit(".", 1)[0], ("?",))
+
+
+def trainer_feeds(tree: ast.AST, path: str, read: Optional[TrainerSpreads] = None) -> Tuple[Feed, ...]:
+    """The feeds of the file ``path`` (its ``ast`` tree; ``read``: its :class:`TrainerSpreads`, if made)."""
+    r = read or TrainerSpreads(tree, path)
+    names, modules = r.names, r.modules
+    out: List[Feed] = []
 
     def source_of(value: ast.expr, callee: Tuple[str, Tuple[str, ...]], depth: int = 0) -> None:
         def feed(patterns: Tuple[str, ...], name: str, kind: str) -> None:
-            out.append(Feed(patterns, name, kind, callee[0], path, has_tune, callee[1]))
+            out.append(Feed(patterns, name, kind, callee[0], path, r.has_tune, callee[1]))
 
         if type(value) is ast.Name:
             name = value.id  # type: ignore[attr-defined]
             if name in names:
                 feed(*names[name], "value")
             elif depth == 0:
-                for v in assigned.get(name, ()):
+                for v in r.assigned.get(name, ()):
                     source_of(v, callee, 1)
         elif type(value) is ast.Call:
             func = value.func  # type: ignore[attr-defined]
@@ -183,7 +198,7 @@ def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
                 fname = func.id  # type: ignore[attr-defined]
                 if fname in names:
                     feed(*names[fname], "call")
-                elif fname in local_functions:
+                elif fname in r.local_functions:
                     feed(("=" + _norm(path),), fname, "call")
             elif type(func) is ast.Attribute:
                 head = ast_dotted(func.value)  # type: ignore[attr-defined]
@@ -194,6 +209,20 @@ def trainer_feeds(tree: ast.AST, path: str) -> Tuple[Feed, ...]:
             if head is not None and head in modules:
                 feed(modules[head], value.attr, "value")  # type: ignore[attr-defined]
 
-    for value, dotted, _ in spreads:
-        source_of(value, callee_of(dotted))
+    for value, dotted, _ in r.spreads:
+        source_of(value, r.callee_of(dotted))
     return tuple(dict.fromkeys(out))
+
+
+def from_module(class_path: str, patterns: Tuple[str, ...]) -> bool:
+    """Whether a class (or function) defined in ``class_path`` can be what a module at
+    ``patterns`` exports: it is that module, or that module is a package above it (``from pkg
+    import MyTrainer`` with ``pkg/__init__.py`` importing it from ``pkg/trainer.py``)."""
+    if matches(patterns, class_path):
+        return True
+    folder = class_path.replace("\\", "/").rsplit("/", 1)[0]
+    while "/" in folder:
+        if matches(patterns, folder + "/__init__.py"):
+            return True
+        folder = folder.rsplit("/", 1)[0]
+    return matches(patterns, folder + "/__init__.py") if folder else False

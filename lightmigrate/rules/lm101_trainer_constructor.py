@@ -30,12 +30,20 @@ Trainer (``Trainer(**config)``, with ``config`` built here or by another module'
 function: ``dict(...)``, ``config["key"] = value``, ``config.update(...)``) is migrated where it
 is set, and a ``**spread`` whose contents cannot be followed gets a marker naming what 2.x
 rejects. A spread of a function's own parameter (``def run(trainer_kwargs): Trainer(**trainer_kwargs)``,
-a public API) keeps that marker: the dicts the file's own calls of the function give are migrated
-where they are written, but what other callers pass is not known at that line, and no rewrite there
-keeps the 1.9 meaning short of translating the arguments at run time, which changes what the
-function accepts. A dict whose keys are a config's fields at run time, filtered by the Trainer's own
-parameters (pytorch_tabular's ``{k: v for k, v in self.config.items() if k in <Trainer
-parameters>}``), is marked too: 2.x drops the removed arguments among them without an error, which
+also a class's ``__init__`` or a method, or its ``**kwargs``) is followed across the project: every
+call of the function in any file (imported by name, under an alias, through its module, a star
+import; ``self.method(...)``, or a method of an instance the scope makes) that gives the parameter
+a dict literal, ``dict(...)`` or a name the calling scope binds only to such dicts gets that dict
+migrated where it is written (for ``**kwargs``, the call's own keywords), also in a file that never
+mentions the Trainer. The spread keeps its marker only when some call cannot be followed (it
+gives a parameter of its own, a call's result, ``**`` arguments; the function is handed on as a
+value; a method of that name is called on an object of unknown class), naming each such call by
+its file and function, or when no call of it exists in the project (a public API: its callers
+outside the project may pass anything); no rewrite of that line keeps the 1.9 meaning short of
+translating the arguments at run time, which changes what the function accepts. A dict whose
+keys are a config's fields at run time, filtered by the Trainer's own parameters
+(pytorch_tabular's ``{k: v for k, v in self.config.items() if k in <Trainer parameters>}``), is
+marked too: 2.x drops the removed arguments among them without an error, which
 keys come is known only at run time, and their 2.x forms are code of other kinds (module hooks,
 Tuner calls, a ``devices`` value). A script that builds its parser with ``Trainer.add_argparse_args`` and its Trainer with
 ``Trainer.from_argparse_args`` gets explicit ``add_argument`` calls, parsed as 1.9.5 did, for the
@@ -63,8 +71,9 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.analysis.ast_nodes import NodeVisitor, ast_nodes
-from lightmigrate.cst.helpers import add_markers, ensure_import, fresh_name, lightning_root, code_of, module_text
+from lightmigrate.analysis.ast_nodes import NodeVisitor
+from lightmigrate.cst.helpers import (add_markers, ensure_import, fresh_name, lightning_root, code_of, marker_text,
+                                      module_text)
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.output.findings import Kind
 from lightmigrate.catalog import trainer_args as tam
@@ -101,6 +110,8 @@ from lightmigrate.rules.shared.trainer_dicts import (
     value_builders,
 )
 from lightmigrate.analysis.trainer_feeds import Feed
+from lightmigrate.analysis.trainer_spreaders import Spreader, passed_parameter, trainer_spreaders
+from lightmigrate.rules.shared.spread_calls import calls_in, unfollowed
 from lightmigrate.analysis.cli_options import options_in
 from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
@@ -590,9 +601,22 @@ def unknown_spread_reason(spread) -> str:
                     "kinds (module hooks for track_grad_norm, Tuner calls for auto_lr_find, a devices value for "
                     "auto_select_gpus): give them their 2.x form where the source is filled")
         return f"the keys of `**{name}` come from {how}, which lightmigrate cannot read; {REJECTED}: migrate them there"
-    _, text, function, param, kwarg = spread
+    _, text, function, param, kwarg, *missing = spread
     what = f"the keyword arguments `{function}()` takes (`**{param}`)" if kwarg else \
         f"`{param}`, a parameter of `{function}()`"
+    if missing:  # read over the project: the calls that cannot be followed (the others are migrated)
+        calls = missing[0]
+        if not calls:
+            where = ("no call of it in this project gives it anything, so what reaches the Trainer comes from "
+                     "callers outside the project (a public API, a config naming the function), which may pass "
+                     "anything")
+        else:
+            where = ("the dicts its calls in this project write are migrated where they are written, but what "
+                     f"these calls give cannot be followed: {'; '.join(calls)}")
+        return (f"`**{text}` passes on {what}, and {where}; {REJECTED}. No rewrite of this line is faithful: "
+                "it cannot tell which of those arguments come, and giving them their 2.x form here would mean "
+                "translating them at run time, a change of what the function accepts: migrate them where "
+                "the callers build them")
     return (f"`**{text}` passes on {what}, so what reaches the Trainer is what the callers of `{function}()` "
             f"give (the dicts this file's own calls give are migrated where they are written), and callers "
             f"outside this file may pass anything; {REJECTED}. No rewrite of this line is faithful: it cannot "
@@ -603,18 +627,44 @@ def unknown_spread_reason(spread) -> str:
 def _passed_parameter(scope: Optional[ast.AST], value: ast.expr) -> Optional[Tuple[str, str, bool]]:
     """(function, parameter, whether it is ``**kwargs``) when ``value`` is a parameter of the
     function ``scope`` that the function does not rebind (``kwargs``, ``kwargs or {}``)."""
-    if scope is None or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
-        value = value.values[0]
-    if not isinstance(value, ast.Name):
-        return None
-    a = scope.args
-    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-    kwarg = a.kwarg.arg if a.kwarg is not None else None
-    if value.id not in params and value.id != kwarg or _assigned_values(scope.body, value.id):
-        return None
-    return scope.name, value.id, value.id == kwarg
+    passed = passed_parameter(scope, value)
+    return None if passed is None else (scope.name, *passed)  # type: ignore[union-attr]
+
+
+def _default_of(func: Optional[ast.AST], param: str) -> Builders:
+    """The dict a parameter of ``func`` defaults to (``trainer_kwargs=dict(gpus=1)``), if any."""
+    out = Builders()
+    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = func.args
+        positional = [*a.posonlyargs, *a.args]
+        pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults)) + [
+            (p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        for p, d in pairs:
+            if p.arg == param:
+                value_builders(d, out)
+    return out
+
+
+_PASSES_ON = " passes on "
+
+
+def _without_stale(node, whys: List[str]):
+    """``node`` without the T-args markers of a spread of a parameter that another run wrote
+    with other text (the calls it names moved, or are migrated now): one marker per spread."""
+    prefixes = [marker_text(CODE, w[:w.index(_PASSES_ON) + len(_PASSES_ON)]) for w in whys
+                if w.startswith("T-args: `**") and _PASSES_ON in w]
+    if not prefixes:
+        return node
+    current = {marker_text(CODE, w) for w in whys}
+    kept = [line for line in node.leading_lines
+            if line.comment is None or line.comment.value in current
+            or not any(line.comment.value.startswith(p) for p in prefixes)]
+    return node if len(kept) == len(node.leading_lines) else node.with_changes(leading_lines=kept)
+
+
+def _spreader_title(sp: Spreader) -> str:
+    """How the marker names a spreader: ``train``, ``Runner`` (its ``__init__``), ``Runner.fit``."""
+    return f"{sp.owner}.{sp.name}" if sp.is_method else sp.name
 
 
 class _Flows:
@@ -622,12 +672,17 @@ class _Flows:
     reach other files' Trainer calls (the index's feeds): the statements that build them, with
     whether the Trainer they reach is tuned; and the spreads whose contents cannot be followed."""
 
-    def __init__(self, tree: ast.Module, facts: _Facts, feeds: List[Feed], project) -> None:
+    def __init__(self, tree: ast.Module, facts: _Facts, feeds: List[Feed], project, path: str = "",
+                 spreaders: Sequence[Spreader] = ()) -> None:
         self.dicts: Dict[Place, Tuple[ast.Dict, bool]] = {}
+        # calls of a function that spreads its ``**kwargs`` into a Trainer: (call, plan, has_tune)
+        self.kwarg_calls: List[Tuple[ast.Call, Plan, bool]] = []
         self.calls: Dict[Place, Tuple[ast.Call, bool]] = {}
         self.keys: Dict[Place, Tuple[ast.Assign, bool]] = {}
         # Trainer call -> the spreads it cannot follow (see unknown_spread_reason)
         self.unknown: Dict[Place, List[object]] = {}
+        if spreaders:
+            self._callers(tree, facts, path, project, spreaders)
         if not facts.spreads and not feeds:
             return
         imported = {a.asname or a.name for s, _ in statements(tree.body) if isinstance(s, ast.ImportFrom)
@@ -663,12 +718,22 @@ class _Flows:
                 if not isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
                     spelled = f"({spelled})"
                 passed = _passed_parameter(scope, value)
-                self.unknown.setdefault(_place(call), []).append(
-                    spelled if passed is None else ("param", spelled, *passed))
-                if passed is not None and not passed[2] and scope in tree.body:
-                    # the dicts this file's own calls of the function give the parameter
-                    # reach the Trainer: they are migrated where they are written
-                    self._add(_given_to(tree, scope, passed[1]), facts.has_tune, own, tree, tree.body)
+                spreader = None if passed is None else next(
+                    (sp for sp in spreaders if sp.path == path and sp.param == passed[1]
+                     and sp.line == call.lineno), None)
+                if spreader is None:
+                    self.unknown.setdefault(_place(call), []).append(
+                        spelled if passed is None else ("param", spelled, *passed))
+                    continue
+                # what the callers across the project give the parameter: their dicts are
+                # migrated where they are written (``_callers``); the calls that give something
+                # else keep a marker here, naming them
+                self._add(_default_of(scope, spreader.param), facts.has_tune, own, tree, tree.body)
+                missing = unfollowed(project, spreader, (path, tree))
+                if missing is None or missing:  # (None: no call in the project)
+                    self.unknown.setdefault(_place(call), []).append(
+                        ("param", spelled, _spreader_title(spreader), spreader.param, spreader.kwarg,
+                         tuple(missing or ())))
             elif isinstance(value, ast.Name) and fresh_opaque(body, value.id):
                 # keys set by name around a dict of keys that cannot be read (pytorch_tabular's
                 # {k: v for k, v in self.config.items() if k in <the Trainer's parameters>})
@@ -692,6 +757,27 @@ class _Flows:
                 if func is not None:
                     self._add(returned(func), feed.has_tune, own, tree, func.body)  # type: ignore[attr-defined]
 
+    def _callers(self, tree: ast.Module, facts: _Facts, path: str, project, spreaders: Sequence[Spreader]) -> None:
+        """The dicts this file's calls of the functions that spread a parameter into a Trainer
+        (in this file or another) give that parameter, where the call can be followed; the calls
+        of those that spread their ``**kwargs`` (``kwarg_calls``)."""
+        given, _ = calls_in(tree, path, list(spreaders), facts.text.segment)
+        for g in given:
+            sp = g.spreader
+            if not g.followed:
+                continue
+            own: Tuple[str, ...] = ()
+            if sp.callee != "lightning":
+                plan = _plan_of(project, Feed((), sp.name, "param", sp.callee, sp.path, sp.has_tune,
+                                              sp.callee_patterns))
+                if plan is None or not plan.reaches:
+                    continue
+                own = tuple(sorted(plan.own))
+            if sp.kwarg:
+                self.kwarg_calls.append((g.call, Plan(frozenset(sp.params) | frozenset(own), True, True), sp.has_tune))
+            else:
+                self._add(g.found, sp.has_tune, own, tree, g.body or tree.body)
+
     def _add(self, found: Builders, has_tune: bool, own: Tuple[str, ...], tree: ast.Module, body: List[ast.stmt],
              depth: int = 0) -> None:
         for d in found.dicts:
@@ -705,27 +791,6 @@ class _Flows:
             for name in found.names:  # {**BASE, ...}, dict(BASE, ...): BASE reaches the Trainer too
                 more = builders(body, name) or builders(tree.body, name)
                 self._add(more, has_tune, own, tree, body, depth + 1)
-
-
-def _given_to(tree: ast.Module, func: ast.AST, param: str) -> Builders:
-    """The dict literals and ``dict(...)`` calls the calls of the module-level function ``func``
-    in ``tree`` give its parameter ``param`` (by keyword or by position)."""
-    a = func.args  # type: ignore[attr-defined]
-    positional = [p.arg for p in (*a.posonlyargs, *a.args)]
-    index = positional.index(param) if param in positional else None
-    out = Builders()
-    name = func.name  # type: ignore[attr-defined]
-    for node in ast_nodes(tree):
-        if type(node) is not ast.Call or not (isinstance(node.func, ast.Name) and node.func.id == name):  # type: ignore[attr-defined]
-            continue
-        given = next((k.value for k in node.keywords if k.arg == param), None)  # type: ignore[attr-defined]
-        args = node.args  # type: ignore[attr-defined]
-        if given is None and index is not None and index < len(args) and not any(
-                isinstance(x, ast.Starred) for x in args[:index + 1]):
-            given = args[index]
-        if given is not None:
-            value_builders(given, out)
-    return out
 
 
 def text_of(facts: _Facts, node: ast.AST) -> str:
@@ -1033,7 +1098,7 @@ class _Transformer(PrunedTransformer):
 
     def _pop(self, updated):
         whys = self.pending.pop()
-        return add_markers(updated, CODE, whys) if whys else updated
+        return add_markers(_without_stale(updated, whys), CODE, whys) if whys else updated
 
     def visit_SimpleStatementLine(self, node):
         return self._push(node)
@@ -1698,24 +1763,31 @@ class TrainerConstructorRule(Rule):
         return any(t in text for t in self.triggers) and ("lightning" in text or "Trainer" in text)
 
     def linked(self, path: str, text: str, project: ProjectIndex) -> bool:
-        """A file holding a dict that another file spreads into a Trainer, or naming one of the
-        project's Trainer subclasses."""
+        """A file holding a dict that another file spreads into a Trainer, naming one of the
+        project's Trainer subclasses, or naming a function that spreads a parameter into a
+        Trainer (its calls give that parameter dicts of Trainer arguments)."""
         if project.feeds_into(path):
+            return True
+        if project.spreaders_named(text):
             return True
         return any(c.name in text for c in project.kind_classes(TRAINER_BASES))
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         feeds: List[Feed] = []
+        # the functions of other files that spread a parameter into a Trainer and that this
+        # file may call (those of this file are read from its tree below)
+        called = [sp for sp in ctx.project.spreaders_named(source.text) if sp.path != source.path]
         if "lightning" not in source.text:
-            # Without a Lightning import the file can only call a project Trainer subclass or
-            # hold a dict another file spreads into a Trainer: settled before any parse.
+            # Without a Lightning import the file can only call a project Trainer subclass or a
+            # function that spreads a parameter into a Trainer, or hold a dict another file
+            # spreads into a Trainer: settled before any parse.
             feeds = ctx.project.feeds_into(source.path)
-            if not feeds and not ctx.project.kind_classes(TRAINER_BASES):
+            if not feeds and not called and not ctx.project.kind_classes(TRAINER_BASES):
                 return []
         else:
             feeds = ctx.project.feeds_into(source.path)
         imports = LightningImports(source.tree)
-        if not imports.any() and not feeds and not ctx.project.kind_classes(TRAINER_BASES):
+        if not imports.any() and not feeds and not called and not ctx.project.kind_classes(TRAINER_BASES):
             return []
         text = Text(source.text)
         subs = SubclassNames(source.tree, source.path, ctx.project, imports)
@@ -1775,7 +1847,13 @@ class TrainerConstructorRule(Rule):
             elif action == "strategy-class" and not lightning_strategy:
                 continue
             sites.append(Site(call.lineno, call.col_offset, last_name(call.func), action))
-        flows = _Flows(source.tree, facts, feeds, ctx.project)
+        if any(_passed_parameter(scope, value) for scope, _, value, _, _ in facts.spreads):
+            called += trainer_spreaders(source.tree, source.path)  # (read as it is now, after earlier rules)
+        flows = _Flows(source.tree, facts, feeds, ctx.project, source.path, called)
+        for call, plan, has_tune in flows.kwarg_calls:
+            if _call_acts(call, facts, False, combined=combined, plan=plan, has_tune=has_tune):
+                sites.append(Site(call.lineno, call.col_offset, last_name(call.func), "call",
+                                  (has_tune, False, (), False, combined, tuple(sorted(plan.own)), plan.positional_own)))
         # dict literals recognised by their keys (in a file that imports Lightning), and those
         # that provably reach a Trainer (with what the Trainer's class takes itself)
         dicts = {_place(d): (d, (facts.has_tune, (), True) if combined else facts.has_tune)

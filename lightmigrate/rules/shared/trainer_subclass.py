@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Optional, Tuple
 
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
-from lightmigrate.analysis.trainer_feeds import matches, module_patterns
+from lightmigrate.analysis.trainer_feeds import from_module, module_patterns
 from lightmigrate.rules.shared.trainer_calls import LightningImports, dotted, statements
 
 
@@ -142,15 +142,3 @@ class SubclassNames:
 _TRAINER = frozenset({"Trainer"})
 
 
-def from_module(class_path: str, patterns: Tuple[str, ...]) -> bool:
-    """Whether a class defined in ``class_path`` can be what a module at ``patterns`` exports:
-    it is that module, or that module is a package above it (``from pkg import MyTrainer``
-    with ``pkg/__init__.py`` importing it from ``pkg/trainer.py``)."""
-    if matches(patterns, class_path):
-        return True
-    folder = class_path.replace("\\", "/").rsplit("/", 1)[0]
-    while "/" in folder:
-        if matches(patterns, folder + "/__init__.py"):
-            return True
-        folder = folder.rsplit("/", 1)[0]
-    return matches(patterns, folder + "/__init__.py") if folder else False
