@@ -131,7 +131,7 @@ def startup_breakdown(bench: Bench) -> None:
          "import lightmigrate.cli, lightmigrate.verify.session, lightmigrate.verify.render"),
         ("import torch + Lightning (the first call's warm worker; each side of a --no-server run)",
          "import pytorch_lightning"),
-        ("first migration in a fresh interpreter (libcst.matchers etc.; the warm worker has it ready)",
+        ("first migration in a fresh interpreter (the rules and libcst warming up; the warm worker has it ready)",
          "import time; from lightmigrate.verify.oracle import engine_migrate; m = engine_migrate(); "
          f"t = time.perf_counter(); m(open({str(TINY_CASE)!r}).read()); "
          "print(f'{time.perf_counter() - t:.3f}')"),
