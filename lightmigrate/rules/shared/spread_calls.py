@@ -272,25 +272,6 @@ def calls_in(tree: ast.Module, path: str, spreaders: List[Spreader], segment
     return given, maybe
 
 
-# path -> (text, tree or None): the project files read for the calls of a spreader (one process)
-_TREES: Dict[str, Tuple[str, Optional[ast.Module]]] = {}
-_KEPT = 64
-
-
-def _tree(path: str, text: str) -> Optional[ast.Module]:
-    known = _TREES.get(path)
-    if known is not None and known[0] == text:
-        return known[1]
-    try:
-        tree: Optional[ast.Module] = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
-    if len(_TREES) >= _KEPT:
-        del _TREES[next(iter(_TREES))]  # the oldest
-    _TREES[path] = (text, tree)
-    return tree
-
-
 def where(path: str, scope: Optional[ast.AST], home: str) -> str:
     """Where a call is, as the marker in the file ``home`` names it: the file (relative to the
     folder of ``home``) and the function around it. Not its line: a migration of that file
@@ -314,7 +295,7 @@ def unfollowed(project, sp: Spreader, current: Optional[Tuple[str, ast.Module]] 
         text = project.text_of(path)
         if text is None or not sp.may_be_called_in(text):
             continue
-        tree = current[1] if current is not None and current[0] == path else _tree(path, text)
+        tree = current[1] if current is not None and current[0] == path else project.tree_of(path)
         if tree is None:
             out.append(f"{where(path, None, sp.path).rsplit(', ', 1)[0]} (a file lightmigrate cannot parse)")
             calls += 1
