@@ -567,7 +567,7 @@ class ProjectIndex:
         # index parses for one of them is kept for its migration (``take_tree``), and any tree
         # a rule asks for with ``tree_of``: path -> (the text parsed, its tree).
         self.migrating: FrozenSet[str] = frozenset()
-        self._trees: Dict[str, Tuple[str, ast.AST]] = {}
+        self._trees: Dict[str, Tuple[str, Optional[ast.AST]]] = {}
         self._lazy_search: Dict[str, str] = {}  # path -> its ``search_text`` (non-ASCII, once asked)
         # the project's ``bare-noqa`` setting (engine/suppress.py): set by the engine for a run
         self.bare_noqa = False
@@ -716,9 +716,9 @@ class ProjectIndex:
         if current is not None:
             return current
         try:
-            tree = ast.parse(text)
+            tree: Optional[ast.AST] = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+            tree = None  # (kept too: a text that does not parse is not parsed again)
         if keep:
             self._trees[path] = (text, tree)
         return tree
