@@ -40,6 +40,28 @@ def test_map_in_order_keeps_order_and_shares_arguments():
     assert default_jobs() >= 1
 
 
+def _batch_sizes(items):
+    return [len(items)] * len(items)
+
+
+def test_map_in_order_sends_big_runs_in_batches_and_keeps_order(monkeypatch):
+    from lightmigrate.engine import parallel
+
+    assert parallel.batch_size(20, 2) == 1 and parallel.batch_size(100, 2) == 3
+    assert parallel.batch_size(434, 2) == parallel.BATCH_MAX
+    items = [None if x % 7 == 0 else x for x in range(600)]
+    seen = []
+    out = map_in_order(_square_plus, iter(items), 2, (2,), lambda s, d, t: seen.append(d), "sq", total=600)
+    assert out == [None if x is None else x * x + 2 for x in items]
+    assert seen[0] == 0 and seen[-1] == 600 and seen == sorted(seen)
+    # each round trip to a worker carries a batch (the None items stay here)
+    monkeypatch.setattr(parallel, "_call_in_worker", _batch_sizes)
+    sizes = map_in_order(_square_plus, items, 2, (2,))
+    assert sizes == [None if x is None else sizes[k] for k, x in enumerate(items)]
+    assert max(s for s in sizes if s is not None) == parallel.BATCH_MAX
+    assert sum(1 for s in sizes if s is not None) == 600 - len(range(0, 600, 7))
+
+
 def corpus_files():
     return [(s.text, s.path) for s in (read_source(e.path) for e in discover([str(CORPUS)]) if e.error is None)]
 
@@ -258,7 +280,7 @@ def test_run_pauses_the_collector_and_workers_collect_between_items(tmp_path):
         # only while it works on an item
         parallel._init_worker(_collector_state, ())
         assert gc.isenabled()
-        assert parallel._call_in_worker(None) is False
+        assert parallel._call_in_worker([None, None]) == [False, False]
         assert gc.isenabled()
     finally:
         gc.enable()

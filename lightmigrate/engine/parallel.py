@@ -47,9 +47,20 @@ def _init_worker(func: Callable[..., Any], shared: tuple) -> None:
     gc.enable()
 
 
-def _call_in_worker(item: Any) -> Any:
+def _call_in_worker(items: List[Any]) -> List[Any]:
     assert _worker_call is not None
-    return call_without_gc(_worker_call, item, _worker_args)
+    return [call_without_gc(_worker_call, item, _worker_args) for item in items]
+
+
+# A worker gets items in batches of up to this many (fewer when there are few items, so that
+# every process stays busy until the end): each batch is one round trip through the pool, whose
+# cost in this process (pickling, the pool's threads) competes with the workers for the cores.
+BATCH_MAX = 8
+
+
+def batch_size(total: int, jobs: int) -> int:
+    """How many items go to a worker at once: about sixteen batches per process at least."""
+    return max(1, min(BATCH_MAX, total // (16 * jobs)))
 
 
 @contextmanager
@@ -124,32 +135,41 @@ def map_in_order(
         return out
     results: List[Optional[R]] = []
     source = iter(items)
+    size = batch_size(total, jobs)
     with frozen_for_workers(), ProcessPoolExecutor(
         max_workers=min(jobs, total), initializer=_init_worker, initargs=(func, shared)
     ) as pool:
-        # Keep a bounded number of items in flight so a huge run does not pickle every
+        # Keep a bounded number of batches in flight so a huge run does not pickle every
         # file's text up front.
-        pending: Dict[Future, int] = {}
+        pending: Dict[Future, List[int]] = {}  # a batch -> where its results go
         done = 0
         limit = 4 * min(jobs, total)
         exhausted = False
         while True:
             while not exhausted and len(pending) < limit:
-                item = next(source, _END)
-                if item is _END:
-                    exhausted = True
-                elif item is None:
+                batch: List[Any] = []
+                places: List[int] = []
+                while len(batch) < size:
+                    item = next(source, _END)
+                    if item is _END:
+                        exhausted = True
+                        break
+                    if item is None:
+                        done += 1
+                    else:
+                        batch.append(item)
+                        places.append(len(results))
                     results.append(None)
-                    done += 1
-                else:
-                    pending[pool.submit(_call_in_worker, item)] = len(results)
-                    results.append(None)
+                if batch:
+                    pending[pool.submit(_call_in_worker, batch)] = places
             if not pending:
                 break
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
-                results[pending.pop(future)] = future.result()
-                done += 1
+                places = pending.pop(future)
+                for place, result in zip(places, future.result()):
+                    results[place] = result
+                done += len(places)
             if progress is not None:
                 progress(stage, done, total)
     if progress is not None:
