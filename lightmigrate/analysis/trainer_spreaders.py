@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from lightmigrate.analysis.trainer_feeds import TrainerSpreads
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def trainer_spreaders(tree: ast.Module, path: str, read: Optional[TrainerSpreads
     out: List[Spreader] = []
 
     def scan(func: ast.AST, owner: str) -> None:
-        for node in ast.walk(func):
+        for node in ast_nodes(func):
             if type(node) is not ast.Call:
                 continue
             for k in node.keywords:  # type: ignore[attr-defined]

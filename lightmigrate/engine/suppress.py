@@ -42,6 +42,7 @@ import libcst as cst
 from lightmigrate import MARKER_PREFIX
 from lightmigrate.engine.markers import _comments
 from lightmigrate.output.findings import Finding, Kind
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 _DIRECTIVE = re.compile(r"#\s*lightmigrate:\s*(ignore|off|on)\b(?:\[([^\]]*)\])?", re.IGNORECASE)
 # ruff's form, "noqa: LM001" or "noqa: LM001, E501" after a "#" (commas and/or spaces between codes)
@@ -85,7 +86,7 @@ def _blocks(tree: Optional[ast.AST]) -> Dict[int, int]:
     out: Dict[int, int] = {}
     if tree is None:
         return out
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             body_start = node.body[0].lineno if node.body else node.lineno

@@ -115,6 +115,7 @@ from lightmigrate.rules.shared.stage_hooks import (
     stage_changes,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM001"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -1181,7 +1182,7 @@ def _reading_line(func: AstFunction, attrs: Sequence[str]) -> int:
     first statement when none does)."""
     names = {plain(a) for a in attrs}
     for st in func.body:
-        for n in ast.walk(st):
+        for n in ast_nodes(st):
             if isinstance(n, ast.Attribute) and (n.attr in names or n.attr.endswith("_metrics")):
                 return st.lineno
     return func.body[0].lineno

@@ -70,6 +70,7 @@ from lightmigrate.rules.shared.optim_ast import (
     text_lines,
 )
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM004"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -989,7 +990,7 @@ def _toggles_change(func: Function, lines: Sequence[str]) -> bool:
     ``func``. (Its ``untoggle_optimizer(KEY)`` with a key from a two-argument toggle only
     matters when that toggle is there, and that toggle is rewritten anyway.)"""
     s = ast_self_name(func)
-    for node in ast.walk(func):
+    for node in ast_nodes(func):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == s):
             continue
@@ -1011,7 +1012,7 @@ def _cst_names(node: ast.AST) -> Set[str]:
     """The names libcst visits as ``Name`` nodes in an expression: names, attribute names,
     keyword names and lambda parameters (``BodyFacts(...).loaded``)."""
     out: Set[str] = set()
-    for n in ast.walk(node):
+    for n in ast_nodes(node):
         if isinstance(n, ast.Name):
             out.add(n.id)
         elif isinstance(n, ast.Attribute):
@@ -1027,7 +1028,7 @@ def _ast_optimizer_names(body: Sequence[ast.stmt], lines: Sequence[str]) -> Set[
     """``_optimizer_names`` on ``ast``."""
     names: Set[str] = set()
     for st in body:
-        for n in ast.walk(st):
+        for n in ast_nodes(st):
             if isinstance(n, ast.Assign) and "optimizers" in segment(lines, n.value):
                 for t in n.targets:
                     names |= _cst_names(t)
@@ -1054,10 +1055,10 @@ def _manual_step_changes(func: Function, lines: Sequence[str]) -> bool:
     under manual optimization). A ``training_step`` with a bare step counts even when every
     such step is marked already: its clear shape would be rewritten (not worked out here)."""
     optimizers = _ast_optimizer_names(func.body, lines)
-    if not any(_ast_bare_step(n, optimizers, lines) for st in func.body for n in ast.walk(st)):
+    if not any(_ast_bare_step(n, optimizers, lines) for st in func.body for n in ast_nodes(st)):
         return False
     if func.name == "training_step":
         return True
     # marked: each statement line with a bare step, when it has no LM004 marker yet
     return any(not has_marker(lines, head, CODE) for st, head in in_statement_lines(lines, func.body)
-               if any(_ast_bare_step(n, optimizers, lines) for n in ast.walk(st)))
+               if any(_ast_bare_step(n, optimizers, lines) for n in ast_nodes(st)))

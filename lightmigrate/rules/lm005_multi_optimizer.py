@@ -77,6 +77,7 @@ from lightmigrate.rules.shared.class_edit import (
 )
 from lightmigrate.rules.shared.trainer_kwargs import TRAINER_ARGS
 from lightmigrate.cst.walk import transform, PrunedTransformer, walk
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM005"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -312,7 +313,7 @@ def _trainer_functions(tree: ast.Module, aliases: FrozenSet[str] = frozenset()) 
             candidates.extend((f"{stmt.name}.{m.name}", m) for m in stmt.body
                               if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return [(name, f) for name, f in candidates
-            if any(isinstance(n, ast.Call) and _ast_is_trainer_call(n, aliases) for n in ast.walk(f))]
+            if any(isinstance(n, ast.Call) and _ast_is_trainer_call(n, aliases) for n in ast_nodes(f))]
 
 
 def _raising_args(src: _Source, node: ast.AST) -> List[Tuple[str, ast.expr]]:
@@ -330,7 +331,7 @@ def trainer_settings(src: _Source, tree: ast.AST) -> Dict[str, object]:
     literal value (NOT_LITERAL when it is an expression). The first occurrence in the source
     wins (a call or dict before those inside it)."""
     hits = []
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         if isinstance(node, (ast.Call, ast.Dict)):
             for i, (name, value) in enumerate(_moved_args(src, node)):
                 where = (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)  # type: ignore[operator]
@@ -344,7 +345,7 @@ def trainer_settings(src: _Source, tree: ast.AST) -> Dict[str, object]:
 
 
 def _statement_lists(tree: ast.AST) -> Iterator[List[ast.stmt]]:
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         for name in ("body", "orelse", "finalbody"):
             stmts = getattr(node, name, None)
             if isinstance(stmts, list) and stmts:
@@ -539,7 +540,7 @@ def _optimizer_count(value: Optional[ast.expr]) -> int:
 
 def _read_optimizers(src: _Source, cls: ast.ClassDef, func: ast.stmt) -> OptimizerConfig:
     problem: Optional[str] = None
-    dicts = [n for n in ast.walk(func) if isinstance(n, ast.Dict)]
+    dicts = [n for n in ast_nodes(func) if isinstance(n, ast.Dict)]
     keys = {id(d): [_ast_key(src, k) for k in d.keys] for d in dicts}
     monitors = set()
     for d in dicts:
@@ -1250,7 +1251,7 @@ def _callbacks_reading_outputs(source: SourceFile, ctx: RuleContext) -> List[Tup
                 continue
             names = [a.arg for a in f.args.posonlyargs + f.args.args]
             out, module = names[3], names[2]
-            used = any(isinstance(n, ast.Name) and n.id == out for st in f.body for n in ast.walk(st))
+            used = any(isinstance(n, ast.Name) and n.id == out for st in f.body for n in ast_nodes(st))
             first = f.body[0]
             taken = isinstance(first, ast.Assign) and isinstance(first.value, ast.Call) and \
                 isinstance(first.value.func, ast.Name) and first.value.func.id == "getattr" and \
@@ -1544,7 +1545,7 @@ class Model(pl.LightningModule):
             if why is not None:
                 return [Site(line[0].lineno, line[0].col_offset, "", "mark-trainer-args", why)
                         for line, lower in _statement_lines(src, source.tree)
-                        if any(_raising_args(src, n) for st in line for n in ast.walk(st))
+                        if any(_raising_args(src, n) for st in line for n in ast_nodes(st))
                         and not _marked(src, line[0].lineno, _indent(src.line(line[0].lineno)), lower)]
         return []
 

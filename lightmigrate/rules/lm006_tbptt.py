@@ -62,6 +62,7 @@ from lightmigrate.rules.shared.optim_ast import (
     text_lines,
 )
 from lightmigrate.cst.walk import walk
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM006"
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -494,7 +495,7 @@ def _ast_sets_attr(func: Function) -> bool:
     s = ast_self_name(func)
     return any(isinstance(n, ast.Assign) and any(
         isinstance(t, ast.Attribute) and t.attr == ATTR and isinstance(t.value, ast.Name) and t.value.id == s
-        for t in n.targets) for st in func.body for n in ast.walk(st))
+        for t in n.targets) for st in func.body for n in ast_nodes(st))
 
 
 def _returns_or_yields(body: Sequence[ast.stmt]) -> Tuple[bool, bool]:
@@ -550,7 +551,7 @@ def _blocked(h: Hierarchy, items: Sequence[ast.stmt], lines: Sequence[str], has_
     if split is not None and (has_star(split) or len(positional(split)) != 3 or any(
             isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tbptt_split_batch"
             and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
-            and n.func.value.func.id == "super" for n in ast.walk(split))):
+            and n.func.value.func.id == "super" for n in ast_nodes(split))):
         return True
     ep = last_def(items, "training_epoch_end")
     if ep is not None:
@@ -585,7 +586,7 @@ def _editor_acts(h: Hierarchy, items: Sequence[ast.stmt], lines: Sequence[str]) 
 def _has_tbptt_code(tree: ast.AST) -> bool:
     """Whether the file mentions ``truncated_bptt_steps`` (as a name or an attribute), defines
     a ``tbptt_split_batch`` or has a parameter called ``hiddens``."""
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         if isinstance(node, ast.Name) and node.id == ATTR:
             return True
         if isinstance(node, ast.Attribute) and node.attr == ATTR:

@@ -71,7 +71,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.analysis.ast_nodes import NodeVisitor
+from lightmigrate.analysis.ast_nodes import NodeVisitor, ast_nodes
 from lightmigrate.cst.helpers import (add_markers, ensure_import, fresh_name, lightning_root, code_of, marker_text,
                                       module_text)
 from lightmigrate import MARKER_PREFIX
@@ -397,7 +397,7 @@ def _loader_returns(func: ast.FunctionDef) -> List[ast.Return]:
     display; [] otherwise (also when it has no return, or a nested function or yield)."""
     returns: List[ast.Return] = []
     bound: Dict[str, List[ast.expr]] = {}
-    for node in ast.walk(func):
+    for node in ast_nodes(func):
         if node is not func and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
                                                   ast.Yield, ast.YieldFrom)):
             return []
@@ -406,7 +406,7 @@ def _loader_returns(func: ast.FunctionDef) -> List[ast.Return]:
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
             targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
             for t in targets:
-                for n in ast.walk(t) if t is not None else ():
+                for n in ast_nodes(t) if t is not None else ():
                     if isinstance(n, ast.Name):
                         value = node.value if isinstance(node, ast.Assign) and t is n else None
                         bound.setdefault(n.id, []).append(value)
@@ -520,14 +520,14 @@ def _emptied_names(call: ast.Call, facts: _Facts, function: Optional[ast.AST],
         name = k.value.id
         stmts = [st for st in function.body if isinstance(st, ast.Assign) and len(st.targets) == 1
                  and isinstance(st.targets[0], ast.Name) and st.targets[0].id == name]
-        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name]
-        if len(stmts) != 1 or len(uses) != 2 or any(p.arg == name for p in ast.walk(function.args)
+        uses = [n for n in ast_nodes(function) if isinstance(n, ast.Name) and n.id == name]
+        if len(stmts) != 1 or len(uses) != 2 or any(p.arg == name for p in ast_nodes(function.args)
                                                     if isinstance(p, ast.arg)):
             continue
         assign = stmts[0]
         if not (isinstance(assign.value, ast.Dict) and _empties(assign.value, facts)) or assign.lineno > call.lineno:
             continue
-        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(function)):
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast_nodes(function)):
             continue
         above = lines[assign.lineno - 2].strip() if assign.lineno >= 2 else ""
         if above.startswith("#") or "#" in "".join(lines[assign.lineno - 1:assign.end_lineno or assign.lineno]):

@@ -72,7 +72,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from lightmigrate.analysis.ast_nodes import NodeVisitor
+from lightmigrate.analysis.ast_nodes import NodeVisitor, ast_nodes
 from lightmigrate.cst.helpers import add_markers, code_of, ensure_import, fresh_name, lightning_root, parse_statements
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared.trainer_object import ast_not_lightning
@@ -230,7 +230,7 @@ def _alone_statements(tree: ast.AST, text: Text) -> Set[Place]:
     """The expression statements that are a line of their own (libcst's SimpleStatementLine
     with one statement): first on their line, with no other statement on their lines."""
     out: Set[Place] = set()
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         for field in ("body", "orelse", "finalbody"):
             body = getattr(node, field, None)
             if not isinstance(body, list):
@@ -318,7 +318,7 @@ def _quiet(stmt: ast.stmt, read: ast.Attribute, up) -> bool:
     while isinstance(root, ast.Attribute):
         chain.add(root.attr)
         root = root.value
-    for node in ast.walk(stmt):
+    for node in ast_nodes(stmt):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr in chain:
             return False
         if isinstance(node, ast.Call) and not pure_call(node):
@@ -341,7 +341,7 @@ def _quiet_before(stmt: ast.stmt, read: ast.Attribute, up) -> bool:
     return not any(isinstance(n, ast.Call) and id(n) not in around and (n.lineno, n.col_offset) < where
                    and not pure_call(n)
                    or isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr))
-                   and (n.lineno, n.col_offset) < where for n in ast.walk(stmt))
+                   and (n.lineno, n.col_offset) < where for n in ast_nodes(stmt))
 
 
 def _scope(stmt: ast.stmt, up: Dict[ast.AST, ast.AST]) -> Optional[ast.AST]:
@@ -469,7 +469,7 @@ def _running_loss_plan(statement: ast.Expr, function: Optional[ast.AST],
     if statement not in body:
         return "mark", f"the line is inside a block, so `{name}` may be unbound where training_step ends"
     for stmt in body[body.index(statement) + 1:]:
-        for n in ast.walk(stmt):
+        for n in ast_nodes(stmt):
             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
                 return "mark", f"`{name}` is rebound after the line"
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
@@ -578,7 +578,7 @@ class _Finder(NodeVisitor):
         name = self.finder_names.get(id(call), (None, None))[0]
         if name is None or single_bindings(self.tree, [name]).get((_scope_place(function), name)) is None:
             return False
-        reads = sum(1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
+        reads = sum(1 for n in ast_nodes(function) if isinstance(n, ast.Name) and n.id == name
                     and isinstance(n.ctx, ast.Load))
         seen = sum(1 for n in _own_nodes(function) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
                    and n.value.id == name and (n.attr in ("results", "plot") or id(n.value) in self.suggested))

@@ -10,7 +10,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from lightmigrate.cst.walk import transform, PrunedTransformer
-from lightmigrate.analysis.ast_nodes import ast_dotted
+from lightmigrate.analysis.ast_nodes import ast_dotted, ast_nodes
 from lightmigrate.cst.helpers import fresh_name, marker_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.shared.import_find import FileView
@@ -367,7 +367,7 @@ class _Find:
             info = self.ctx.project.resolve(node.name, self.ctx.path)  # type: ignore[attr-defined]
             is_dm = info is not None and info.path == self.ctx.path and bool(
                 self.ctx.project.is_lightning_module(info, DATAMODULE_NAMES))
-            for inner in ast.walk(node):
+            for inner in ast_nodes(node):
                 innermost[id(inner)] = is_dm
         return {key for key, is_dm in innermost.items() if is_dm}
 

@@ -210,7 +210,7 @@ class _MarkMonitors(PrunedTransformer):
 def _cst_names(node: ast.AST) -> Iterator[str]:
     """The names libcst holds as ``Name`` nodes in the expression ``node``: names, attribute
     names, keywords of calls and lambda parameters."""
-    for sub in ast.walk(node):
+    for sub in ast_nodes(node):
         if isinstance(sub, ast.Name):
             yield sub.id
         elif isinstance(sub, ast.Attribute):
@@ -230,7 +230,7 @@ def _dict_bindings(func: ast.AST) -> Dict[str, ast.AST]:
         counts[name] = counts.get(name, 0) + by
 
     for stmt in func.body:  # type: ignore[attr-defined]
-        for node in ast.walk(stmt):
+        for node in ast_nodes(stmt):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):

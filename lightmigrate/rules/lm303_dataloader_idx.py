@@ -34,6 +34,7 @@ from lightmigrate.rules.shared.class_edit import HOOK_KINDS, KindTransformer, ki
 from lightmigrate.rules.shared.hooksa_ast import index_source, methods, positional_defaults, positional_names
 from lightmigrate.rules.shared.method_sites import names_variable
 from lightmigrate.cst.walk import transform
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM303"
 EVAL_HOOKS = frozenset(
@@ -60,7 +61,7 @@ def unused_lost_params(func, kind: str, calls: Sequence[int]) -> List[str]:
     defaults = positional_defaults(func)[skip + passes:]
     if not names or all(defaults) or any(c < 0 or c > skip - 1 + passes for c in calls):
         return []
-    body = [node for stmt in func.body for node in ast.walk(stmt)]
+    body = [node for stmt in func.body for node in ast_nodes(stmt)]
     if any(names_variable(body, name) for name in _DYNAMIC):
         return []
     fresh = _bound_first(func.body, names)  # rebound before any read: the value passed is never used
@@ -109,7 +110,7 @@ def _bound_first(body: Sequence[ast.stmt], names: Sequence[str]) -> Set[str]:
         if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and stmt.targets[0].id in names and not names_variable(ast.walk(stmt.value), stmt.targets[0].id)):
+                and stmt.targets[0].id in names and not names_variable(ast_nodes(stmt.value), stmt.targets[0].id)):
             break
         found.add(stmt.targets[0].id)
     return found

@@ -24,6 +24,7 @@ from lightmigrate.cst.helpers import add_marker
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import HOOK_KINDS as KINDS, KindTransformer, kind_classes
 from lightmigrate.cst.walk import transform, PrunedTransformer
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM304"
 VALUES: Dict[Union[int, str], str] = {16: "16-mixed", "16": "16-mixed", 32: "32-true", "32": "32-true",
@@ -165,7 +166,7 @@ def _rewrite(func: cst.FunctionDef, method: _Method) -> cst.FunctionDef:
 
 def _assigns_precision(cls: ast.ClassDef) -> bool:
     """Whether the class (at any depth) assigns some ``X.precision = ...`` (plain or annotated)."""
-    for node in ast.walk(cls):
+    for node in ast_nodes(cls):
         if isinstance(node, ast.Assign):
             targets = node.targets
         elif isinstance(node, ast.AnnAssign):
@@ -180,7 +181,7 @@ def _assigns_precision(cls: ast.ClassDef) -> bool:
 def _reads_precision(func: ast.AST, receiver: str) -> bool:
     """Whether ``receiver.precision`` occurs anywhere in ``func`` (decorators and defaults too)."""
     return any(isinstance(node, ast.Attribute) and node.attr == "precision" and isinstance(node.value, ast.Name)
-               and node.value.id == receiver for node in ast.walk(func))
+               and node.value.id == receiver for node in ast_nodes(func))
 
 
 class PrecisionAttrRule(Rule):

@@ -66,6 +66,7 @@ from lightmigrate.catalog.hooks import removed_table
 from lightmigrate.rules.shared.legacy_super import LEGACY_NOOP_HOOKS, SUPER_TRIGGERS, inferred_kinds, super_calls
 from lightmigrate.cst.helpers import add_markers, marker_text, super_call_attr
 from lightmigrate.cst.walk import transform, find_all, PrunedTransformer
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM305"
 
@@ -268,7 +269,7 @@ def _statement_parents(func) -> Dict[int, ast.stmt]:
     """id(call) -> the expression statement it is, for ``super()`` calls that make up a whole
     expression statement."""
     out: Dict[int, ast.stmt] = {}
-    for node in ast.walk(func):
+    for node in ast_nodes(func):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             out[id(node.value)] = node
     return out

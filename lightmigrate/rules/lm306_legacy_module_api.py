@@ -37,6 +37,7 @@ from lightmigrate.rules.shared.method_sites import (
 from lightmigrate.cst.helpers import ensure_import, lightning_root
 from lightmigrate.rules.shared.marking import StatementMarker
 from lightmigrate.cst.walk import transform, PrunedTransformer
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM306"
 _ANY_KIND = frozenset({"module", "callback", "datamodule"})
@@ -62,7 +63,7 @@ def _returns_value(func: ast.AST) -> bool:
     """Whether some ``return`` in the body of ``func`` (nested functions too) gives a value other
     than ``None``."""
     for stmt in func.body:
-        for node in ast.walk(stmt):
+        for node in ast_nodes(stmt):
             if isinstance(node, ast.Return) and node.value is not None and not (
                     isinstance(node.value, ast.Constant) and node.value.value is None):
                 return True
@@ -98,7 +99,7 @@ def _summarize_fixed(text: str, call: ast.Call) -> bool:
 def _module_calls(text: str, func: ast.AST, slf: str) -> bool:
     """Whether ``_ModuleCalls`` changes a call in ``func``: ``SLF.log``/``log_dict`` with a
     keyword it renames or drops, or a ``SLF.summarize(...)`` it rewrites."""
-    for node in ast.walk(func):
+    for node in ast_nodes(func):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         f = node.func
@@ -221,7 +222,7 @@ def _method_sites(source: SourceFile, cls: ast.ClassDef, kind: str, marks: _Mark
     """The sites of the methods of one class statement of ``kind`` (see ``_Fix``)."""
     sites = []
     own_model_size = any(isinstance(node, ast.Assign) and any(
-        isinstance(t, ast.Attribute) and t.attr == "model_size" for t in node.targets) for node in ast.walk(cls))
+        isinstance(t, ast.Attribute) and t.attr == "model_size" for t in node.targets) for node in ast_nodes(cls))
     for func in methods(cls):
         name = func.name
         params = positional(func)
@@ -247,7 +248,7 @@ def _method_sites(source: SourceFile, cls: ast.ClassDef, kind: str, marks: _Mark
             params[2].arg if kind == "callback" and len(params) > 2 else None
         if receiver and not own_model_size and "model_size" in source.text and any(
                 isinstance(node, ast.Attribute) and node.attr == "model_size" and isinstance(node.value, ast.Name)
-                and node.value.id == receiver and marks.new(node) is not None for node in ast.walk(func)):
+                and node.value.id == receiver and marks.new(node) is not None for node in ast_nodes(func)):
             sites.append(site("model-size", receiver))
         if kind == "module" and params and _module_calls(source.text, func, params[0].arg):
             sites.append(site("calls", None))

@@ -30,7 +30,7 @@ import ast
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from lightmigrate.analysis.ast_nodes import NodeVisitor
+from lightmigrate.analysis.ast_nodes import NodeVisitor, ast_nodes
 from lightmigrate.cst.helpers import is_name
 
 from lightmigrate.cst.helpers import (
@@ -345,7 +345,7 @@ def _call_order(tree: ast.AST) -> Dict[ast.Call, int]:
     among those of its line, in libcst's visiting order (by column, an enclosing call first):
     the sites name calls by line and place, which earlier fixes on the line cannot shift."""
     by_line: Dict[int, List[ast.Call]] = {}
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CALL_ATTRS:
             by_line.setdefault(node.lineno, []).append(node)
     order = {}
@@ -477,7 +477,7 @@ def _train_mode(cls: ast.ClassDef, lines: List[str]) -> Optional[Tuple[ast.AST, 
     "append" (one without ``return``) or "mark"; ``where`` names the method."""
     found = {f.name: f for f in methods(cls)}
     where = next((name for name in _EVAL_SETUP if name in found
-                  and any(_puts_in_eval(n) for st in found[name].body for n in ast.walk(st))), None)
+                  and any(_puts_in_eval(n) for st in found[name].body for n in ast_nodes(st))), None)
     if where is None:
         return None
     start = found.get("on_fit_start")
@@ -486,7 +486,7 @@ def _train_mode(cls: ast.ClassDef, lines: List[str]) -> Optional[Tuple[ast.AST, 
     if _ends_with_self_train(start):
         return None
     if has_star_params(start) or not positional(start) or \
-            any(isinstance(n, ast.Return) for st in start.body for n in ast.walk(st)):
+            any(isinstance(n, ast.Return) for st in start.body for n in ast_nodes(st)):
         return None if has_marker_above(lines, start, CODE) else (start, "mark", where)
     return start, "append", where
 

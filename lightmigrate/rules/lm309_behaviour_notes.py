@@ -36,6 +36,7 @@ from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety, Site, SourceFile
 from lightmigrate.rules.shared.class_edit import class_defs_with_ordinals, class_kind, uses_lightning
 from lightmigrate.rules.shared.method_sites import index_source, methods, physical_lines
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 CODE = "LM309"
 NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
@@ -115,14 +116,14 @@ def _logs_loss(text: str, func: ast.AST) -> bool:
     """A ``<expr>.log(...)`` / ``log_dict(...)`` call in ``func`` whose code holds "loss"
     (quoted)."""
     return any(_method_called(node, _LOGS) and _LOSS.search(ast.get_source_segment(text, node) or "")
-               for node in ast.walk(func))
+               for node in ast_nodes(func))
 
 
 def _may_return_none(func: ast.AST) -> bool:
     """A ``return`` (in the body, nested functions too) of nothing or of ``None``."""
     return any(isinstance(node, ast.Return) and (node.value is None or (
         isinstance(node.value, ast.Constant) and node.value.value is None))
-        for stmt in func.body for node in ast.walk(stmt))
+        for stmt in func.body for node in ast_nodes(stmt))
 
 
 def _kubeflow(text: str) -> Optional[Tuple[int, int]]:
@@ -201,7 +202,7 @@ def _notes(source: SourceFile, ctx: RuleContext) -> List[Site]:
                 if func.name == "training_step":
                     steps.append(func)
                 if func.name in _EPOCH_END:
-                    epoch_end_logs = epoch_end_logs or any(_method_called(n, _LOGS) for n in ast.walk(func))
+                    epoch_end_logs = epoch_end_logs or any(_method_called(n, _LOGS) for n in ast_nodes(func))
     reader = None
     if "progress_bar_metrics" in text or "get_metrics" in text:
         reader = nodes.first(lambda n: (isinstance(n, ast.Attribute) and n.attr == "progress_bar_metrics") or (

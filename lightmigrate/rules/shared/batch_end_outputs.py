@@ -8,6 +8,7 @@ not. Such a hook gets ``GUARD`` as its first statement, which hands it 1.9's ``[
 from __future__ import annotations
 
 import ast
+from lightmigrate.analysis.ast_nodes import ast_nodes
 from typing import Optional
 
 HOOK = "on_train_batch_end"
@@ -63,6 +64,6 @@ def empty_outputs_param(func: ast.AST, kind: Optional[str]) -> Optional[str]:
     if at is None or len(params) <= at:
         return None
     name = params[at].arg
-    if not any(_type_sensitive(n, name) for st in func.body for n in ast.walk(st)):
+    if not any(_type_sensitive(n, name) for st in func.body for n in ast_nodes(st)):
         return None
     return None if _has_guard(func, name) else name

@@ -26,6 +26,7 @@ from typing import List, Optional, Tuple
 
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.catalog import trainer_args as tam
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 _DATAMODULE = frozenset({"LightningDataModule"})
 _ALLOWED = ("str", "int", "float", "bool")  # 1.9's allowed_types, in its order
@@ -155,7 +156,7 @@ def _future_annotations(tree: ast.Module) -> bool:
 
 
 def _class_node(tree: ast.Module, info: ClassInfo) -> Optional[ast.ClassDef]:
-    same = sorted((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == info.name),
+    same = sorted((n for n in ast_nodes(tree) if isinstance(n, ast.ClassDef) and n.name == info.name),
                   key=lambda n: (n.lineno, n.col_offset))
     return same[info.ordinal] if info.ordinal < len(same) else None
 

@@ -35,6 +35,7 @@ from lightmigrate.rules.shared.class_edit import (
     taken_names,
 )
 from lightmigrate.rules.shared.stage_hooks import class_methods
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 # the 1.x hook -> the callbacks' 2.x hook that used to run after it, and the run-once method
 CALLBACK_HOOK = {"training_epoch_end": "on_train_epoch_end", "validation_epoch_end": "on_validation_epoch_end",
@@ -356,7 +357,7 @@ def _body_effects(index: ProjectIndex, info: ClassInfo, old: str) -> Tuple[Set[s
         s = _first_param(func)
         if s is None:
             continue
-        for n in ast.walk(func):
+        for n in ast_nodes(func):
             if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 root = _root_attr(n, s)
                 if root is not None:
@@ -401,7 +402,7 @@ def _methods_reading(index: ProjectIndex, info: ClassInfo, names: Set[str], sets
                 continue
             seen.add(func)
             s = _first_param(func)
-            for n in ast.walk(func):
+            for n in ast_nodes(func):
                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == s:
                     read.add(n.attr)
                     todo.append(n.attr)
@@ -420,7 +421,7 @@ def _kept(methods: Dict[str, ast.AST]) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         s, t, m = _first_param(func), _first_param(func, 1), _first_param(func, 2)
         if s is None or t is None:
             continue
-        for n in ast.walk(func):
+        for n in ast_nodes(func):
             if not isinstance(n, ast.Assign):
                 continue
             value = n.value
@@ -475,7 +476,7 @@ def _callback_reads(func: ast.AST, trainer: Optional[str], module: Optional[str]
 
     out: Set[str] = set()
     keyed: Set[int] = set()  # the metrics dicts read with a literal key
-    nodes = list(ast.walk(func))
+    nodes = list(ast_nodes(func))
     for n in nodes:
         inner, key = None, None
         if isinstance(n, ast.Subscript):
@@ -545,7 +546,7 @@ def _handed_on(call: ast.Call, callee: ast.AST, is_trainer: Callable[[ast.AST], 
 def calls_run_once(func: ast.AST, name: str) -> bool:
     """Whether the hook ``func`` already calls ``<module>.name()`` (a second run)."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
-               for n in ast.walk(func))
+               for n in ast_nodes(func))
 
 
 def module_param(func: ast.AST) -> Optional[str]:

@@ -16,6 +16,7 @@ import ast
 from typing import Dict, Optional
 
 from lightmigrate.rules.shared.trainer_calls import Text
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 # calls that cannot change what a Trainer attribute holds, so reading it before them is the same
 PURE_CALLS = frozenset({"len", "str", "int", "float", "bool", "repr", "print", "isinstance", "type", "range",
@@ -74,7 +75,7 @@ def hoist_statement(node: ast.expr, up: Dict[ast.AST, ast.AST], text: Text) -> O
         ancestors.add(id(walk))
         walk = up.get(walk)
     where = (node.lineno, node.col_offset)
-    for sub in ast.walk(head):
+    for sub in ast_nodes(head):
         if isinstance(sub, ast.Call) and id(sub) not in ancestors and (sub.lineno, sub.col_offset) < where and \
                 not pure_call(sub):
             return None

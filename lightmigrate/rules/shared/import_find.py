@@ -129,11 +129,11 @@ def _expressions(node: ast.AST) -> Iterator[ast.AST]:
 
 def _walk_field(value) -> Iterator[ast.AST]:
     if isinstance(value, ast.AST):
-        yield from ast.walk(value)
+        yield from ast_nodes(value)
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, ast.AST):
-                yield from ast.walk(item)
+                yield from ast_nodes(item)
 
 
 def _elif(stmt: ast.If, lines: Lines) -> bool:
@@ -360,7 +360,7 @@ def _parameter_uses(nodes: List[ast.AST]) -> Set[int]:
                 continue
             body = node.body if isinstance(node.body, list) else [node.body]
             for stmt in body:
-                for inner in ast.walk(stmt):
+                for inner in ast_nodes(stmt):
                     if type(inner) is ast.Name and inner.id in names:  # type: ignore[attr-defined]
                         found.add(id(inner))
     return found

@@ -13,6 +13,7 @@ bases lead elsewhere, it falls back to what the file imports, like
 from __future__ import annotations
 
 import ast
+from lightmigrate.analysis.ast_nodes import ast_nodes
 from typing import Dict, Iterator, Optional, Set
 
 OLD_ROOT = "pytorch_lightning"
@@ -78,7 +79,7 @@ def file_lightning_root(tree: ast.Module) -> str:
     """``cst.helpers.lightning_root`` on Python's ``ast``: ``"lightning.pytorch"`` when the file
     imports ``lightning`` and not ``pytorch_lightning``, else ``"pytorch_lightning"``."""
     roots: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         if isinstance(node, ast.Import):
             roots.update(_root_of(alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module is not None and not node.level:
@@ -93,7 +94,7 @@ def class_lightning_root(tree: ast.Module, cls: ast.ClassDef) -> str:
     no base leads to Lightning within the file, :func:`file_lightning_root`."""
     bound = _bindings(tree)
     defined: Dict[str, ast.ClassDef] = {}
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         if isinstance(node, ast.ClassDef):
             defined.setdefault(node.name, node)
     seen: Set[str] = set()

@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 
 from lightmigrate.cst.helpers import blank_lines, is_docstring, leading_blank_count, parse_statements
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 SUGGEST = "lr_suggestion_19"
 APPLY = "apply_lr_suggestion_19"
@@ -63,7 +64,7 @@ def single_bindings(tree: ast.Module, names: Iterable[str]) -> Dict[Binding, Opt
             node = todo.pop()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 inner = (node.lineno, node.col_offset)
-                for arg in ast.walk(node.args):
+                for arg in ast_nodes(node.args):
                     if isinstance(arg, ast.arg) and arg.arg in wanted:
                         seen[(inner, arg.arg)] = seen.get((inner, arg.arg), 0) + 2
                 if isinstance(node, ast.Lambda):

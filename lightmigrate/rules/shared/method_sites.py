@@ -31,7 +31,7 @@ def has_star_params(func: FuncDef) -> bool:
 
 def calls_super(func: ast.AST, name: str) -> bool:
     """Whether ``func`` holds a call ``super().name(...)`` (``class_edit.calls_super``)."""
-    for node in ast.walk(func):
+    for node in ast_nodes(func):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name:
             value = node.func.value
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
@@ -56,7 +56,7 @@ def identifiers(nodes: Iterable[ast.AST]) -> FrozenSet[str]:
     ``cst.helpers.BodyFacts(...).uses`` looks for."""
     found: Set[str] = set()
     for top in nodes:
-        for node in ast.walk(top):
+        for node in ast_nodes(top):
             found.update(_written(node))
     return frozenset(found)
 
@@ -111,7 +111,7 @@ _COMPOUND_FIELDS = frozenset({"body", "cases"})  # the fields only compound stat
 def parents(tree: ast.AST) -> Dict[ast.AST, ast.AST]:
     """Each node of ``tree`` -> the node that holds it."""
     out: Dict[ast.AST, ast.AST] = {}
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         for child in ast.iter_child_nodes(node):
             out[child] = node
     return out

@@ -19,7 +19,7 @@ import posixpath
 from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Tuple
 
-from lightmigrate.analysis.ast_nodes import ast_dotted
+from lightmigrate.analysis.ast_nodes import ast_dotted, ast_nodes
 from lightmigrate.analysis.trainer_feeds import from_module, module_patterns
 from lightmigrate.analysis.trainer_spreaders import Spreader
 from lightmigrate.rules.shared.trainer_dicts import (Builders, block_statements, builders, fresh_opaque, is_dict_call,
@@ -63,11 +63,11 @@ def _assigned_values(body: List[ast.stmt], name: str) -> Optional[List[ast.expr]
                     if not (isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
                         return None  # name[key] = value: a key that cannot be read
                     continue  # name["key"] = value: a key of the dict (``builders`` reads it)
-                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
+                elif any(isinstance(n, ast.Name) and n.id == name for n in ast_nodes(t)):
                     return None
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.Global,
                                ast.Nonlocal, ast.Import, ast.ImportFrom)):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(getattr(stmt, "target", stmt))) or \
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast_nodes(getattr(stmt, "target", stmt))) or \
                     any(getattr(a, "asname", None) == name or getattr(a, "name", None) == name
                         for a in getattr(stmt, "names", ()) if not isinstance(a, str)) or \
                     name in [n for n in getattr(stmt, "names", ()) if isinstance(n, str)]:
@@ -170,7 +170,7 @@ class _Names:
         self.modules: Dict[str, Tuple[str, ...]] = {}  # local -> module patterns
         self.stars: List[Tuple[str, ...]] = []  # ``from M import *``
         self.dotted_imports: set = set()  # ``import a.b``: a.b
-        for node in ast.walk(tree):
+        for node in ast_nodes(tree):
             if isinstance(node, ast.ImportFrom):
                 mod = node.module or ""
                 for alias in node.names:

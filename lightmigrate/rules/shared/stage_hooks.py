@@ -23,6 +23,7 @@ import libcst as cst
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
 from lightmigrate.rules.shared.class_edit import ClassEditor, ast_class_defs
 from lightmigrate.rules.shared.mro import reached_after
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 AstFunction = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
@@ -77,7 +78,7 @@ def inherited_methods(index: ProjectIndex, info: ClassInfo) -> FrozenSet[str]:
 
 def ast_calls_super(func: AstFunction, name: str) -> bool:
     """``class_edit.calls_super`` on ``ast``: a call ``super(...).name(...)`` anywhere in ``func``."""
-    for node in ast.walk(func):
+    for node in ast_nodes(func):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name
                 and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
                 and node.func.value.func.id == "super"):

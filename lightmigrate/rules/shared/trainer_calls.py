@@ -18,6 +18,7 @@ import libcst as cst
 from lightmigrate.catalog import trainer_args as tam
 from lightmigrate.cst.helpers import module_text
 from lightmigrate.rules.base import RuleContext
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 NOT_LITERAL = tam.NOT_LITERAL
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -259,8 +260,8 @@ class Text:
         except SyntaxError:
             return
         parts = Text(code)
-        literal_parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
-        for node in ast.walk(tree):
+        literal_parts = {id(v) for n in ast_nodes(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+        for node in ast_nodes(tree):
             if (isinstance(node, ast.Constant) and id(node) not in literal_parts and isinstance(node.value, str)
                     and node.value in wanted and parts.one_string(node)):
                 if node.lineno == 1:

@@ -9,6 +9,7 @@ defines); :func:`returned` follows what a function returns to them.
 from __future__ import annotations
 
 import ast
+from lightmigrate.analysis.ast_nodes import ast_nodes
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Tuple
 
@@ -162,18 +163,18 @@ def statement_of(body: List[ast.stmt], call: ast.Call) -> Optional[ast.stmt]:
     for stmt in block_statements(body):
         if not isinstance(stmt, _SIMPLE) or not (stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno)):
             continue
-        if not any(n is call for n in ast.walk(stmt)):
+        if not any(n is call for n in ast_nodes(stmt)):
             continue
-        deferred = [n for n in ast.walk(stmt) if isinstance(n, _DEFERRED)]
-        if any(n is call for d in deferred for n in ast.walk(d)):
+        deferred = [n for n in ast_nodes(stmt) if isinstance(n, _DEFERRED)]
+        if any(n is call for d in deferred for n in ast_nodes(d)):
             return None
         return stmt
     return None
 
 
 def names_in(node: ast.AST) -> set:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-        a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    return {n.id for n in ast_nodes(node) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast_nodes(node) if isinstance(a, ast.arg)}
 
 
 def opaque_how(body: List[ast.stmt], name: str, segment) -> str:
@@ -202,7 +203,7 @@ def self_attribute_origin(cls: ast.ClassDef, attr: str, is_trainer_call) -> Opti
     methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     makers = set()
     for method in methods.values():
-        for node in ast.walk(method):
+        for node in ast_nodes(method):
             if not isinstance(node, ast.Assign):
                 continue
             if not any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)

@@ -13,6 +13,7 @@ from typing import Dict, List, Optional
 
 from lightmigrate.catalog.trainer_args import KIND_INT, KIND_STR
 from lightmigrate.rules.shared.trainer_object import ast_not_lightning
+from lightmigrate.analysis.ast_nodes import ast_nodes
 
 _TYPES = {"int": KIND_INT, "str": KIND_STR}
 _PLAIN_ACTIONS = (None, "store")
@@ -185,7 +186,7 @@ def _parameter_kind(function: ast.AST, name: str) -> str:
     defaults.update((p.arg, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
     if name in defaults and not _fits(kind, _constant(defaults[name])):
         return ""
-    for n in ast.walk(function):
+    for n in ast_nodes(function):
         if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
             return ""
         if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
