@@ -110,3 +110,25 @@ def test_nodes_are_ast_walk_without_contexts_and_operators():
     tree = ast.parse(CODE)
     expected = [n for n in ast.walk(tree) if not isinstance(n, _SKIPPED)]
     assert ast_nodes(tree) == expected
+
+
+def test_visitor_sends_constants_to_generic_visit_unless_the_class_visits_them():
+    class Generic(NodeVisitor):
+        def __init__(self):
+            self.generic = []
+
+        def generic_visit(self, node):
+            self.generic.append(type(node).__name__)
+            super().generic_visit(node)
+
+    class Own(Generic):
+        def visit_Constant(self, node):
+            self.generic.append(f"own {node.value!r}")
+
+    tree = ast.parse("f(1, 'a')\n")
+    generic, own = Generic(), Own()
+    generic.visit(tree)
+    own.visit(tree)
+    assert generic.generic.count("Constant") == 2  # not through ast.NodeVisitor.visit_Constant
+    assert Generic._methods[ast.Constant] is Generic.generic_visit
+    assert own.generic[-2:] == ["own 1", "own 'a'"]

@@ -75,7 +75,9 @@ class NodeVisitor(ast.NodeVisitor):
     """``ast.NodeVisitor``, with the same visits in the same order (depth first, fields in
     order), but faster: each node's children come from the field getter ``ast_nodes`` uses
     (expression contexts and operators are skipped: no visitor here looks at them), and each
-    ``visit_<Type>`` method is looked up once per visitor class and node type."""
+    ``visit_<Type>`` method is looked up once per visitor class and node type. A constant goes
+    to ``generic_visit`` unless the class has a ``visit_Constant`` of its own (``ast``'s looks
+    for the ``visit_Num``/``visit_Str`` methods that Python 3.8 deprecated, which none has)."""
 
     _methods: Dict[type, object]  # node type -> the unbound method, per subclass
 
@@ -88,7 +90,10 @@ class NodeVisitor(ast.NodeVisitor):
         method = self._methods.get(kind)
         if method is None:
             cls = type(self)
-            method = self._methods[kind] = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
+            method = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
+            if method is ast.NodeVisitor.visit_Constant:  # (only looks for the visit_Num... of old)
+                method = cls.generic_visit
+            self._methods[kind] = method
         method(self, node)  # type: ignore[operator]
 
     def generic_visit(self, node: ast.AST) -> None:

@@ -14,6 +14,7 @@ Lightning 2.x and every ``old`` 1.9 name on pytorch-lightning 1.9.5.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 GUIDE = "https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html"
@@ -351,6 +352,7 @@ def to_absolute(rel: str, pl_root: str) -> str:
     return rel
 
 
+@lru_cache(maxsize=4096)  # (the import rules ask about each dotted use of a file: the same few names)
 def new_path(path: str) -> Optional[Tuple[Optional[str], Entry]]:
     """The 2.x absolute path of ``path`` (None when removed) and its table entry, or None when
     ``path`` is not in the table."""

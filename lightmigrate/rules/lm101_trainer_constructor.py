@@ -1786,7 +1786,7 @@ class TrainerConstructorRule(Rule):
                 return []
         else:
             feeds = ctx.project.feeds_into(source.path)
-        imports = LightningImports(source.tree)
+        imports = LightningImports.of(source)
         if not imports.any() and not feeds and not called and not ctx.project.kind_classes(TRAINER_BASES):
             return []
         text = Text(source.text)

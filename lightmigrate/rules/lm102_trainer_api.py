@@ -1453,7 +1453,7 @@ class TrainerApiRule(Rule):
         return "lightning" in text and any(t in text for t in self.triggers)
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
-        imports = LightningImports(source.tree)
+        imports = LightningImports.of(source)
         if not imports.any():
             return []
         text = Text(source.text)

@@ -71,6 +71,11 @@ class LightningImports:
                     else:
                         self.package_names.add(local)
 
+    @classmethod
+    def of(cls, source) -> "LightningImports":
+        """Those of a ``SourceFile``, worked out once for the rules that read them."""
+        return source.shared(cls, lambda s: cls(s.tree))
+
     def any(self) -> bool:
         """Whether the file imports anything from Lightning (the Trainer rules act only then)."""
         return bool(self.trainer_names or self.package_names)
