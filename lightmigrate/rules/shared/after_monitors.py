@@ -1,0 +1,109 @@
+"""A 1.x ``on_train_epoch_end`` that logs, with ModelCheckpoint / EarlyStopping monitoring
+(ledger B2.6, spec B.2, C11).
+
+1.9 ran every callback's ``on_train_epoch_end``, ModelCheckpoint's and EarlyStopping's included,
+before the module's: without validation those callbacks checked the value the module logged
+there at the previous epoch. 2.x (``FitLoop.on_advance_end``) runs the other callbacks, then the
+module's hook, then the "monitoring" callbacks (every ``EarlyStopping`` and ``Checkpoint``, the
+Checkpoint ones last), then hands the epoch's metrics to the loggers. LM001 moves such a body
+into ``AFTER_MONITORS_METHOD``, which a ``Checkpoint`` callback returned by the module's
+``configure_callbacks`` calls: it runs after the monitoring callbacks checked, and what it logs
+still reaches the loggers at that epoch, as in 1.9.
+
+Only for a class LM001 migrates from a removed epoch-end hook in the same run (evidence that its
+``on_train_epoch_end`` is 1.x code): after that run the class has none, so a second run finds
+nothing to do; and ``on_train_epoch_end`` then holds what LM001 moved there from
+``training_epoch_end``, which 1.9's callbacks saw the same epoch (B2.5) and which must stay.
+A class's own logging ``on_train_epoch_end`` left as it is gets LM309's note.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from lightmigrate.analysis.project import ClassInfo, ProjectIndex
+from lightmigrate.catalog.hooks import AFTER_MONITORS_CALLBACK, AFTER_MONITORS_METHOD
+from lightmigrate.rules.shared.epoch_end_readers import texts_naming
+
+HOOK = "on_train_epoch_end"
+CONFIGURE = "configure_callbacks"
+_LOGS = ("log", "log_dict")
+_MONITORS = ("EarlyStopping", "ModelCheckpoint")
+
+
+def logs(func: ast.AST) -> bool:
+    """A call ``<expr>.log(...)`` or ``<expr>.log_dict(...)`` in ``func``."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _LOGS
+               for n in ast.walk(func))
+
+
+def deferred(methods) -> bool:
+    """Whether a class (its method names) had its 1.x ``on_train_epoch_end`` moved already."""
+    return AFTER_MONITORS_METHOD in methods
+
+
+def callback_name(info: ClassInfo) -> str:
+    return f"_{info.name}{AFTER_MONITORS_CALLBACK}"
+
+
+def project_monitors(index: ProjectIndex, text: str) -> bool:
+    """Whether the project (or ``text``) names ModelCheckpoint or EarlyStopping and a ``monitor``."""
+    if "monitor" in text and any(name in text for name in _MONITORS):
+        return True
+    return any("monitor" in t for name in _MONITORS for t in texts_naming(index, name))
+
+
+def _plain_hook(func: ast.AST) -> bool:
+    """``def on_train_epoch_end(self)``: no decorator, no other parameter, not async."""
+    if not isinstance(func, ast.FunctionDef) or func.decorator_list:
+        return False
+    a = func.args
+    return (len(a.posonlyargs) + len(a.args) == 1 and a.vararg is None and a.kwarg is None
+            and not a.kwonlyargs)
+
+
+def _binds(node: ast.ClassDef, name: str) -> bool:
+    """Whether a statement of the class body other than a ``def`` names ``name`` (an alias
+    ``f = on_train_epoch_end`` or ``on_train_epoch_end = f``)."""
+    return any(not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(n, ast.Name) and n.id == name for n in ast.walk(st)) for st in node.body)
+
+
+def _checkpoint_free(tree: ast.Module, text: str, root: str) -> bool:
+    """Whether ``Checkpoint`` can be imported from ``root.callbacks`` into the file: it names no
+    ``Checkpoint`` yet, or only through that very import."""
+    if not re.search(r"\bCheckpoint\b", text):
+        return True
+    bound_by_import = any(
+        isinstance(st, ast.ImportFrom) and st.module == f"{root}.callbacks" and not st.level
+        and any(a.name == "Checkpoint" and a.asname is None for a in st.names) for st in tree.body)
+    others = [n for n in ast.walk(tree) if (isinstance(n, ast.Name) and n.id == "Checkpoint"
+                                            and isinstance(n.ctx, ast.Store))
+              or (isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name == "Checkpoint")]
+    return bound_by_import and not others
+
+
+def can_defer(index: ProjectIndex, info: ClassInfo, node: ast.ClassDef, tree: ast.Module, text: str,
+              root: str) -> bool:
+    """Whether the module class ``node`` (at the top of ``tree``) has its own 1.x-style
+    ``on_train_epoch_end`` that logs, the project monitors a metric, and the body can move into
+    ``AFTER_MONITORS_METHOD`` with a callback from ``configure_callbacks``: no other class of its
+    line defines either hook (or the method), nothing calls ``on_train_epoch_end`` by name or
+    binds it, and the names the rewrite adds are free."""
+    if node not in tree.body or index.in_lightning_hierarchy(info) is not True:
+        return False
+    func = next((st for st in reversed(node.body) if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and st.name == HOOK), None)
+    if func is None or not _plain_hook(func) or not logs(func):
+        return False
+    ancestors, complete = index.ancestors(info)
+    if not complete:
+        return False
+    line = [info, *ancestors, *index.descendants(info)]
+    if any(c is not info and {HOOK, CONFIGURE} & c.methods for c in line):
+        return False
+    if any({CONFIGURE, AFTER_MONITORS_METHOD} & c.methods or HOOK in c.self_calls for c in line):
+        return False
+    if _binds(node, HOOK) or re.search(rf"\b{re.escape(callback_name(info))}\b", text):
+        return False
+    return _checkpoint_free(tree, text, root) and project_monitors(index, text)
