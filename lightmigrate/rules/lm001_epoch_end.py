@@ -1056,7 +1056,7 @@ class Model(pl.LightningModule):
                     sites.append(found.site("once", once))
                 if AFTER_HOOK in methods and OLD_HOOKS & methods.keys() & set(work):
                     root = class_lightning_root(source.tree, found.node)
-                    if can_defer(ctx.project, found.info, found.node, source.tree, source.text, root):
+                    if can_defer(ctx.project, found.info, found.node, source, root):
                         sites.append(found.site("after_monitors", (callback_name(found.info), root)))
         return sites + _mixin_sites(source, ctx) + _callback_sites(source, ctx, plans) + _empty_outputs_sites(source, ctx)
 

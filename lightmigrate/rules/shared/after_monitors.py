@@ -20,8 +20,10 @@ A class's own logging ``on_train_epoch_end`` left as it is gets LM309's note.
 from __future__ import annotations
 
 import ast
-import re
+from typing import List
+
 from lightmigrate.analysis.project import ClassInfo, ProjectIndex
+from lightmigrate.rules.base import SourceFile
 from lightmigrate.catalog.hooks import AFTER_MONITORS_CALLBACK, AFTER_MONITORS_METHOD
 from lightmigrate.rules.shared.epoch_end_readers import texts_naming
 
@@ -69,28 +71,38 @@ def _binds(node: ast.ClassDef, name: str) -> bool:
         isinstance(n, ast.Name) and n.id == name for n in ast.walk(st)) for st in node.body)
 
 
-def _checkpoint_free(tree: ast.Module, text: str, root: str) -> bool:
-    """Whether ``Checkpoint`` can be imported from ``root.callbacks`` into the file: it names no
-    ``Checkpoint`` yet, or only through that very import."""
-    if not re.search(r"\bCheckpoint\b", text):
-        return True
-    bound_by_import = any(
-        isinstance(st, ast.ImportFrom) and st.module == f"{root}.callbacks" and not st.level
-        and any(a.name == "Checkpoint" and a.asname is None for a in st.names) for st in tree.body)
-    others = [n for n in ast.walk(tree) if (isinstance(n, ast.Name) and n.id == "Checkpoint"
-                                            and isinstance(n.ctx, ast.Store))
-              or (isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name == "Checkpoint")]
-    return bound_by_import and not others
+def _named(nodes: List[ast.AST], name: str) -> bool:
+    """Whether the code (its ``nodes``) uses or binds ``name``."""
+    return any((isinstance(n, ast.Name) and n.id == name)
+               or (isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name)
+               or (isinstance(n, ast.alias) and (n.asname or n.name) == name) for n in nodes)
 
 
-def can_defer(index: ProjectIndex, info: ClassInfo, node: ast.ClassDef, tree: ast.Module, text: str,
-              root: str) -> bool:
-    """Whether the module class ``node`` (at the top of ``tree``) has its own 1.x-style
+def _checkpoint_free(nodes: List[ast.AST], root: str) -> bool:
+    """Whether ``Checkpoint`` can be imported from ``root.callbacks`` into the file: its code
+    names no ``Checkpoint`` yet, or binds it only by that very import."""
+    for n in nodes:
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                if (a.asname or a.name.split(".")[0]) != "Checkpoint" and a.name != "*":
+                    continue
+                if not (isinstance(n, ast.ImportFrom) and n.module == f"{root}.callbacks" and not n.level
+                        and a.name == "Checkpoint" and a.asname is None):
+                    return False  # another Checkpoint, or a star import that may bind one
+        elif isinstance(n, ast.Name) and n.id == "Checkpoint" and isinstance(n.ctx, ast.Store):
+            return False
+        elif isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "Checkpoint":
+            return False
+    return True
+
+
+def can_defer(index: ProjectIndex, info: ClassInfo, node: ast.ClassDef, source: SourceFile, root: str) -> bool:
+    """Whether the module class ``node`` (at the top of ``source``) has its own 1.x-style
     ``on_train_epoch_end`` that logs, the project monitors a metric, and the body can move into
     ``AFTER_MONITORS_METHOD`` with a callback from ``configure_callbacks``: no other class of its
     line defines either hook (or the method), nothing calls ``on_train_epoch_end`` by name or
     binds it, and the names the rewrite adds are free."""
-    if node not in tree.body or index.in_lightning_hierarchy(info) is not True:
+    if node not in source.tree.body or index.in_lightning_hierarchy(info) is not True:
         return False
     func = next((st for st in reversed(node.body) if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and st.name == HOOK), None)
@@ -104,6 +116,6 @@ def can_defer(index: ProjectIndex, info: ClassInfo, node: ast.ClassDef, tree: as
         return False
     if any({CONFIGURE, AFTER_MONITORS_METHOD} & c.methods or HOOK in c.self_calls for c in line):
         return False
-    if _binds(node, HOOK) or re.search(rf"\b{re.escape(callback_name(info))}\b", text):
+    if _binds(node, HOOK) or _named(source.nodes, callback_name(info)):
         return False
-    return _checkpoint_free(tree, text, root) and project_monitors(index, text)
+    return _checkpoint_free(source.nodes, root) and project_monitors(index, source.text)
