@@ -33,6 +33,14 @@ When the class's line defines ``on_train_batch_start`` (which can return -1 and 
 before its first batch), the training body is kept as a helper and called only after an epoch
 that completed a batch: 1.9 did not call ``training_epoch_end`` for an epoch without one.
 
+*after the monitors* (ledger B2.6, ``rules/shared/after_monitors.py``): 1.9 ran ModelCheckpoint's
+and EarlyStopping's ``on_train_epoch_end`` before the module's, 2.x after it. In a class whose
+removed epoch-end hook this run migrates (the evidence that its ``on_train_epoch_end`` is 1.x
+code), in a project that monitors a metric, an ``on_train_epoch_end`` that logs becomes
+``_train_epoch_end_after_monitors()``, which a ``Checkpoint`` callback returned by a new
+``configure_callbacks`` calls (2.x runs Checkpoint callbacks last); what LM001 moves there from
+``training_epoch_end`` stays in ``on_train_epoch_end`` (1.9's callbacks saw it the same epoch).
+
 Two more 1.9 facts (issue 26, ledger B1.18 and B4.3):
 
 - 1.9 raised ``MisconfigurationException`` when ``training_epoch_end`` returned anything but
@@ -848,7 +856,12 @@ class EpochEndRule(Rule):
         "body reads, the body becomes a method that runs once per epoch "
         "(`_finish_validation_epoch`...), which that callback calls first and the module's hook calls "
         "after it (a marker on the callback where that cannot be done; a marker on the module's hook when the "
-        "project uses ModelPruning, a Lightning callback that prunes the weights there first)."
+        "project uses ModelPruning, a Lightning callback that prunes the weights there first). "
+        "1.x also ran ModelCheckpoint/EarlyStopping before the module's own `on_train_epoch_end`, 2.x after it: "
+        "in a class this rule migrates from 1.x, in a project that monitors a metric, an `on_train_epoch_end` that "
+        "logs becomes `_train_epoch_end_after_monitors()`, run by a `Checkpoint` callback the module returns from "
+        "`configure_callbacks` (2.x runs Checkpoint callbacks last), so the monitors check the previous epoch's "
+        "value as in 1.x (LM309 notes the hooks left as they are)."
     )
 
     examples = (
