@@ -2219,3 +2219,33 @@ def test_monitored_hook_left_where_it_cannot_move(change, project):
     out, _ = run_rule(RULE, text, project_files=project)
     assert "_train_epoch_end_after_monitors" not in out and "Checkpoint)" not in out
     assert '        self.log("score", self.score)\n        self.score = 0.0\n' in out  # still in on_train_epoch_end
+
+
+def test_on_train_epoch_end_an_earlier_rule_wrote_is_not_moved():
+    # LM005 moves a multi-optimizer training_epoch_end into on_train_epoch_end before LM001 runs:
+    # that body's metrics were seen by 1.9's monitors the same epoch (B2.5), it must stay
+    from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
+
+    text = MONITORED_HEAD + '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return batch.sum()
+
+    def training_epoch_end(self, outputs):
+        self.log("score", 1.0)
+
+    def validation_epoch_end(self, outputs):
+        self.log("val", 1.0)
+
+    def configure_optimizers(self):
+        return [torch.optim.SGD([], lr=0.1), torch.optim.SGD([], lr=0.1)]
+
+
+stop = EarlyStopping(monitor="score")
+'''
+    index = ProjectIndex()
+    index.add_source(text, "model.py")
+    from lightmigrate.engine import transform_text
+
+    out = transform_text(text, [MultiOptimizerRule(), RULE], path="model.py", project=index).text
+    assert "def on_train_epoch_end(self):" in out and "_train_epoch_end_after_monitors" not in out

@@ -101,8 +101,14 @@ def can_defer(index: ProjectIndex, info: ClassInfo, node: ast.ClassDef, source: 
     ``on_train_epoch_end`` that logs, the project monitors a metric, and the body can move into
     ``AFTER_MONITORS_METHOD`` with a callback from ``configure_callbacks``: no other class of its
     line defines either hook (or the method), nothing calls ``on_train_epoch_end`` by name or
-    binds it, and the names the rewrite adds are free."""
+    binds it, and the names the rewrite adds are free. The hook must be the class's own from the
+    start of the run, and training_epoch_end, if the class had one, still there for LM001 to move."""
     if node not in source.tree.body or index.in_lightning_hierarchy(info) is not True:
+        return False
+    if HOOK not in info.methods or ("training_epoch_end" in info.methods and not any(
+            isinstance(st, ast.FunctionDef) and st.name == "training_epoch_end" for st in node.body)):
+        # (the index holds the run's original text: an on_train_epoch_end an earlier rule wrote, or
+        # one it merged training_epoch_end's body into (LM005), holds what 1.9's callbacks saw, B2.5)
         return False
     func = next((st for st in reversed(node.body) if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and st.name == HOOK), None)
