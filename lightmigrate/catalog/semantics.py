@@ -262,7 +262,8 @@ FACTS: Tuple[Fact, ...] = (
             "_train_epoch_end_after_monitors, run by a Checkpoint callback from configure_callbacks (2.x runs "
             "Checkpoint callbacks last, after the module's hook, before the epoch's metrics go to the loggers). "
             "Left as it is, with LM309's NOTE (C11): a class without such a hook (its on_train_epoch_end may be 2.x "
-            "code), or whose line defines another on_train_epoch_end or configure_callbacks, calls or binds "
+            "code), one whose on_train_epoch_end an earlier rule wrote or merged training_epoch_end into (LM005, "
+            "several optimizers), one whose line defines another on_train_epoch_end or configure_callbacks, calls or binds "
             "on_train_epoch_end by name, has bases the index cannot follow, or a file naming Checkpoint otherwise. "
             "Without a ModelCheckpoint (enable_checkpointing=False) trainer.checkpoint_callback is the written "
             "callback instead of None (ckpt_path='best' then raises AttributeError, 1.9.5 ValueError)")),
