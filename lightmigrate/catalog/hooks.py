@@ -226,3 +226,11 @@ RUN_ONCE_EPOCH_END: Dict[str, str] = {
     "_finish_validation_epoch": "validation",
     "_finish_test_epoch": "test",
 }
+
+# The method LM001 moves a 1.x ``on_train_epoch_end`` body into when ModelCheckpoint/EarlyStopping
+# monitor a metric (ledger B2.6): 1.x ran those callbacks' check before the module's hook, 2.x
+# after it. A ``Checkpoint`` callback the module returns from ``configure_callbacks`` (2.x runs
+# Checkpoint callbacks last among the monitoring ones) calls it; its class is named
+# ``_<Module>`` + AFTER_MONITORS_CALLBACK.
+AFTER_MONITORS_METHOD = "_train_epoch_end_after_monitors"
+AFTER_MONITORS_CALLBACK = "AfterMonitors"

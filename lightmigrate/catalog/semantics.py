@@ -248,18 +248,25 @@ FACTS: Tuple[Fact, ...] = (
        seen_to_fail=("checkpoint_early_stopping_epoch_end.py mismatches (ModelCheckpoint(train_mean) best score 3.595 "
                      "vs 0.530, train_mean) when the migrated training buffer is not reset every epoch")),
     _f("B2.6", "B.2", "metrics logged in the module's on_train_epoch_end were not seen by ModelCheckpoint/EarlyStopping",
-       "partial", ["LM309"], [f"{LM309}:_notes"],
-       reason=("no case can match: corpus/pending/monitor_metric_logged_in_on_train_epoch_end.py (no validation, the "
-               "callbacks check at the train epoch end) runs on 1.9.5 and mismatches the migration (1.9.5: best "
-               "checkpoint epoch 2 step 9 with the score of epoch 1, stopped_epoch 3; 2.x: the score of each epoch "
-               "as it ends, training stops an epoch earlier)"),
-       gap=("kept where the callbacks check in on_validation_end (validation inside the epoch or not every epoch: "
-            "it runs before the train epoch end in both versions); where they check at the train epoch end 2.x runs "
-            "them after the module's hook and nothing is rewritten: LM309 reports a NOTE (C11). A faithful rewrite "
-            "needs a hook after the monitoring callbacks in which a metric logged still reaches the loggers at that "
-            "epoch, and 2.x's FitLoop.on_advance_end has none; a marker cannot be placed so that a second run "
-            "changes nothing (after LM001 moves training_epoch_end into on_train_epoch_end, the metrics 1.9's "
-            "callbacks saw, B2.5, and those they did not are logged from the same hook)")),
+       "kept", ["LM001", "LM309"],
+       [f"{LM001}:_ClassMigration._defer_after_monitors", f"{LM001}:_add_after_monitors_callback",
+        "lightmigrate.rules.shared.after_monitors:can_defer", f"{LM309}:_notes"],
+       ["monitor_metric_logged_in_on_train_epoch_end.py"],
+       seen_to_fail=("monitor_metric_logged_in_on_train_epoch_end.py mismatches when LM001 leaves the 1.x "
+                     "on_train_epoch_end in place (1.9.5: best checkpoint epoch 2 step 9, stopped_epoch 3, 4 epochs; "
+                     "migrated: best epoch 1 step 6, stopped_epoch 2, 3 epochs, global_step 9 vs 12)"),
+       gap=("kept for a top-level LightningModule class whose removed *_epoch_end hook LM001 migrates in the same run "
+            "(the evidence that its on_train_epoch_end is 1.x code; gone after that run, so a second run does not move "
+            "the body LM001 put there from training_epoch_end, which 1.9's callbacks saw the same epoch, B2.5), in a "
+            "project naming ModelCheckpoint/EarlyStopping and a monitor: the body moves into "
+            "_train_epoch_end_after_monitors, run by a Checkpoint callback from configure_callbacks (2.x runs "
+            "Checkpoint callbacks last, after the module's hook, before the epoch's metrics go to the loggers). "
+            "Left as it is, with LM309's NOTE (C11): a class without such a hook (its on_train_epoch_end may be 2.x "
+            "code), one whose on_train_epoch_end an earlier rule wrote or merged training_epoch_end into (LM005, "
+            "several optimizers), one whose line defines another on_train_epoch_end or configure_callbacks, calls or binds "
+            "on_train_epoch_end by name, has bases the index cannot follow, or a file naming Checkpoint otherwise. "
+            "Without a ModelCheckpoint (enable_checkpointing=False) trainer.checkpoint_callback is the written "
+            "callback instead of None (ckpt_path='best' then raises AttributeError, 1.9.5 ValueError)")),
     _f("B2.7", "B.2", "the module's on_train_epoch_end runs after the training_epoch_end body",
        "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top", f"{LM001}:_ClassMigration._merge_safe"],
        ["merge_existing_hooks.py"],

@@ -33,6 +33,14 @@ When the class's line defines ``on_train_batch_start`` (which can return -1 and 
 before its first batch), the training body is kept as a helper and called only after an epoch
 that completed a batch: 1.9 did not call ``training_epoch_end`` for an epoch without one.
 
+*after the monitors* (ledger B2.6, ``rules/shared/after_monitors.py``): 1.9 ran ModelCheckpoint's
+and EarlyStopping's ``on_train_epoch_end`` before the module's, 2.x after it. In a class whose
+removed epoch-end hook this run migrates (the evidence that its ``on_train_epoch_end`` is 1.x
+code), in a project that monitors a metric, an ``on_train_epoch_end`` that logs becomes
+``_train_epoch_end_after_monitors()``, which a ``Checkpoint`` callback returned by a new
+``configure_callbacks`` calls (2.x runs Checkpoint callbacks last); what LM001 moves there from
+``training_epoch_end`` stays in ``on_train_epoch_end`` (1.9's callbacks saw it the same epoch).
+
 Two more 1.9 facts (issue 26, ledger B1.18 and B4.3):
 
 - 1.9 raised ``MisconfigurationException`` when ``training_epoch_end`` returned anything but
@@ -62,10 +70,12 @@ from lightmigrate.cst.helpers import (
     blank_lines,
     body_of,
     drop_docstring,
+    ensure_import,
     fresh_name,
     has_star_params,
     insert_before,
     keep_only_params,
+    leading_blank_count,
     param_names,
     parse_method,
     parse_statements,
@@ -103,6 +113,9 @@ from lightmigrate.rules.shared.epoch_end_readers import (
     read_plan,
 )
 from lightmigrate.rules.shared.predict_results import predict_results
+from lightmigrate.rules.shared.after_monitors import HOOK as AFTER_HOOK, can_defer, callback_name
+from lightmigrate.rules.shared.import_root import class_lightning_root
+from lightmigrate.catalog.hooks import AFTER_MONITORS_METHOD
 from lightmigrate.rules.shared.batch_end_outputs import GUARD as EMPTY_GUARD, HOOK as BATCH_END_HOOK, empty_outputs_param
 from lightmigrate.rules.shared.stage_hooks import (
     AstFunction,
@@ -298,9 +311,53 @@ class _ClassMigration(StageHookEditor):
             )
 
     def migrate(self) -> None:
+        if self.after_monitors is not None and self._migrates_an_old_hook():
+            self._defer_after_monitors(self.after_monitors)
         for stage in STAGES:
             self._migrate_stage(stage)
         self._migrate_predict()
+
+    # -- ledger B2.6: the 1.x on_train_epoch_end after ModelCheckpoint / EarlyStopping ---------
+
+    after_monitors: Optional[str] = None  # the callback class to write (from find), None: nothing to do
+    deferred = False  # the body was moved (the callback class is then written after the class)
+
+    def _migrates_an_old_hook(self) -> bool:
+        """Whether this run migrates one of the class's own removed epoch-end hooks (not marked
+        or left to a class above): the evidence that its on_train_epoch_end is 1.x code, and
+        gone after this run, so that a second run does not move the body LM001 puts there."""
+        for stage in STAGES:
+            func = self.get(stage.old)
+            if func is None or stage.old in self.skip or self._blocked(stage, func) is not None:
+                continue
+            if stage is TRAIN and _family_blocked(self.index, self.h.top_definer(stage.old), stage) is not None:
+                continue
+            return True
+        return False
+
+    def _defer_after_monitors(self, callback: str) -> None:
+        """The class's own on_train_epoch_end body becomes ``AFTER_MONITORS_METHOD``, which the
+        Checkpoint callback ``callback`` (returned by a new configure_callbacks) calls after
+        ModelCheckpoint and EarlyStopping checked, as 1.x ran the hook after them (ledger B2.6)."""
+        func = self.get(AFTER_HOOK)
+        assert func is not None
+        s = self_name(func)
+        note = [cst.EmptyLine(comment=cst.Comment(
+                    "# 1.x ran on_train_epoch_end after ModelCheckpoint/EarlyStopping checked their monitor, 2.x")),
+                cst.EmptyLine(comment=cst.Comment(
+                    f"# before: {callback} (configure_callbacks) runs this body after them"))]
+        self.set(AFTER_HOOK, func.with_changes(name=cst.Name(AFTER_MONITORS_METHOD),
+                                               leading_lines=[*func.leading_lines, *note]))
+        configure = parse_method(f"def configure_callbacks({s}):\n    return [{callback}()]\n")
+        at = self.find(AFTER_MONITORS_METHOD)
+        assert at is not None
+        if at + 1 < len(self.items):
+            insert_before(self.items, at + 1, [configure])
+        else:
+            self.items.append(configure.with_changes(leading_lines=blank_lines(1)))
+        self.deferred = True
+        self.fixed(f"{AFTER_HOOK} -> {AFTER_MONITORS_METHOD}(), run by {callback} (configure_callbacks) after "
+                   "ModelCheckpoint/EarlyStopping checked, as 1.x ran the hook after them", AFTER_HOOK)
 
     # -- one stage -----------------------------------------------------------------------------
 
@@ -800,7 +857,12 @@ class EpochEndRule(Rule):
         "body reads, the body becomes a method that runs once per epoch "
         "(`_finish_validation_epoch`...), which that callback calls first and the module's hook calls "
         "after it (a marker on the callback where that cannot be done; a marker on the module's hook when the "
-        "project uses ModelPruning, a Lightning callback that prunes the weights there first)."
+        "project uses ModelPruning, a Lightning callback that prunes the weights there first). "
+        "1.x also ran ModelCheckpoint/EarlyStopping before the module's own `on_train_epoch_end`, 2.x after it: "
+        "in a class this rule migrates from 1.x, in a project that monitors a metric, an `on_train_epoch_end` that "
+        "logs becomes `_train_epoch_end_after_monitors()`, run by a `Checkpoint` callback the module returns from "
+        "`configure_callbacks` (2.x runs Checkpoint callbacks last), so the monitors check the previous epoch's "
+        "value as in 1.x (LM309 notes the hooks left as they are)."
     )
 
     examples = (
@@ -1006,17 +1068,26 @@ class Model(pl.LightningModule):
                 once = plans.once(found.info, work)
                 if once:
                     sites.append(found.site("once", once))
+                if AFTER_HOOK in methods and OLD_HOOKS & methods.keys() & set(work):
+                    root = class_lightning_root(source.tree, found.node)
+                    if can_defer(ctx.project, found.info, found.node, source, root):
+                        sites.append(found.site("after_monitors", (callback_name(found.info), root)))
         return sites + _mixin_sites(source, ctx) + _callback_sites(source, ctx, plans) + _empty_outputs_sites(source, ctx)
 
     def fix(self, module: cst.Module, sites: Sequence[Site], ctx: RuleContext) -> cst.Module:
         only = frozenset(site.target for site in sites if site.action not in ("mixin", "callback", "empty_outputs"))
         skip = {site.target: frozenset(site.data) for site in sites if site.action == "skip"}
         once = {site.target: dict(site.data) for site in sites if site.action == "once"}
+        after = {site.target: site.data for site in sites if site.action == "after_monitors"}
+        editors: List[_ClassMigration] = []
 
         def editor(*args) -> _ClassMigration:
             ed = _ClassMigration(*args)
             ed.skip = skip.get(ed.info.name, frozenset())
             ed.once = once.get(ed.info.name, {})
+            if ed.info.name in after:
+                ed.after_monitors = after[ed.info.name][0]
+                editors.append(ed)
             return ed
 
         empty = {(site.target, *site.data[:2]): site.data[2] for site in sites if site.action == "empty_outputs"}
@@ -1027,10 +1098,31 @@ class Model(pl.LightningModule):
             module = transform(module, _CallbackCalls(module, ctx, callbacks))  # type: ignore[assignment]
         if only:
             module = migrate_classes(module, ctx, CODE, HOOKS, editor, UNKNOWN_CLASS, only=only)
+        for ed in editors:
+            if ed.deferred:
+                module = _add_after_monitors_callback(module, ed.info.name, *after[ed.info.name])
         mixins = {site.target: site for site in sites if site.action == "mixin"}
         if mixins:
             module = transform(module, _MixinHooks(module, ctx, mixins))  # type: ignore[assignment]
         return module
+
+
+def _add_after_monitors_callback(module: cst.Module, cls: str, callback: str, root: str) -> cst.Module:
+    """The Checkpoint callback that runs ``cls``'s 1.x on_train_epoch_end body (ledger B2.6),
+    after the top-level class ``cls``, and the import of ``Checkpoint`` from ``root``."""
+    code = (f"class {callback}(Checkpoint):\n"
+            f'    """Runs {cls}\'s 1.x on_train_epoch_end body after ModelCheckpoint and EarlyStopping\n'
+            f"    checked their monitor, as 1.x did (2.x runs Checkpoint callbacks last).\"\"\"\n\n"
+            f"    def on_train_epoch_end(self, trainer, pl_module):\n"
+            f"        pl_module.{AFTER_MONITORS_METHOD}()\n")
+    new = cst.parse_statement(code).with_changes(leading_lines=blank_lines(2))
+    body = list(module.body)
+    at = next(i for i, st in enumerate(body) if isinstance(st, cst.ClassDef) and st.name.value == cls)
+    if at + 1 < len(body) and leading_blank_count(body[at + 1]) < 2:
+        body[at + 1] = body[at + 1].with_changes(leading_lines=[*blank_lines(2), *body[at + 1].leading_lines[
+            leading_blank_count(body[at + 1]):]])
+    body.insert(at + 1, new)
+    return ensure_import(module.with_changes(body=body), f"{root}.callbacks", "Checkpoint")
 
 
 # ---------------------------------------------------------------------------------------------

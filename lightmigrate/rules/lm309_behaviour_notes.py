@@ -9,7 +9,10 @@ The code is never changed. Each note is reported once per file, at the line that
 - M26 / B-11: a ``training_step`` that can return None (skip the batch) in a file that selects a
   DDP strategy: a RuntimeError from 2.3 under DDP.
 - C11 / B-2: ``EarlyStopping`` / ``ModelCheckpoint`` monitoring a metric, in a file whose module
-  logs at train-epoch end: 2.x runs those callbacks after the module's ``on_train_epoch_end``.
+  logs in its own ``on_train_epoch_end``: 2.x runs those callbacks after it (ledger B2.6). Not
+  for a class whose 1.x hook LM001 moved after them (``rules/shared/after_monitors.py``): the
+  ``on_train_epoch_end`` left there holds what LM001 moved from ``training_epoch_end``, which
+  1.9's callbacks saw the same epoch too (B2.5).
 - B-7: ``fit`` called more than once with a spawn strategy (raises from 2.1).
 - B-8: ``seed_everything()`` without a seed: 0 from 2.2 (1.9 drew a random seed).
 - B-9: ``.eval()`` in a file that calls ``.fit(``: 2.2+ no longer calls ``model.train()`` at
@@ -37,14 +40,20 @@ from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import class_defs_with_ordinals, class_kind, uses_lightning
 from lightmigrate.rules.shared.method_sites import index_source, methods, physical_lines
 from lightmigrate.analysis.ast_nodes import ast_nodes
+from lightmigrate.rules.shared.after_monitors import HOOK as AFTER_HOOK, deferred, logs
+from lightmigrate.catalog.hooks import AFTER_MONITORS_METHOD
 
 CODE = "LM309"
 NOTE_LOSS = ("1.9 put a running mean of the training loss as \"loss\" in the progress bar metrics; 2.x does not: "
              "`self.log(\"loss\", loss, prog_bar=True, logger=False)` in training_step brings it back")
 NOTE_NONE_DDP = ("`training_step` may return None (skip the batch); under DDP this raises from Lightning 2.3: "
                  "return a zero loss or use manual optimization")
-NOTE_ORDER = ("EarlyStopping and ModelCheckpoint now run their train-epoch-end check after the module's "
-              "`on_train_epoch_end` (1.9: before); a metric logged there is now seen the same epoch")
+NOTE_ORDER = ("EarlyStopping and ModelCheckpoint now check their monitor after the module's `on_train_epoch_end` "
+              "(1.9: before it), so a metric logged there is seen one epoch earlier. Left as it is: LM001 moves a "
+              f"1.x `on_train_epoch_end` after them (into `{AFTER_MONITORS_METHOD}`, run by a Checkpoint callback "
+              "from `configure_callbacks`) only in a class whose removed `*_epoch_end` hooks it migrates in the same "
+              "run and whose hierarchy defines no other `on_train_epoch_end` or `configure_callbacks`; do it by hand if "
+              "this hook is 1.x code (what LM001 moved here from `training_epoch_end` is right as it is)")
 NOTE_SPAWN = "calling `fit` a second time with a spawn strategy raises from Lightning 2.1"
 NOTE_SEED = ("`seed_everything()` without a seed uses 0 from Lightning 2.2 (1.9 drew a random one): pass a seed "
              "or set PL_GLOBAL_SEED")
@@ -60,7 +69,6 @@ NOTE_CSV = "CSVLogger writes its columns sorted from Lightning 2.2: read metrics
 _DDP = re.compile(r"""["']ddp[a-z_]*["']|DDPStrategy|DDPSpawnStrategy""")
 _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
 _LOSS = re.compile(r"""["']loss["']""")
-_EPOCH_END = ("on_train_epoch_end", "training_epoch_end")
 _LOGS = ("log", "log_dict")
 _RUNS = ("validate", "test", "predict")
 _CHECKPOINTING = ("EarlyStopping", "ModelCheckpoint")
@@ -198,11 +206,13 @@ def _notes(source: SourceFile, ctx: RuleContext) -> List[Site]:
         for cls, ordinal in class_defs_with_ordinals(source.tree):
             if class_kind(ctx, cls.name, ordinal) != "module":
                 continue
-            for func in methods(cls):
+            own = list(methods(cls))
+            for func in own:
                 if func.name == "training_step":
                     steps.append(func)
-                if func.name in _EPOCH_END:
-                    epoch_end_logs = epoch_end_logs or any(_method_called(n, _LOGS) for n in ast_nodes(func))
+            hook = next((f for f in reversed(own) if f.name == AFTER_HOOK), None)
+            if hook is not None and not deferred({f.name for f in own}):
+                epoch_end_logs = epoch_end_logs or logs(hook)
     reader = None
     if "progress_bar_metrics" in text or "get_metrics" in text:
         reader = nodes.first(lambda n: (isinstance(n, ast.Attribute) and n.attr == "progress_bar_metrics") or (
@@ -318,7 +328,7 @@ pl.seed_everything(42)
             return True
         if "training_step" in text and _DDP.search(text):
             return True
-        return "monitor" in text and ("on_train_epoch_end" in text or "training_epoch_end" in text)
+        return "monitor" in text and "on_train_epoch_end" in text
 
     def find(self, source: SourceFile, ctx: RuleContext) -> List[Site]:
         # one site per note: line and 0-based column of the node it names, the message as data

@@ -23,6 +23,7 @@ import sys
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 from lightmigrate.catalog.hooks import (
+    AFTER_MONITORS_CALLBACK,
     CALLBACK_HOOKS_2X,
     KNOWN_HOOK_NAMES,
     IGNORED_SINCE_1_6,
@@ -41,6 +42,14 @@ OUTPUT_HOOKS = frozenset({"on_train_batch_end", "on_validation_batch_end", "on_t
 # what is kept of the outputs: the first calls of each callback hook, a sample of each tensor
 OUTPUT_CALLS_KEPT = 32
 OUTPUT_VALUES_KEPT = 64
+
+
+def _written_by_lm001(callback: Any) -> bool:
+    """The Checkpoint callback LM001 writes to run a 1.x ``on_train_epoch_end`` body after
+    ModelCheckpoint/EarlyStopping (ledger B2.6): part of the module's code, not a user callback
+    (1.9 had none)."""
+    name = type(callback).__name__
+    return name.startswith("_") and name.endswith(AFTER_MONITORS_CALLBACK)
 
 
 class HookLog:
@@ -89,7 +98,7 @@ class HookLog:
         if obj is self.model:
             if module_hook and not by_user:  # (not the user's own code: super(), delegation)
                 self.sequence.append(self._hook_name(code))
-        elif callback_hook and isinstance(obj, self.callback_base):  # type: ignore[arg-type]
+        elif callback_hook and isinstance(obj, self.callback_base) and not _written_by_lm001(obj):  # type: ignore[arg-type]
             # A callback's own super() chain or self-call does not count; the module's code
             # calling it does (a migrated loop calling the callbacks' hooks as 1.9 did)
             if not (by_user and caller.f_code.co_varnames

@@ -2093,3 +2093,159 @@ trainer = pl.Trainer(callbacks=[{trainer}])
     assert lines[train - 1].startswith("    # TODO(lightmigrate): LM001 (ledger B2.4) ModelPruning") is train_marked
     assert lines[val - 1].startswith("    # TODO(lightmigrate): LM001 (ledger B2.2) ModelPruning") is val_marked
     assert run_rule(RULE, out)[0] == out
+
+
+# ---------------------------------------------------------------------------------------------
+# Ledger B2.6: a 1.x on_train_epoch_end that logs runs after ModelCheckpoint/EarlyStopping
+
+
+MONITORED = '''\
+class M(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.log("train_mean", torch.stack([o["loss"] for o in outputs]).mean())
+
+    def on_train_epoch_end(self):
+        self.log("score", self.score)
+        self.score = 0.0
+
+    def configure_optimizers(self):
+        return None
+
+
+stop = EarlyStopping(monitor="score", strict=False)
+'''
+MONITORED_HEAD = "import torch\nimport pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import EarlyStopping\n\n\n"
+
+
+def test_monitored_on_train_epoch_end_runs_after_the_monitors():
+    findings = check_rewrite(RULE, MONITORED_HEAD + MONITORED, '''\
+import torch
+import pytorch_lightning as pl
+from pytorch_lightning.callbacks import EarlyStopping, Checkpoint
+
+
+class M(pl.LightningModule):
+    def on_train_epoch_start(self):
+        self.training_step_outputs = []
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        if outputs:
+            self.training_step_outputs.append(outputs)
+
+    def on_train_epoch_end(self):
+        outputs = self.training_step_outputs
+        self.log("train_mean", torch.stack([o["loss"] for o in outputs]).mean())
+
+    # 1.x ran on_train_epoch_end after ModelCheckpoint/EarlyStopping checked their monitor, 2.x
+    # before: _MAfterMonitors (configure_callbacks) runs this body after them
+    def _train_epoch_end_after_monitors(self):
+        self.log("score", self.score)
+        self.score = 0.0
+
+    def configure_callbacks(self):
+        return [_MAfterMonitors()]
+
+    def configure_optimizers(self):
+        return None
+
+
+class _MAfterMonitors(Checkpoint):
+    """Runs M's 1.x on_train_epoch_end body after ModelCheckpoint and EarlyStopping
+    checked their monitor, as 1.x did (2.x runs Checkpoint callbacks last)."""
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        pl_module._train_epoch_end_after_monitors()
+
+
+stop = EarlyStopping(monitor="score", strict=False)
+''')
+    assert any("_train_epoch_end_after_monitors" in f.message and f.kind == Kind.FIXED for f in findings)
+
+
+def test_monitored_hook_of_a_validation_only_1x_class_moves_too():
+    # the evidence is any removed epoch-end hook the run migrates; the monitor is in another file
+    text = HEAD + '''\
+class M(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        self.log("val", 1.0)
+
+    def on_train_epoch_end(self):
+        self.log("score", 1.0)
+'''
+    out, _ = run_rule(RULE, text, project_files={"train.py": "from pytorch_lightning.callbacks import "
+                                                              "ModelCheckpoint\nModelCheckpoint(monitor='score')\n"})
+    assert "    def on_train_epoch_end(self):" not in out
+    assert "    def _train_epoch_end_after_monitors(self):\n        self.log(\"score\", 1.0)" in out
+    assert "class _MAfterMonitors(Checkpoint):" in out
+    assert out.count("from pytorch_lightning.callbacks import Checkpoint\n") == 1
+    again, _ = run_rule(RULE, out, project_files={"train.py": "ModelCheckpoint(monitor='score')\n"})
+    assert again == out
+
+
+def test_monitored_hook_lightning_root_of_the_class():
+    text = "from lightning.pytorch import LightningModule\nfrom lightning.pytorch.callbacks import EarlyStopping\n\n\n" \
+        + MONITORED.replace("pl.LightningModule", "LightningModule").replace("torch.stack(", "sum(").replace(
+            ").mean()", ")")
+    out, _ = run_rule(RULE, text)
+    assert "from lightning.pytorch.callbacks import EarlyStopping, Checkpoint\n" in out
+    assert "class _MAfterMonitors(Checkpoint):" in out
+
+
+@pytest.mark.parametrize("change, project", [
+    # no 1.x evidence: its on_train_epoch_end may be 2.x code (LM309 notes it)
+    (lambda t: t.replace('''    def training_epoch_end(self, outputs):
+        self.log("train_mean", torch.stack([o["loss"] for o in outputs]).mean())
+
+''', ""), {}),
+    # nothing monitored in the project
+    (lambda t: t.replace('EarlyStopping(monitor="score", strict=False)', "EarlyStopping"), {}),
+    # the class already returns callbacks of its own
+    (lambda t: t.replace("    def configure_optimizers(self):", "    def configure_callbacks(self):\n        return []\n\n"
+                         "    def configure_optimizers(self):"), {}),
+    # a subclass elsewhere overrides the hook (it would no longer run after the monitors)
+    (lambda t: t, {"sub.py": "from model import M\n\n\nclass Sub(M):\n    def on_train_epoch_end(self):\n"
+                             "        super().on_train_epoch_end()\n"}),
+    # the hook is called by name
+    (lambda t: t.replace("        self.score = 0.0\n", "        self.score = 0.0\n\n    def reset(self):\n"
+                         "        self.on_train_epoch_end()\n"), {}),
+    # the file binds another Checkpoint
+    (lambda t: t.replace("stop = ", "from mylib import Checkpoint\nstop = "), {}),
+    # the only removed hook is marked, not migrated (several optimizers)
+    (lambda t: t.replace("    def configure_optimizers(self):", "    def training_step(self, batch, batch_idx, optimizer_idx):\n"
+                         "        return None\n\n    def configure_optimizers(self):"), {}),
+])
+def test_monitored_hook_left_where_it_cannot_move(change, project):
+    text = change(MONITORED_HEAD + MONITORED)
+    out, _ = run_rule(RULE, text, project_files=project)
+    assert "_train_epoch_end_after_monitors" not in out and "Checkpoint)" not in out
+    assert '        self.log("score", self.score)\n        self.score = 0.0\n' in out  # still in on_train_epoch_end
+
+
+def test_on_train_epoch_end_an_earlier_rule_wrote_is_not_moved():
+    # LM005 moves a multi-optimizer training_epoch_end into on_train_epoch_end before LM001 runs:
+    # that body's metrics were seen by 1.9's monitors the same epoch (B2.5), it must stay
+    from lightmigrate.rules.lm005_multi_optimizer import MultiOptimizerRule
+
+    text = MONITORED_HEAD + '''\
+class M(pl.LightningModule):
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        return batch.sum()
+
+    def training_epoch_end(self, outputs):
+        self.log("score", 1.0)
+
+    def validation_epoch_end(self, outputs):
+        self.log("val", 1.0)
+
+    def configure_optimizers(self):
+        return [torch.optim.SGD([], lr=0.1), torch.optim.SGD([], lr=0.1)]
+
+
+stop = EarlyStopping(monitor="score")
+'''
+    index = ProjectIndex()
+    index.add_source(text, "model.py")
+    from lightmigrate.engine import transform_text
+
+    out = transform_text(text, [MultiOptimizerRule(), RULE], path="model.py", project=index).text
+    assert "def on_train_epoch_end(self):" in out and "_train_epoch_end_after_monitors" not in out

@@ -6,7 +6,7 @@ from lightmigrate.analysis.project import ProjectIndex
 from lightmigrate.engine.transform import transform_text
 from lightmigrate.output.findings import Kind
 from lightmigrate.rules.base import RuleContext, SourceFile
-from lightmigrate.rules.lm309_behaviour_notes import NOTE_NONE_DDP, BehaviourNotesRule
+from lightmigrate.rules.lm309_behaviour_notes import NOTE_NONE_DDP, NOTE_ORDER, BehaviourNotesRule
 
 from .conftest import check_rewrite
 
@@ -219,3 +219,58 @@ trainer.fit(model)
     assert not out.changed and out.text == text
     assert [(f.line, f.code) for f in out.findings] == [(3, "LM309")]
     assert not RULE.edits_code
+
+
+# Ledger B2.6: the C11 note is for a module's own logging on_train_epoch_end left as it is
+
+MONITORED_1X = '''\
+import torch
+import pytorch_lightning as pl
+from pytorch_lightning.callbacks import EarlyStopping
+
+
+class M(pl.LightningModule):
+    def training_epoch_end(self, outputs):
+        self.log("train_mean", torch.stack([o["loss"] for o in outputs]).mean())
+
+    def on_train_epoch_end(self):
+        self.log("score", 1.0)
+
+
+stop = EarlyStopping(monitor="score")
+'''
+
+
+def _lm001_then_lm309(text):
+    from lightmigrate.rules.lm001_epoch_end import EpochEndRule
+
+    index = ProjectIndex()
+    index.add_source(text, "x.py")
+    return transform_text(text, [EpochEndRule(), RULE], path="x.py", project=index)
+
+
+def test_order_note_only_where_the_hook_was_not_moved():
+    # a 1.x class: LM001 moves its on_train_epoch_end after the monitors; nothing to note, in
+    # either run (the on_train_epoch_end left holds training_epoch_end's body, B2.5)
+    first = _lm001_then_lm309(MONITORED_1X)
+    assert "_train_epoch_end_after_monitors" in first.text
+    assert not [f for f in first.findings if f.code == "LM309"]
+    second = _lm001_then_lm309(first.text)
+    assert second.text == first.text and not [f for f in second.findings if f.code == "LM309"]
+    # no 1.x evidence: the code stays, and the note says why it was not moved
+    plain = MONITORED_1X.replace('''    def training_epoch_end(self, outputs):
+        self.log("train_mean", torch.stack([o["loss"] for o in outputs]).mean())
+
+''', "")
+    result = _lm001_then_lm309(plain)
+    assert result.text == plain
+    assert [(f.line, f.message) for f in result.findings if f.code == "LM309"] == [(11, NOTE_ORDER)]  # at EarlyStopping(
+    assert "only in a class whose removed `*_epoch_end` hooks it migrates" in NOTE_ORDER
+
+
+def test_order_note_not_for_training_epoch_end_alone():
+    # what 1.9's callbacks saw the same epoch (B2.5, kept by LM001): nothing to note
+    only_old = MONITORED_1X.replace('''    def on_train_epoch_end(self):
+        self.log("score", 1.0)
+''', "").replace("\n\n\n\nstop", "\n\n\nstop")
+    assert sites(only_old) == []

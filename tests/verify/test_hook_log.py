@@ -97,3 +97,18 @@ def test_unmigrated_step_end_is_reported_dead_and_divergent(tmp_path, oracle_pyt
     assert "doubler/hooks/dead/Doubler.training_step_end" in paths
     assert any(p.startswith("doubler/state_dict") for p in paths)  # it trained differently
     assert any(p.startswith("doubler/metrics") for p in paths)  # "doubled" is never logged on 2.x
+
+
+def test_the_callback_lm001_writes_is_not_a_user_callback():
+    # ledger B2.6: LM001's Checkpoint callback runs the module's 1.x on_train_epoch_end body; it
+    # is the module's code (1.9 had no such callback), so its calls are not compared as a user's
+    from lightmigrate.verify.hook_log import _written_by_lm001
+
+    class _ModelAfterMonitors:
+        pass
+
+    class ModelAfterMonitors:  # (not a name LM001 writes: a user's own class)
+        pass
+
+    assert _written_by_lm001(_ModelAfterMonitors())
+    assert not _written_by_lm001(ModelAfterMonitors())

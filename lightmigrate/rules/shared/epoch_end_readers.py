@@ -201,13 +201,13 @@ def _used_together(index: ProjectIndex, callback: ClassInfo, top: ClassInfo) -> 
     if any(c.path == callback.path for c in family):
         return True
     words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted({c.name for c in family})) + r")\b")
-    return any(words.search(text) for text in _texts_naming(index, callback.name))
+    return any(words.search(text) for text in texts_naming(index, callback.name))
 
 
 _NAMING: "weakref.WeakKeyDictionary[ProjectIndex, Dict[Tuple[str, int], List[str]]]" = weakref.WeakKeyDictionary()
 
 
-def _texts_naming(index: ProjectIndex, name: str) -> List[str]:
+def texts_naming(index: ProjectIndex, name: str) -> List[str]:
     """The texts of the project's files that hold the word ``name`` (worked out once per name)."""
     key = (name, len(index.paths()))
     found = _NAMING.setdefault(index, {}).get(key)
@@ -229,7 +229,7 @@ def library_callback_first(index: ProjectIndex, old: str) -> Optional[str]:
     callback is Lightning's, so it cannot be made to call the run-once method (ledger B2.2, B2.4)."""
     if old not in ("training_epoch_end", "validation_epoch_end"):
         return None
-    texts = _texts_naming(index, "ModelPruning")
+    texts = texts_naming(index, "ModelPruning")
     if old == "validation_epoch_end":
         texts = [t for t in texts if "prune_on_train_epoch_end" in t]
     if not texts:

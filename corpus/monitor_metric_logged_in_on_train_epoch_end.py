@@ -6,13 +6,10 @@ loop they checked the score the module logged at the end of the previous epoch (
 first epoch: EarlyStopping needs `strict=False`); 2.x runs them after the module's hook and
 they see the score of the epoch just ended. The score falls, then rises: the best checkpoint,
 its epoch and step, and the stopped epoch differ. The module also has a `training_epoch_end`
-(migrated by LM001) whose metric no callback monitors.
+(migrated by LM001) whose metric no callback monitors: it stays in `on_train_epoch_end` (1.9's
+callbacks saw it the same epoch, B2.5), while LM001 moves the 1.x `on_train_epoch_end` body into
+a method that a Checkpoint callback from `configure_callbacks` runs after the monitors (B2.6).
 """
-# PENDING(LM309): no 2.x code can match: 2.x has no hook after the monitoring callbacks' check in
-# which a metric logged still reaches the loggers at that epoch, so the one-epoch delay of 1.9
-# cannot be rebuilt; nor can a marker be placed so that a second run changes nothing (after LM001
-# moves training_epoch_end into on_train_epoch_end, the metrics 1.9's callbacks saw and those they
-# did not are logged from the same hook). LM309 reports a note at the monitoring callback.
 import torch
 import torch.nn.functional as F
 from torch import nn
