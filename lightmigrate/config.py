@@ -99,10 +99,11 @@ class Settings:
         chosen += [r for r in opt_in_rules if r.code in self.select or r.code in enabled]
         return [r for r in chosen if not _matches(r.code, self.ignore)]
 
-    def rules_for(self, path: str, rules: Sequence[Rule]) -> List[Rule]:
-        """``rules`` less those that ``per-file-ignores`` switches off for ``path``."""
+    def rules_for(self, path: str, rules: Sequence[Rule]) -> Sequence[Rule]:
+        """``rules`` less those that ``per-file-ignores`` switches off for ``path`` (``rules``
+        itself when none is: the engine then sees one list of rules for every file)."""
         if not self.per_file_ignores:
-            return list(rules)
+            return rules
         rel = self._rel(path)
         off: List[str] = []
         for pattern, codes in self.per_file_ignores:

@@ -576,6 +576,10 @@ class ProjectIndex:
         self._mentioned: Set[str] = set()
         self._lazy_names: Dict[str, List[str]] = {}
         self._lazy_bases: Dict[str, Optional[FrozenSet[str]]] = {}  # path -> ``header_base_names``
+        # ``_lazy_bases`` the other way round, worked out when first asked (dropped when a file is
+        # made lazy): base name -> the lazily indexed files whose classes may have it, and the
+        # files whose bases are not known, each list in ``_lazy`` order (``_lazy_with_bases``)
+        self._lazy_by_base: Optional[Tuple[Dict[str, List[str]], List[str], Dict[str, int]]] = None
         # Caches, dropped whenever a class is added: every class parsed so far, in index order;
         # base name -> the classes that list it among their bases, in index order
         # (``subclasses``); path -> the classes defined in it (``classes_in``).
@@ -782,12 +786,13 @@ class ProjectIndex:
         self._kinds, self._hierarchies, self._linked = {}, {}, {}
         self._cli_options = {}
         self._mentioned.clear()  # (their lazily indexed files join ours)
+        self._lazy_by_base = None
         for path in sorted(other._rank, key=other._rank.__getitem__):  # their files after ours
             self._rank.setdefault(path, len(self._rank))
         for name, theirs in vars(other).items():
             mine = getattr(self, name)
             if name in ("_rank", "_place", "_ordered", "_children", "_by_path", "_kinds", "_hierarchies", "current",
-                        "_packages", "_cli_options", "_mentioned", "migrating", "_trees"):
+                        "_packages", "_cli_options", "_mentioned", "migrating", "_trees", "_lazy_by_base"):
                 continue  # done above, or with the classes; or caches; or this process's file
             if name == "_by_name":
                 for info in other._loaded():  # in their order: each gets a place after all of ours
@@ -845,6 +850,7 @@ class ProjectIndex:
         self._mentioned.clear()
         self._lazy[path] = text
         self._lazy_bases[path] = entry.bases
+        self._lazy_by_base = None
         for name in entry.names:
             self._lazy_names.setdefault(name, []).append(path)
 
@@ -868,7 +874,23 @@ class ProjectIndex:
     def _lazy_with_bases(self, names: set) -> List[str]:
         """The lazily indexed files (not parsed yet) where a class may have a base called one of
         ``names`` (its last component)."""
-        return [p for p in self._lazy if self._lazy_bases[p] is None or not self._lazy_bases[p].isdisjoint(names)]
+        if self._lazy_by_base is None:
+            by_base: Dict[str, List[str]] = {}
+            unknown: List[str] = []
+            for p in self._lazy:
+                bases = self._lazy_bases[p]
+                if bases is None:
+                    unknown.append(p)
+                else:
+                    for base in bases:
+                        by_base.setdefault(base, []).append(p)
+            self._lazy_by_base = by_base, unknown, {p: k for k, p in enumerate(self._lazy)}
+        by_base, unknown, order = self._lazy_by_base
+        lazy = self._lazy
+        found = {p for p in unknown if p in lazy}
+        for name in names:
+            found.update(p for p in by_base.get(name, ()) if p in lazy)
+        return sorted(found, key=order.__getitem__)  # (in ``_lazy`` order, as they were indexed)
 
     def _load(self, paths: Iterable[str]) -> None:
         """Parse and index the lazily indexed files among ``paths``."""

@@ -164,12 +164,16 @@ def _add_linked(sources: Sequence[Optional[Source]], file_rules: Sequence[Sequen
     a dict that another file spreads into a Trainer must be migrated, although the file's own
     text may not hold the triggers). Worked out here, once, before the files go to the
     processes (which then share the answer)."""
-    if not passed or not any(r.links_files for rules in file_rules for r in rules):
+    if not passed:
+        return
+    # each distinct list of rules (one per file, mostly the same list) -> its rules that link files
+    linking = {id(rules): [r for r in rules if r.links_files] for rules in file_rules}
+    if not any(linking.values()):
         return
     for i, s in enumerate(sources):
         if s is None or is_yaml(s.path):
             continue
-        codes = {r.code for r in file_rules[i] if r.links_files and r.linked(s.path, s.text, project)}
+        codes = {r.code for r in linking[id(file_rules[i])] if r.linked(s.path, s.text, project)}
         if codes:
             passed[i] = frozenset(passed.get(i) or ()) | codes
 

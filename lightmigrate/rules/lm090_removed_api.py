@@ -371,6 +371,10 @@ def _aliases(nodes: List[ast.AST]) -> Dict[str, str]:
     return names
 
 
+# the kinds of node ``_Find._offends`` may say yes to
+_MAY_OFFEND = frozenset({ast.Import, ast.ImportFrom, ast.Attribute, ast.Call})
+
+
 class _Find:
     """The sites of ``_Marker`` in one file: one per marking statement (``Site.line`` is where
     libcst says it starts) that has an offence and no marker above it."""
@@ -382,7 +386,9 @@ class _Find:
         if not self.aliases and "trainer" not in source.text:
             return
         inner: Set[int] = set()  # the chains inside a chain already looked up
-        offences = {id(node) for node in source.nodes if self._offends(node, inner)}  # (a chain first)
+        offends = self._offends
+        offences = {id(node) for node in source.nodes  # (a chain first)
+                    if type(node) in _MAY_OFFEND and offends(node, inner)}
         if not offences:
             return
         lines = Lines(source.text)

@@ -387,10 +387,11 @@ def migrate_classes(module: cst.Module, ctx: RuleContext, code: str, hooks: Froz
 def ast_class_defs(tree: ast.AST) -> Tuple[ast.ClassDef, ...]:
     """Every class statement of ``tree``, at any depth, in source order. (Classes are
     statements: only statement bodies are searched, without recursion, so deeply nested
-    expressions cost nothing.) The rules ask about one file after another, several times
-    each: the last tree's answer is kept."""
-    if _last_classes[0] is tree:
-        return _last_classes[1]
+    expressions cost nothing.) Several rules and the index ask about the same tree, in turns
+    with other trees: the answer is kept on the tree itself."""
+    known = getattr(tree, _CLASSES_ATTR, None)
+    if known is not None:
+        return known
     out: List[ast.ClassDef] = []
     stack: List[ast.AST] = [tree]
     while stack:
@@ -401,8 +402,9 @@ def ast_class_defs(tree: ast.AST) -> Tuple[ast.ClassDef, ...]:
         for name in _STATEMENT_FIELDS:
             inner.extend(getattr(node, name, ()))
         stack.extend(reversed(inner))
-    _last_classes[:] = [tree, tuple(out)]
-    return _last_classes[1]
+    found = tuple(out)
+    setattr(tree, _CLASSES_ATTR, found)
+    return found
 
 
 def class_defs_with_ordinals(tree: ast.AST) -> List[Tuple[ast.ClassDef, int]]:
@@ -417,8 +419,8 @@ def class_defs_with_ordinals(tree: ast.AST) -> List[Tuple[ast.ClassDef, int]]:
     return out
 
 
-# the tree ``ast_class_defs`` was last asked about, and its answer
-_last_classes: list = [None, ()]
+# the attribute of a tree that holds its ``ast_class_defs``
+_CLASSES_ATTR = "_lightmigrate_class_defs"
 
 # the fields of ast nodes that hold statements (or handlers and match cases, which hold them)
 _STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
