@@ -132,3 +132,38 @@ def test_visitor_sends_constants_to_generic_visit_unless_the_class_visits_them()
     assert generic.generic.count("Constant") == 2  # not through ast.NodeVisitor.visit_Constant
     assert Generic._methods[ast.Constant] is Generic.generic_visit
     assert own.generic[-2:] == ["own 1", "own 'a'"]
+
+
+def test_visitor_skipping_leaves_keeps_the_visits_of_a_plain_node_visitor():
+    # (a class that keeps the base generic_visit skips the calls on nodes without children;
+    # what its own visit methods see, and in what order, is what ast.NodeVisitor gives them)
+    def methods(base):
+        class Recorder(base):
+            def __init__(self):
+                self.seen = []
+
+            def visit_Call(self, node):
+                self.seen.append(("call", node.lineno, node.col_offset))
+                self.generic_visit(node)
+
+            def visit_Name(self, node):
+                self.seen.append(("name", node.id))
+
+            def visit_arg(self, node):
+                self.seen.append(("arg", node.arg))
+                self.generic_visit(node)
+
+            def visit_FunctionDef(self, node):
+                self.seen.append(("def", node.name))
+                self.generic_visit(node)
+
+            visit_AsyncFunctionDef = visit_FunctionDef
+
+        return Recorder()
+
+    tree = ast.parse(CODE)
+    plain, fast = methods(ast.NodeVisitor), methods(NodeVisitor)
+    plain.visit(tree)
+    fast.visit(tree)
+    assert len(fast.seen) > 30 and fast.seen == plain.seen
+    assert type(fast)._methods[ast.Constant] is not type(fast).generic_visit  # (skipped: a leaf)

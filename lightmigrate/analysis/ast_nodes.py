@@ -71,6 +71,9 @@ def ast_nodes(tree: ast.AST) -> list:
     return out
 
 
+_LEAF = object()  # NodeVisitor: a node type whose visit does nothing
+
+
 class NodeVisitor(ast.NodeVisitor):
     """``ast.NodeVisitor``, with the same visits in the same order (depth first, fields in
     order), but faster: each node's children come from the field getter ``ast_nodes`` uses
@@ -79,22 +82,34 @@ class NodeVisitor(ast.NodeVisitor):
     to ``generic_visit`` unless the class has a ``visit_Constant`` of its own (``ast``'s looks
     for the ``visit_Num``/``visit_Str`` methods that Python 3.8 deprecated, which none has)."""
 
-    _methods: Dict[type, object]  # node type -> the unbound method, per subclass
+    _methods: Dict[type, object]  # node type -> the unbound method (or _LEAF), per subclass
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         cls._methods = {}
 
+    @classmethod
+    def _method(cls, kind: type) -> object:
+        """The method that visits a node of type ``kind``, or ``_LEAF`` when that would be the
+        base ``generic_visit`` of a node with no child nodes (a ``Name``, a ``Constant``...),
+        which does nothing: the walk then skips the call (a third of the calls of a walk)."""
+        method = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
+        if method is ast.NodeVisitor.visit_Constant:  # (only looks for the visit_Num... of old)
+            method = cls.generic_visit
+        if method is NodeVisitor.generic_visit and cls.visit is NodeVisitor.visit:
+            plan = _PLANS.get(kind, _UNPLANNED)
+            if (_plan(kind) if plan is _UNPLANNED else plan) is None:
+                method = _LEAF
+        cls._methods[kind] = method
+        return method
+
     def visit(self, node: ast.AST) -> None:
         kind = type(node)
         method = self._methods.get(kind)
         if method is None:
-            cls = type(self)
-            method = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
-            if method is ast.NodeVisitor.visit_Constant:  # (only looks for the visit_Num... of old)
-                method = cls.generic_visit
-            self._methods[kind] = method
-        method(self, node)  # type: ignore[operator]
+            method = self._method(kind)
+        if method is not _LEAF:
+            method(self, node)  # type: ignore[operator]
 
     def generic_visit(self, node: ast.AST) -> None:
         plan = _PLANS.get(type(node), _UNPLANNED)
@@ -103,11 +118,23 @@ class NodeVisitor(ast.NodeVisitor):
         if plan is None:
             return
         getter, single, may_hold_none = plan
-        visit = self.visit
+        if type(self).visit is not NodeVisitor.visit:  # (a subclass's own visit sees every node)
+            visit = self.visit
+            for value in ((getter(node),) if single else getter(node)):
+                if type(value) is list:
+                    for item in value:
+                        if item is not None:
+                            visit(item)
+                elif value is not None:
+                    visit(value)
+            return
+        methods = self._methods
         for value in ((getter(node),) if single else getter(node)):
-            if type(value) is list:
-                for item in value:
-                    if item is not None:
-                        visit(item)
-            elif value is not None:
-                visit(value)
+            for child in (value if type(value) is list else (value,)):
+                if child is None:
+                    continue
+                method = methods.get(type(child))
+                if method is None:
+                    method = self._method(type(child))
+                if method is not _LEAF:
+                    method(self, child)  # type: ignore[operator]
