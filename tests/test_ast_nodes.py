@@ -2,6 +2,8 @@
 
 import ast
 
+import pytest
+
 from lightmigrate.analysis.ast_nodes import NodeVisitor, ast_nodes
 
 CODE = '''\
@@ -167,3 +169,11 @@ def test_visitor_skipping_leaves_keeps_the_visits_of_a_plain_node_visitor():
     fast.visit(tree)
     assert len(fast.seen) > 30 and fast.seen == plain.seen
     assert type(fast)._methods[ast.Constant] is not type(fast).generic_visit  # (skipped: a leaf)
+
+
+def test_a_visitor_that_overrides_visit_is_refused():
+    # (generic_visit calls each child's own method, so an overridden visit would be skipped)
+    with pytest.raises(TypeError, match="not visit"):
+        class Wrong(NodeVisitor):  # noqa: F841
+            def visit(self, node):
+                pass

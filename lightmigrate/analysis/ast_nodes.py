@@ -86,6 +86,8 @@ class NodeVisitor(ast.NodeVisitor):
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
+        if cls.visit is not NodeVisitor.visit:  # (generic_visit calls the children's methods itself)
+            raise TypeError(f"{cls.__name__}: define visit_<Type> methods or generic_visit, not visit")
         cls._methods = {}
 
     @classmethod
@@ -96,7 +98,7 @@ class NodeVisitor(ast.NodeVisitor):
         method = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
         if method is ast.NodeVisitor.visit_Constant:  # (only looks for the visit_Num... of old)
             method = cls.generic_visit
-        if method is NodeVisitor.generic_visit and cls.visit is NodeVisitor.visit:
+        if method is NodeVisitor.generic_visit:
             plan = _PLANS.get(kind, _UNPLANNED)
             if (_plan(kind) if plan is _UNPLANNED else plan) is None:
                 method = _LEAF
@@ -117,17 +119,7 @@ class NodeVisitor(ast.NodeVisitor):
             plan = _plan(type(node))
         if plan is None:
             return
-        getter, single, may_hold_none = plan
-        if type(self).visit is not NodeVisitor.visit:  # (a subclass's own visit sees every node)
-            visit = self.visit
-            for value in ((getter(node),) if single else getter(node)):
-                if type(value) is list:
-                    for item in value:
-                        if item is not None:
-                            visit(item)
-                elif value is not None:
-                    visit(value)
-            return
+        getter, single, _ = plan
         methods = self._methods
         for value in ((getter(node),) if single else getter(node)):
             for child in (value if type(value) is list else (value,)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from lightmigrate.cst.compat import fast_paths_ok
 from lightmigrate.cst.walk import field_orders
@@ -167,7 +167,10 @@ def _add_linked(sources: Sequence[Optional[Source]], file_rules: Sequence[Sequen
     if not passed:
         return
     # each distinct list of rules (one per file, mostly the same list) -> its rules that link files
-    linking = {id(rules): [r for r in rules if r.links_files] for rules in file_rules}
+    linking: Dict[int, List[Rule]] = {}
+    for rules in file_rules:
+        if id(rules) not in linking:
+            linking[id(rules)] = [r for r in rules if r.links_files]
     if not any(linking.values()):
         return
     for i, s in enumerate(sources):
