@@ -266,7 +266,9 @@ FACTS: Tuple[Fact, ...] = (
             "several optimizers), one whose line defines another on_train_epoch_end or configure_callbacks, calls or binds "
             "on_train_epoch_end by name, has bases the index cannot follow, or a file naming Checkpoint otherwise. "
             "Without a ModelCheckpoint (enable_checkpointing=False) trainer.checkpoint_callback is the written "
-            "callback instead of None (ckpt_path='best' then raises AttributeError, 1.9.5 ValueError)")),
+            "callback instead of None (ckpt_path='best' then raises AttributeError, 1.9.5 ValueError); with one, "
+            "ckpt_path='best' still loads its best model but warns that several checkpoint callbacks are configured, "
+            "and each later fit/validate/test/predict logs that the module's callback replaces the previous call's")),
     _f("B2.7", "B.2", "the module's on_train_epoch_end runs after the training_epoch_end body",
        "kept", ["LM001"], [f"{LM001}:_ClassMigration._migrate_top", f"{LM001}:_ClassMigration._merge_safe"],
        ["merge_existing_hooks.py"],
