@@ -67,6 +67,15 @@ def insert_before(items: List, index: int, new_items: Sequence) -> None:
     items[index:index + 1] = [*prepared, old]
 
 
+def insert_top_level(body: List, at: int, new_items: Sequence) -> None:
+    """Insert module-level statements (functions, classes) before ``body[at]``, each with the
+    two blank lines PEP 8 puts around them, and at least two before the statement that follows."""
+    if at < len(body) and leading_blank_count(body[at]) < 2:
+        nxt = body[at]
+        body[at] = nxt.with_changes(leading_lines=[*blank_lines(2 - leading_blank_count(nxt)), *nxt.leading_lines])
+    body[at:at] = [node.with_changes(leading_lines=blank_lines(2)) for node in new_items]
+
+
 # ---------------------------------------------------------------------------------------------
 # Signatures
 

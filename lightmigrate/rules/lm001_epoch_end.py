@@ -74,8 +74,8 @@ from lightmigrate.cst.helpers import (
     fresh_name,
     has_star_params,
     insert_before,
+    insert_top_level,
     keep_only_params,
-    leading_blank_count,
     param_names,
     parse_method,
     parse_statements,
@@ -1115,13 +1115,9 @@ def _add_after_monitors_callback(module: cst.Module, cls: str, callback: str, ro
             f"    checked their monitor, as 1.x did (2.x runs Checkpoint callbacks last).\"\"\"\n\n"
             f"    def on_train_epoch_end(self, trainer, pl_module):\n"
             f"        pl_module.{AFTER_MONITORS_METHOD}()\n")
-    new = cst.parse_statement(code).with_changes(leading_lines=blank_lines(2))
     body = list(module.body)
     at = next(i for i, st in enumerate(body) if isinstance(st, cst.ClassDef) and st.name.value == cls)
-    if at + 1 < len(body) and leading_blank_count(body[at + 1]) < 2:
-        body[at + 1] = body[at + 1].with_changes(leading_lines=[*blank_lines(2), *body[at + 1].leading_lines[
-            leading_blank_count(body[at + 1]):]])
-    body.insert(at + 1, new)
+    insert_top_level(body, at + 1, [cst.parse_statement(code)])
     return ensure_import(module.with_changes(body=body), f"{root}.callbacks", "Checkpoint")
 
 

@@ -40,7 +40,7 @@ from lightmigrate.rules.base import Example, Handling, Rule, RuleContext, Safety
 from lightmigrate.rules.shared.class_edit import class_defs_with_ordinals, class_kind, uses_lightning
 from lightmigrate.rules.shared.method_sites import index_source, methods, physical_lines
 from lightmigrate.analysis.ast_nodes import ast_nodes
-from lightmigrate.rules.shared.after_monitors import HOOK as AFTER_HOOK, deferred, logs
+from lightmigrate.rules.shared.after_monitors import HOOK as AFTER_HOOK, LOGS, MONITORS, deferred, logs
 from lightmigrate.catalog.hooks import AFTER_MONITORS_METHOD
 
 CODE = "LM309"
@@ -69,9 +69,7 @@ NOTE_CSV = "CSVLogger writes its columns sorted from Lightning 2.2: read metrics
 _DDP = re.compile(r"""["']ddp[a-z_]*["']|DDPStrategy|DDPSpawnStrategy""")
 _SPAWN = re.compile(r"""["'][a-z_]*spawn[a-z_]*["']|DDPSpawnStrategy""")
 _LOSS = re.compile(r"""["']loss["']""")
-_LOGS = ("log", "log_dict")
 _RUNS = ("validate", "test", "predict")
-_CHECKPOINTING = ("EarlyStopping", "ModelCheckpoint")
 
 
 def _called(node: ast.AST, names: Sequence[str]) -> bool:
@@ -123,7 +121,7 @@ def _visit_key(node: ast.AST):
 def _logs_loss(text: str, func: ast.AST) -> bool:
     """A ``<expr>.log(...)`` / ``log_dict(...)`` call in ``func`` whose code holds "loss"
     (quoted)."""
-    return any(_method_called(node, _LOGS) and _LOSS.search(ast.get_source_segment(text, node) or "")
+    return any(_method_called(node, LOGS) and _LOSS.search(ast.get_source_segment(text, node) or "")
                for node in ast_nodes(func))
 
 
@@ -225,7 +223,7 @@ def _notes(source: SourceFile, ctx: RuleContext) -> List[Site]:
                 note(step, NOTE_NONE_DDP)
                 break
     if epoch_end_logs and "monitor" in text:
-        monitor = nodes.first(lambda n: _called(n, _CHECKPOINTING) and any(kw.arg == "monitor" for kw in n.keywords))
+        monitor = nodes.first(lambda n: _called(n, MONITORS) and any(kw.arg == "monitor" for kw in n.keywords))
         if monitor is not None:
             note(monitor, NOTE_ORDER)
     fits = nodes.every(lambda n: _method_called(n, ("fit",))) if "fit" in text else []

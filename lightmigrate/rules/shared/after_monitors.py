@@ -30,13 +30,13 @@ from lightmigrate.rules.shared.epoch_end_readers import texts_naming
 
 HOOK = "on_train_epoch_end"
 CONFIGURE = "configure_callbacks"
-_LOGS = ("log", "log_dict")
-_MONITORS = ("EarlyStopping", "ModelCheckpoint")
+LOGS = ("log", "log_dict")  # the LightningModule methods that log
+MONITORS = ("EarlyStopping", "ModelCheckpoint")  # the callbacks that check a monitored metric
 
 
 def logs(func: ast.AST) -> bool:
     """A call ``<expr>.log(...)`` or ``<expr>.log_dict(...)`` in ``func``."""
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _LOGS
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in LOGS
                for n in ast_nodes(func))
 
 
@@ -51,9 +51,9 @@ def callback_name(info: ClassInfo) -> str:
 
 def project_monitors(index: ProjectIndex, text: str) -> bool:
     """Whether the project (or ``text``) names ModelCheckpoint or EarlyStopping and a ``monitor``."""
-    if "monitor" in text and any(name in text for name in _MONITORS):
+    if "monitor" in text and any(name in text for name in MONITORS):
         return True
-    return any("monitor" in t for name in _MONITORS for t in texts_naming(index, name))
+    return any("monitor" in t for name in MONITORS for t in texts_naming(index, name))
 
 
 def _plain_hook(func: ast.AST) -> bool:

@@ -20,7 +20,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from lightmigrate.cst.helpers import blank_lines, is_docstring, leading_blank_count, parse_statements
+from lightmigrate.cst.helpers import insert_top_level, is_docstring, parse_statements
 from lightmigrate.analysis.ast_nodes import ast_nodes
 
 SUGGEST = "lr_suggestion_19"
@@ -116,10 +116,7 @@ def ensure_helpers(module: cst.Module, names: Iterable[str]) -> Tuple[cst.Module
     at = 1 if body and is_docstring(body[0]) else 0
     while at < len(body) and _is_import_line(body[at]):
         at += 1
-    if at < len(body) and leading_blank_count(body[at]) < 2:
-        nxt = body[at]
-        body[at] = nxt.with_changes(leading_lines=[*blank_lines(2 - leading_blank_count(nxt)), *nxt.leading_lines])
-    body[at:at] = [parse_statements(code)[0].with_changes(leading_lines=blank_lines(2)) for code in todo]
+    insert_top_level(body, at, [parse_statements(code)[0] for code in todo])
     module = module.with_changes(body=body)
     if not _binds_torch(module):
         module = _insert_import(module, "import torch")
